@@ -1,0 +1,13 @@
+//! Arthur's agents: the memory domain and its storage, the 21 typed tools, the reports
+//! composed by code from their outcomes, and access to language models.
+//!
+//! This crate knows nothing of HTTP servers, audio devices or e-mail.
+
+pub mod fr;
+pub mod llm;
+pub mod memory;
+pub mod report;
+pub mod secret;
+pub mod text;
+pub mod time;
+pub mod tools;

@@ -1,0 +1,4 @@
+//! Access to language-model providers. For now: embeddings over the OpenAI-compatible wire
+//! format that Mistral, OpenAI, llama.cpp and Ollama all speak.
+
+pub mod embeddings;

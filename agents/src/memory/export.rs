@@ -1,0 +1,62 @@
+//! `arthur export --json`: everything the memory holds, with the tool-argument field names,
+//! because the user's data is theirs.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::worktime::worked_within;
+use super::*;
+
+#[derive(Debug, Serialize)]
+pub struct SessionExport {
+    #[serde(flatten)]
+    pub session: SessionTravail,
+    /// Time worked, pauses excluded (up to `exported_at` for a running session).
+    pub duree_secs: i64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ProjetExport {
+    #[serde(flatten)]
+    pub projet: Projet,
+    pub phases: Vec<PhaseChange>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Export {
+    pub notes: Vec<Note>,
+    pub rappels: Vec<Rappel>,
+    pub preferences: Vec<Preference>,
+    pub souvenirs: Vec<Souvenir>,
+    pub projets: Vec<ProjetExport>,
+    pub decisions: Vec<Decision>,
+    pub sessions: Vec<SessionExport>,
+    pub exported_at: DateTime<Utc>,
+}
+
+pub async fn export(store: &dyn MemoryStore, now: DateTime<Utc>) -> StoreResult<Export> {
+    let mut projets = Vec::new();
+    for projet in store.list_projets().await? {
+        let phases = store.projet_detail(projet.id).await?.map(|d| d.phases).unwrap_or_default();
+        projets.push(ProjetExport { projet, phases });
+    }
+    let sessions = store
+        .list_sessions()
+        .await?
+        .into_iter()
+        .map(|session| {
+            let duree_secs = worked_within(&session, session.debut, session.fin.unwrap_or(now), now).num_seconds();
+            SessionExport { session, duree_secs }
+        })
+        .collect();
+    Ok(Export {
+        notes: store.list_notes(None).await?,
+        rappels: store.list_rappels(true).await?,
+        preferences: store.list_preferences().await?,
+        souvenirs: store.list_souvenirs().await?,
+        projets,
+        decisions: store.list_decisions().await?,
+        sessions,
+        exported_at: now,
+    })
+}

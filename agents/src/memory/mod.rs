@@ -1,0 +1,317 @@
+//! The memory domain: what Arthur keeps (notes, reminders, preferences, souvenirs,
+//! projects, decisions, work sessions, conversations and turn traces), and the one storage
+//! trait every backend implements.
+//!
+//! State transitions that can be refused (a reminder already done, a session already
+//! running…) are decided INSIDE the backend's transaction and come back as typed results,
+//! so that the check and the write can never be separated by another writer.
+
+pub mod briefing;
+pub mod export;
+pub mod sqlite;
+pub mod worktime;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+pub use sqlite::SqliteStore;
+
+/// Database failure: the effect of the operation is unknown to the caller.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("migration error: {0}")]
+    Migration(#[from] sqlx::migrate::MigrateError),
+    #[error("corrupt row in {table}: {detail}")]
+    Corrupt { table: &'static str, detail: String },
+    #[error("unsupported database url: {0}")]
+    UnsupportedUrl(String),
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Note {
+    pub id: i64,
+    pub texte: String,
+    /// Name of the project the note is attached to.
+    pub projet: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Rappel {
+    pub id: i64,
+    pub texte: String,
+    pub echeance: DateTime<Utc>,
+    pub fait: bool,
+    pub fait_le: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Preference {
+    pub id: i64,
+    pub texte: String,
+    pub active: bool,
+    pub created_at: DateTime<Utc>,
+    pub desactivee_le: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Souvenir {
+    pub id: i64,
+    pub texte: String,
+    /// Model that produced the stored embedding; `None` when stored offline.
+    pub embedding_model: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A project's status. Stored and exchanged as its snake_case French name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Statut {
+    Actif,
+    EnPause,
+    Termine,
+    Abandonne,
+}
+
+impl Statut {
+    pub const ALL: [Statut; 4] = [Statut::Actif, Statut::EnPause, Statut::Termine, Statut::Abandonne];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Statut::Actif => "actif",
+            Statut::EnPause => "en_pause",
+            Statut::Termine => "termine",
+            Statut::Abandonne => "abandonne",
+        }
+    }
+
+    /// Accepts the stored names and their natural spellings ("terminé", "en pause").
+    pub fn parse(raw: &str) -> Option<Self> {
+        let n = crate::text::normalise(raw).replace([' ', '-'], "_");
+        match n.as_str() {
+            "actif" | "active" => Some(Statut::Actif),
+            "en_pause" | "pause" | "suspendu" => Some(Statut::EnPause),
+            "termine" | "terminee" | "fini" => Some(Statut::Termine),
+            "abandonne" | "abandonnee" => Some(Statut::Abandonne),
+            _ => None,
+        }
+    }
+
+    /// How the status is said to the user.
+    pub fn label(self) -> &'static str {
+        match self {
+            Statut::Actif => "actif",
+            Statut::EnPause => "en pause",
+            Statut::Termine => "terminé",
+            Statut::Abandonne => "abandonné",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Projet {
+    pub id: i64,
+    pub nom: String,
+    pub description: Option<String>,
+    pub phase: Option<String>,
+    pub statut: Statut,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseChange {
+    pub phase: String,
+    pub since: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decision {
+    pub id: i64,
+    pub projet: String,
+    pub texte: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pause {
+    pub debut: DateTime<Utc>,
+    pub fin: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionTravail {
+    pub id: i64,
+    pub projet: String,
+    pub debut: DateTime<Utc>,
+    pub fin: Option<DateTime<Utc>>,
+    pub pauses: Vec<Pause>,
+}
+
+impl SessionTravail {
+    pub fn is_running(&self) -> bool {
+        self.fin.is_none()
+    }
+    pub fn is_paused(&self) -> bool {
+        self.fin.is_none() && self.pauses.iter().any(|p| p.fin.is_none())
+    }
+}
+
+/// A project with everything `lire_projet` shows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProjetDetail {
+    pub projet: Projet,
+    pub phases: Vec<PhaseChange>,
+    pub decisions: Vec<Decision>,
+    pub notes: usize,
+}
+
+/// The fields `modifier_projet` may change; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProjetChanges {
+    pub description: Option<String>,
+    pub phase: Option<String>,
+    pub statut: Option<Statut>,
+}
+
+impl ProjetChanges {
+    pub fn is_empty(&self) -> bool {
+        self.description.is_none() && self.phase.is_none() && self.statut.is_none()
+    }
+}
+
+/// Result of marking a reminder done.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MarkDone {
+    Marked(Rappel),
+    NotFound,
+    AlreadyDone(Rappel),
+}
+
+/// Result of adding a preference.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AddPreference {
+    Added(Preference),
+    CapReached { cap: u32 },
+    Duplicate(Preference),
+}
+
+/// Result of deactivating a preference.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Deactivate {
+    Deactivated(Preference),
+    NotFound,
+    AlreadyInactive(Preference),
+}
+
+/// Result of creating a project.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CreateProjet {
+    Created(Projet),
+    Duplicate(Projet),
+}
+
+/// Result of changing a project.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UpdateProjet {
+    Updated { before: Projet, after: Projet },
+    NotFound,
+}
+
+/// Result of a chrono command (start, pause, resume, stop).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChronoChange {
+    /// The command applied; the session as stored afterwards.
+    Applied(SessionTravail),
+    /// Starting while a session runs (its state is given).
+    AlreadyRunning(SessionTravail),
+    /// Pausing a session that is already paused.
+    AlreadyPaused(SessionTravail),
+    /// Resuming a running session that is not paused.
+    NotPaused(SessionTravail),
+    /// Nothing is running.
+    NoSession,
+    /// Starting on a project that does not exist.
+    UnknownProject,
+}
+
+/// One storage backend (SQLite now, PostgreSQL later). Every method is one transaction.
+#[async_trait]
+pub trait MemoryStore: Send + Sync {
+    // Notes.
+    async fn create_note(&self, texte: &str, projet_id: Option<i64>, now: DateTime<Utc>) -> StoreResult<Note>;
+    async fn list_notes(&self, projet_id: Option<i64>) -> StoreResult<Vec<Note>>;
+    async fn notes_between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> StoreResult<Vec<Note>>;
+
+    // Reminders.
+    async fn create_rappel(&self, texte: &str, echeance: DateTime<Utc>, now: DateTime<Utc>) -> StoreResult<Rappel>;
+    async fn list_rappels(&self, include_done: bool) -> StoreResult<Vec<Rappel>>;
+    async fn get_rappel(&self, id: i64) -> StoreResult<Option<Rappel>>;
+    async fn mark_rappel_done(&self, id: i64, now: DateTime<Utc>) -> StoreResult<MarkDone>;
+
+    // Preferences.
+    async fn add_preference(&self, texte: &str, cap: u32, now: DateTime<Utc>) -> StoreResult<AddPreference>;
+    async fn list_preferences(&self) -> StoreResult<Vec<Preference>>;
+    async fn active_preferences(&self, limit: u32) -> StoreResult<Vec<Preference>>;
+    async fn deactivate_preference(&self, id: i64, now: DateTime<Utc>) -> StoreResult<Deactivate>;
+
+    // Souvenirs.
+    async fn add_souvenir(
+        &self,
+        texte: &str,
+        embedding: Option<(&[f32], &str)>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Souvenir>;
+    async fn list_souvenirs(&self) -> StoreResult<Vec<Souvenir>>;
+    /// Souvenirs with their embedding, for a brute-force cosine search.
+    async fn souvenir_embeddings(&self) -> StoreResult<Vec<(Souvenir, Option<Vec<f32>>)>>;
+    async fn set_souvenir_embedding(&self, id: i64, embedding: &[f32], model: &str) -> StoreResult<()>;
+    /// Full-text search; `terms` are plain words, combined with OR and ranked.
+    async fn search_souvenirs_keyword(&self, terms: &[String], limit: u32) -> StoreResult<Vec<Souvenir>>;
+
+    // Projects and decisions.
+    async fn create_projet(
+        &self,
+        nom: &str,
+        description: Option<&str>,
+        phase: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<CreateProjet>;
+    async fn find_projet(&self, nom: &str) -> StoreResult<Option<Projet>>;
+    async fn list_projets(&self) -> StoreResult<Vec<Projet>>;
+    async fn projet_detail(&self, id: i64) -> StoreResult<Option<ProjetDetail>>;
+    async fn update_projet(&self, id: i64, changes: &ProjetChanges, now: DateTime<Utc>) -> StoreResult<UpdateProjet>;
+    async fn add_decision(&self, projet_id: i64, texte: &str, now: DateTime<Utc>) -> StoreResult<Option<Decision>>;
+    async fn decisions_between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> StoreResult<Vec<Decision>>;
+    async fn list_decisions(&self) -> StoreResult<Vec<Decision>>;
+
+    // Work sessions (the chrono).
+    async fn start_session(&self, projet_id: i64, now: DateTime<Utc>) -> StoreResult<ChronoChange>;
+    async fn pause_session(&self, now: DateTime<Utc>) -> StoreResult<ChronoChange>;
+    async fn resume_session(&self, now: DateTime<Utc>) -> StoreResult<ChronoChange>;
+    async fn stop_session(&self, now: DateTime<Utc>) -> StoreResult<ChronoChange>;
+    async fn running_session(&self) -> StoreResult<Option<SessionTravail>>;
+    /// Sessions that overlap `[from, to)`, optionally for one project, with their pauses.
+    async fn sessions_overlapping(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        projet_id: Option<i64>,
+    ) -> StoreResult<Vec<SessionTravail>>;
+    async fn list_sessions(&self) -> StoreResult<Vec<SessionTravail>>;
+
+    // Conversations and traces (filled by the turn, shown by the journal).
+    async fn create_conversation(&self, id: &str, now: DateTime<Utc>) -> StoreResult<()>;
+    /// Labels the conversation with its domain only if it has none yet; returns the label
+    /// the conversation carries afterwards.
+    async fn label_conversation(&self, id: &str, domain: &str) -> StoreResult<Option<String>>;
+    async fn conversation_domain(&self, id: &str) -> StoreResult<Option<Option<String>>>;
+    async fn append_message(&self, conversation_id: &str, role: &str, content: &str, now: DateTime<Utc>) -> StoreResult<()>;
+    async fn recent_messages(&self, conversation_id: &str, limit: u32) -> StoreResult<Vec<(String, String)>>;
+}

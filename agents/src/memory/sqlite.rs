@@ -1,0 +1,710 @@
+//! The SQLite backend of [`MemoryStore`]: one file, WAL, busy timeout, foreign keys, and
+//! every write in a `BEGIN IMMEDIATE` transaction so a read-then-write can never be
+//! overtaken by another writer.
+
+use std::str::FromStr;
+use std::time::Duration as StdDuration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous};
+use sqlx::{Row, SqlitePool};
+
+use super::*;
+use crate::text::normalise;
+use crate::time::{from_db, to_db};
+
+/// How long a writer waits for another one before giving up.
+pub const BUSY_TIMEOUT: StdDuration = StdDuration::from_secs(5);
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
+
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) and migrates the database at `url` (`sqlite://path`).
+    pub async fn open(url: &str) -> StoreResult<Self> {
+        let options = SqliteConnectOptions::from_str(url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(BUSY_TIMEOUT)
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await?;
+        MIGRATOR.run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    /// Opens the database file at `path`.
+    pub async fn open_path(path: &std::path::Path) -> StoreResult<Self> {
+        Self::open(&format!("sqlite://{}", path.display())).await
+    }
+
+    /// The pool, for checks that need raw SQL (integrity checks, tests).
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    async fn write_tx(&self) -> StoreResult<sqlx::Transaction<'static, sqlx::Sqlite>> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+}
+
+fn ts(row: &SqliteRow, col: &str, table: &'static str) -> StoreResult<DateTime<Utc>> {
+    let raw: String = row.try_get(col)?;
+    from_db(&raw).ok_or_else(|| StoreError::Corrupt { table, detail: format!("{col}={raw}") })
+}
+
+fn opt_ts(row: &SqliteRow, col: &str, table: &'static str) -> StoreResult<Option<DateTime<Utc>>> {
+    let raw: Option<String> = row.try_get(col)?;
+    raw.map(|r| from_db(&r).ok_or_else(|| StoreError::Corrupt { table, detail: format!("{col}={r}") }))
+        .transpose()
+}
+
+const NOTE_SELECT: &str = "SELECT n.id, n.texte, p.nom AS projet, n.created_at FROM notes n LEFT JOIN projets p ON p.id = n.projet_id";
+
+fn note_from(row: &SqliteRow) -> StoreResult<Note> {
+    Ok(Note {
+        id: row.try_get("id")?,
+        texte: row.try_get("texte")?,
+        projet: row.try_get("projet")?,
+        created_at: ts(row, "created_at", "notes")?,
+    })
+}
+
+fn rappel_from(row: &SqliteRow) -> StoreResult<Rappel> {
+    Ok(Rappel {
+        id: row.try_get("id")?,
+        texte: row.try_get("texte")?,
+        echeance: ts(row, "echeance", "rappels")?,
+        fait: row.try_get::<i64, _>("fait")? == 1,
+        fait_le: opt_ts(row, "fait_le", "rappels")?,
+        created_at: ts(row, "created_at", "rappels")?,
+    })
+}
+
+fn preference_from(row: &SqliteRow) -> StoreResult<Preference> {
+    Ok(Preference {
+        id: row.try_get("id")?,
+        texte: row.try_get("texte")?,
+        active: row.try_get::<i64, _>("active")? == 1,
+        created_at: ts(row, "created_at", "preferences")?,
+        desactivee_le: opt_ts(row, "desactivee_le", "preferences")?,
+    })
+}
+
+fn souvenir_from(row: &SqliteRow) -> StoreResult<Souvenir> {
+    Ok(Souvenir {
+        id: row.try_get("id")?,
+        texte: row.try_get("texte")?,
+        embedding_model: row.try_get("embedding_model")?,
+        created_at: ts(row, "created_at", "souvenirs")?,
+    })
+}
+
+fn projet_from(row: &SqliteRow) -> StoreResult<Projet> {
+    let statut: String = row.try_get("statut")?;
+    Ok(Projet {
+        id: row.try_get("id")?,
+        nom: row.try_get("nom")?,
+        description: row.try_get("description")?,
+        phase: row.try_get("phase")?,
+        statut: Statut::parse(&statut)
+            .ok_or_else(|| StoreError::Corrupt { table: "projets", detail: format!("statut={statut}") })?,
+        created_at: ts(row, "created_at", "projets")?,
+        updated_at: ts(row, "updated_at", "projets")?,
+    })
+}
+
+const DECISION_SELECT: &str =
+    "SELECT d.id, p.nom AS projet, d.texte, d.created_at FROM decisions d JOIN projets p ON p.id = d.projet_id";
+
+fn decision_from(row: &SqliteRow) -> StoreResult<Decision> {
+    Ok(Decision {
+        id: row.try_get("id")?,
+        projet: row.try_get("projet")?,
+        texte: row.try_get("texte")?,
+        created_at: ts(row, "created_at", "decisions")?,
+    })
+}
+
+/// Sessions joined with their pauses; rows ordered by session then pause.
+const SESSION_SELECT: &str = "SELECT s.id, p.nom AS projet, s.debut, s.fin, pa.debut AS pause_debut, pa.fin AS pause_fin \
+     FROM sessions_travail s JOIN projets p ON p.id = s.projet_id \
+     LEFT JOIN pauses pa ON pa.session_id = s.id";
+
+fn sessions_from(rows: &[SqliteRow]) -> StoreResult<Vec<SessionTravail>> {
+    let mut out: Vec<SessionTravail> = Vec::new();
+    for row in rows {
+        let id: i64 = row.try_get("id")?;
+        if out.last().map(|s| s.id) != Some(id) {
+            out.push(SessionTravail {
+                id,
+                projet: row.try_get("projet")?,
+                debut: ts(row, "debut", "sessions_travail")?,
+                fin: opt_ts(row, "fin", "sessions_travail")?,
+                pauses: Vec::new(),
+            });
+        }
+        if let Some(debut) = opt_ts(row, "pause_debut", "pauses")? {
+            let fin = opt_ts(row, "pause_fin", "pauses")?;
+            if let Some(last) = out.last_mut() {
+                last.pauses.push(Pause { debut, fin });
+            }
+        }
+    }
+    Ok(out)
+}
+
+async fn running_in<'c, E>(exec: E) -> StoreResult<Option<SessionTravail>>
+where
+    E: sqlx::SqliteExecutor<'c>,
+{
+    let rows = sqlx::query(&format!("{SESSION_SELECT} WHERE s.fin IS NULL ORDER BY s.id, pa.id"))
+        .fetch_all(exec)
+        .await?;
+    Ok(sessions_from(&rows)?.into_iter().next())
+}
+
+async fn session_by_id<'c, E>(exec: E, id: i64) -> StoreResult<SessionTravail>
+where
+    E: sqlx::SqliteExecutor<'c>,
+{
+    let rows = sqlx::query(&format!("{SESSION_SELECT} WHERE s.id = ? ORDER BY s.id, pa.id"))
+        .bind(id)
+        .fetch_all(exec)
+        .await?;
+    sessions_from(&rows)?
+        .into_iter()
+        .next()
+        .ok_or(StoreError::Corrupt { table: "sessions_travail", detail: format!("session {id} vanished") })
+}
+
+/// A chrono command never writes a time before the event it follows (clock stepped back).
+fn not_before(now: DateTime<Utc>, floor: DateTime<Utc>) -> DateTime<Utc> {
+    now.max(floor)
+}
+
+#[async_trait]
+impl MemoryStore for SqliteStore {
+    async fn create_note(&self, texte: &str, projet_id: Option<i64>, now: DateTime<Utc>) -> StoreResult<Note> {
+        let mut tx = self.write_tx().await?;
+        let id: i64 = sqlx::query_scalar("INSERT INTO notes (texte, projet_id, created_at) VALUES (?, ?, ?) RETURNING id")
+            .bind(texte)
+            .bind(projet_id)
+            .bind(to_db(now))
+            .fetch_one(&mut *tx)
+            .await?;
+        let row = sqlx::query(&format!("{NOTE_SELECT} WHERE n.id = ?")).bind(id).fetch_one(&mut *tx).await?;
+        let note = note_from(&row)?;
+        tx.commit().await?;
+        Ok(note)
+    }
+
+    async fn list_notes(&self, projet_id: Option<i64>) -> StoreResult<Vec<Note>> {
+        let rows = match projet_id {
+            Some(p) => sqlx::query(&format!("{NOTE_SELECT} WHERE n.projet_id = ? ORDER BY n.id")).bind(p).fetch_all(&self.pool).await?,
+            None => sqlx::query(&format!("{NOTE_SELECT} ORDER BY n.id")).fetch_all(&self.pool).await?,
+        };
+        rows.iter().map(note_from).collect()
+    }
+
+    async fn notes_between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> StoreResult<Vec<Note>> {
+        let rows = sqlx::query(&format!("{NOTE_SELECT} WHERE n.created_at >= ? AND n.created_at < ? ORDER BY n.id"))
+            .bind(to_db(from))
+            .bind(to_db(to))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(note_from).collect()
+    }
+
+    async fn create_rappel(&self, texte: &str, echeance: DateTime<Utc>, now: DateTime<Utc>) -> StoreResult<Rappel> {
+        let mut tx = self.write_tx().await?;
+        let row = sqlx::query("INSERT INTO rappels (texte, echeance, created_at) VALUES (?, ?, ?) RETURNING *")
+            .bind(texte)
+            .bind(to_db(echeance))
+            .bind(to_db(now))
+            .fetch_one(&mut *tx)
+            .await?;
+        let rappel = rappel_from(&row)?;
+        tx.commit().await?;
+        Ok(rappel)
+    }
+
+    async fn list_rappels(&self, include_done: bool) -> StoreResult<Vec<Rappel>> {
+        let sql = if include_done {
+            "SELECT * FROM rappels ORDER BY fait, echeance, id"
+        } else {
+            "SELECT * FROM rappels WHERE fait = 0 ORDER BY echeance, id"
+        };
+        let rows = sqlx::query(sql).fetch_all(&self.pool).await?;
+        rows.iter().map(rappel_from).collect()
+    }
+
+    async fn get_rappel(&self, id: i64) -> StoreResult<Option<Rappel>> {
+        let row = sqlx::query("SELECT * FROM rappels WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
+        row.as_ref().map(rappel_from).transpose()
+    }
+
+    async fn mark_rappel_done(&self, id: i64, now: DateTime<Utc>) -> StoreResult<MarkDone> {
+        let mut tx = self.write_tx().await?;
+        let Some(row) = sqlx::query("SELECT * FROM rappels WHERE id = ?").bind(id).fetch_optional(&mut *tx).await? else {
+            return Ok(MarkDone::NotFound);
+        };
+        let current = rappel_from(&row)?;
+        if current.fait {
+            return Ok(MarkDone::AlreadyDone(current));
+        }
+        let row = sqlx::query("UPDATE rappels SET fait = 1, fait_le = ? WHERE id = ? RETURNING *")
+            .bind(to_db(now))
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let rappel = rappel_from(&row)?;
+        tx.commit().await?;
+        Ok(MarkDone::Marked(rappel))
+    }
+
+    async fn add_preference(&self, texte: &str, cap: u32, now: DateTime<Utc>) -> StoreResult<AddPreference> {
+        let mut tx = self.write_tx().await?;
+        let normalised = normalise(texte);
+        if let Some(row) = sqlx::query("SELECT * FROM preferences WHERE active = 1 AND texte_normalise = ?")
+            .bind(&normalised)
+            .fetch_optional(&mut *tx)
+            .await?
+        {
+            return Ok(AddPreference::Duplicate(preference_from(&row)?));
+        }
+        let active: i64 = sqlx::query_scalar("SELECT count(*) FROM preferences WHERE active = 1").fetch_one(&mut *tx).await?;
+        if active >= i64::from(cap) {
+            return Ok(AddPreference::CapReached { cap });
+        }
+        let row = sqlx::query("INSERT INTO preferences (texte, texte_normalise, created_at) VALUES (?, ?, ?) RETURNING *")
+            .bind(texte)
+            .bind(&normalised)
+            .bind(to_db(now))
+            .fetch_one(&mut *tx)
+            .await?;
+        let pref = preference_from(&row)?;
+        tx.commit().await?;
+        Ok(AddPreference::Added(pref))
+    }
+
+    async fn list_preferences(&self) -> StoreResult<Vec<Preference>> {
+        let rows = sqlx::query("SELECT * FROM preferences ORDER BY active DESC, id").fetch_all(&self.pool).await?;
+        rows.iter().map(preference_from).collect()
+    }
+
+    async fn active_preferences(&self, limit: u32) -> StoreResult<Vec<Preference>> {
+        let rows = sqlx::query("SELECT * FROM preferences WHERE active = 1 ORDER BY id LIMIT ?")
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(preference_from).collect()
+    }
+
+    async fn deactivate_preference(&self, id: i64, now: DateTime<Utc>) -> StoreResult<Deactivate> {
+        let mut tx = self.write_tx().await?;
+        let Some(row) = sqlx::query("SELECT * FROM preferences WHERE id = ?").bind(id).fetch_optional(&mut *tx).await? else {
+            return Ok(Deactivate::NotFound);
+        };
+        let current = preference_from(&row)?;
+        if !current.active {
+            return Ok(Deactivate::AlreadyInactive(current));
+        }
+        let row = sqlx::query("UPDATE preferences SET active = 0, desactivee_le = ? WHERE id = ? RETURNING *")
+            .bind(to_db(now))
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let pref = preference_from(&row)?;
+        tx.commit().await?;
+        Ok(Deactivate::Deactivated(pref))
+    }
+
+    async fn add_souvenir(&self, texte: &str, embedding: Option<(&[f32], &str)>, now: DateTime<Utc>) -> StoreResult<Souvenir> {
+        let mut tx = self.write_tx().await?;
+        let row = sqlx::query(
+            "INSERT INTO souvenirs (texte, embedding, embedding_model, created_at) VALUES (?, ?, ?, ?) RETURNING *",
+        )
+        .bind(texte)
+        .bind(embedding.map(|(v, _)| encode_vector(v)))
+        .bind(embedding.map(|(_, m)| m.to_string()))
+        .bind(to_db(now))
+        .fetch_one(&mut *tx)
+        .await?;
+        let souvenir = souvenir_from(&row)?;
+        tx.commit().await?;
+        Ok(souvenir)
+    }
+
+    async fn list_souvenirs(&self) -> StoreResult<Vec<Souvenir>> {
+        let rows = sqlx::query("SELECT * FROM souvenirs ORDER BY id").fetch_all(&self.pool).await?;
+        rows.iter().map(souvenir_from).collect()
+    }
+
+    async fn souvenir_embeddings(&self) -> StoreResult<Vec<(Souvenir, Option<Vec<f32>>)>> {
+        let rows = sqlx::query("SELECT * FROM souvenirs ORDER BY id").fetch_all(&self.pool).await?;
+        rows.iter()
+            .map(|row| {
+                let blob: Option<Vec<u8>> = row.try_get("embedding")?;
+                let vector = blob
+                    .map(|b| {
+                        decode_vector(&b).ok_or_else(|| StoreError::Corrupt {
+                            table: "souvenirs",
+                            detail: format!("embedding of {} bytes", b.len()),
+                        })
+                    })
+                    .transpose()?;
+                Ok((souvenir_from(row)?, vector))
+            })
+            .collect()
+    }
+
+    async fn set_souvenir_embedding(&self, id: i64, embedding: &[f32], model: &str) -> StoreResult<()> {
+        let mut tx = self.write_tx().await?;
+        sqlx::query("UPDATE souvenirs SET embedding = ?, embedding_model = ? WHERE id = ?")
+            .bind(encode_vector(embedding))
+            .bind(model)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn search_souvenirs_keyword(&self, terms: &[String], limit: u32) -> StoreResult<Vec<Souvenir>> {
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Each term quoted (FTS5 syntax is never taken from user text) and prefix-matched so
+        // that "dentiste" finds "dentistes".
+        let query = terms.iter().map(|t| format!("\"{}\"*", t.replace('"', "\"\""))).collect::<Vec<_>>().join(" OR ");
+        let rows = sqlx::query(
+            "SELECT s.* FROM souvenirs_fts f JOIN souvenirs s ON s.id = f.rowid \
+             WHERE souvenirs_fts MATCH ? ORDER BY bm25(souvenirs_fts), s.id LIMIT ?",
+        )
+        .bind(query)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(souvenir_from).collect()
+    }
+
+    async fn create_projet(
+        &self,
+        nom: &str,
+        description: Option<&str>,
+        phase: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<CreateProjet> {
+        let mut tx = self.write_tx().await?;
+        let normalised = normalise(nom);
+        if let Some(row) = sqlx::query("SELECT * FROM projets WHERE nom_normalise = ?").bind(&normalised).fetch_optional(&mut *tx).await? {
+            return Ok(CreateProjet::Duplicate(projet_from(&row)?));
+        }
+        let stamp = to_db(now);
+        let row = sqlx::query(
+            "INSERT INTO projets (nom, nom_normalise, description, phase, created_at, updated_at) \
+             VALUES (?, ?, ?, ?, ?, ?) RETURNING *",
+        )
+        .bind(nom)
+        .bind(&normalised)
+        .bind(description)
+        .bind(phase)
+        .bind(&stamp)
+        .bind(&stamp)
+        .fetch_one(&mut *tx)
+        .await?;
+        let projet = projet_from(&row)?;
+        if let Some(phase) = phase {
+            sqlx::query("INSERT INTO phases_projet (projet_id, phase, since) VALUES (?, ?, ?)")
+                .bind(projet.id)
+                .bind(phase)
+                .bind(&stamp)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(CreateProjet::Created(projet))
+    }
+
+    async fn find_projet(&self, nom: &str) -> StoreResult<Option<Projet>> {
+        let row = sqlx::query("SELECT * FROM projets WHERE nom_normalise = ?")
+            .bind(normalise(nom))
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(projet_from).transpose()
+    }
+
+    async fn list_projets(&self) -> StoreResult<Vec<Projet>> {
+        let rows = sqlx::query("SELECT * FROM projets ORDER BY id").fetch_all(&self.pool).await?;
+        rows.iter().map(projet_from).collect()
+    }
+
+    async fn projet_detail(&self, id: i64) -> StoreResult<Option<ProjetDetail>> {
+        // One read transaction so the parts agree with each other.
+        let mut tx = self.pool.begin().await?;
+        let Some(row) = sqlx::query("SELECT * FROM projets WHERE id = ?").bind(id).fetch_optional(&mut *tx).await? else {
+            return Ok(None);
+        };
+        let projet = projet_from(&row)?;
+        let phases = sqlx::query("SELECT phase, since FROM phases_projet WHERE projet_id = ? ORDER BY id")
+            .bind(id)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|r| Ok(PhaseChange { phase: r.try_get("phase")?, since: ts(r, "since", "phases_projet")? }))
+            .collect::<StoreResult<Vec<_>>>()?;
+        let decisions = sqlx::query(&format!("{DECISION_SELECT} WHERE d.projet_id = ? ORDER BY d.id"))
+            .bind(id)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(decision_from)
+            .collect::<StoreResult<Vec<_>>>()?;
+        let notes: i64 = sqlx::query_scalar("SELECT count(*) FROM notes WHERE projet_id = ?").bind(id).fetch_one(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(Some(ProjetDetail { projet, phases, decisions, notes: usize::try_from(notes).unwrap_or(0) }))
+    }
+
+    async fn update_projet(&self, id: i64, changes: &ProjetChanges, now: DateTime<Utc>) -> StoreResult<UpdateProjet> {
+        let mut tx = self.write_tx().await?;
+        let Some(row) = sqlx::query("SELECT * FROM projets WHERE id = ?").bind(id).fetch_optional(&mut *tx).await? else {
+            return Ok(UpdateProjet::NotFound);
+        };
+        let before = projet_from(&row)?;
+        let stamp = to_db(now);
+        let row = sqlx::query(
+            "UPDATE projets SET description = coalesce(?, description), phase = coalesce(?, phase), \
+             statut = coalesce(?, statut), updated_at = ? WHERE id = ? RETURNING *",
+        )
+        .bind(changes.description.as_deref())
+        .bind(changes.phase.as_deref())
+        .bind(changes.statut.map(Statut::as_str))
+        .bind(&stamp)
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+        let after = projet_from(&row)?;
+        if let Some(phase) = &changes.phase {
+            if before.phase.as_deref() != Some(phase.as_str()) {
+                sqlx::query("INSERT INTO phases_projet (projet_id, phase, since) VALUES (?, ?, ?)")
+                    .bind(id)
+                    .bind(phase)
+                    .bind(&stamp)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(UpdateProjet::Updated { before, after })
+    }
+
+    async fn add_decision(&self, projet_id: i64, texte: &str, now: DateTime<Utc>) -> StoreResult<Option<Decision>> {
+        let mut tx = self.write_tx().await?;
+        let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM projets WHERE id = ?").bind(projet_id).fetch_optional(&mut *tx).await?;
+        if exists.is_none() {
+            return Ok(None);
+        }
+        let id: i64 = sqlx::query_scalar("INSERT INTO decisions (projet_id, texte, created_at) VALUES (?, ?, ?) RETURNING id")
+            .bind(projet_id)
+            .bind(texte)
+            .bind(to_db(now))
+            .fetch_one(&mut *tx)
+            .await?;
+        sqlx::query("UPDATE projets SET updated_at = ? WHERE id = ?").bind(to_db(now)).bind(projet_id).execute(&mut *tx).await?;
+        let row = sqlx::query(&format!("{DECISION_SELECT} WHERE d.id = ?")).bind(id).fetch_one(&mut *tx).await?;
+        let decision = decision_from(&row)?;
+        tx.commit().await?;
+        Ok(Some(decision))
+    }
+
+    async fn decisions_between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> StoreResult<Vec<Decision>> {
+        let rows = sqlx::query(&format!("{DECISION_SELECT} WHERE d.created_at >= ? AND d.created_at < ? ORDER BY d.id"))
+            .bind(to_db(from))
+            .bind(to_db(to))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(decision_from).collect()
+    }
+
+    async fn list_decisions(&self) -> StoreResult<Vec<Decision>> {
+        let rows = sqlx::query(&format!("{DECISION_SELECT} ORDER BY d.id")).fetch_all(&self.pool).await?;
+        rows.iter().map(decision_from).collect()
+    }
+
+    async fn start_session(&self, projet_id: i64, now: DateTime<Utc>) -> StoreResult<ChronoChange> {
+        let mut tx = self.write_tx().await?;
+        let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM projets WHERE id = ?").bind(projet_id).fetch_optional(&mut *tx).await?;
+        if exists.is_none() {
+            return Ok(ChronoChange::UnknownProject);
+        }
+        if let Some(running) = running_in(&mut *tx).await? {
+            return Ok(ChronoChange::AlreadyRunning(running));
+        }
+        // Sessions never overlap: a new one cannot start before the last one ended.
+        let last_end: Option<String> = sqlx::query_scalar("SELECT max(fin) FROM sessions_travail").fetch_one(&mut *tx).await?;
+        let start = not_before(now, last_end.as_deref().and_then(from_db).unwrap_or(now));
+        let id: i64 = sqlx::query_scalar("INSERT INTO sessions_travail (projet_id, debut) VALUES (?, ?) RETURNING id")
+            .bind(projet_id)
+            .bind(to_db(start))
+            .fetch_one(&mut *tx)
+            .await?;
+        let session = session_by_id(&mut *tx, id).await?;
+        tx.commit().await?;
+        Ok(ChronoChange::Applied(session))
+    }
+
+    async fn pause_session(&self, now: DateTime<Utc>) -> StoreResult<ChronoChange> {
+        let mut tx = self.write_tx().await?;
+        let Some(running) = running_in(&mut *tx).await? else {
+            return Ok(ChronoChange::NoSession);
+        };
+        if running.is_paused() {
+            return Ok(ChronoChange::AlreadyPaused(running));
+        }
+        let floor = running.pauses.iter().filter_map(|p| p.fin).max().unwrap_or(running.debut).max(running.debut);
+        sqlx::query("INSERT INTO pauses (session_id, debut) VALUES (?, ?)")
+            .bind(running.id)
+            .bind(to_db(not_before(now, floor)))
+            .execute(&mut *tx)
+            .await?;
+        let session = session_by_id(&mut *tx, running.id).await?;
+        tx.commit().await?;
+        Ok(ChronoChange::Applied(session))
+    }
+
+    async fn resume_session(&self, now: DateTime<Utc>) -> StoreResult<ChronoChange> {
+        let mut tx = self.write_tx().await?;
+        let Some(running) = running_in(&mut *tx).await? else {
+            return Ok(ChronoChange::NoSession);
+        };
+        let Some(open) = running.pauses.iter().find(|p| p.fin.is_none()) else {
+            return Ok(ChronoChange::NotPaused(running));
+        };
+        sqlx::query("UPDATE pauses SET fin = ? WHERE session_id = ? AND fin IS NULL")
+            .bind(to_db(not_before(now, open.debut)))
+            .bind(running.id)
+            .execute(&mut *tx)
+            .await?;
+        let session = session_by_id(&mut *tx, running.id).await?;
+        tx.commit().await?;
+        Ok(ChronoChange::Applied(session))
+    }
+
+    async fn stop_session(&self, now: DateTime<Utc>) -> StoreResult<ChronoChange> {
+        let mut tx = self.write_tx().await?;
+        let Some(running) = running_in(&mut *tx).await? else {
+            return Ok(ChronoChange::NoSession);
+        };
+        let floor = running.pauses.iter().flat_map(|p| [Some(p.debut), p.fin]).flatten().max().unwrap_or(running.debut).max(running.debut);
+        let end = to_db(not_before(now, floor));
+        // Closing the open pause and the session is one write: never one without the other.
+        sqlx::query("UPDATE pauses SET fin = ? WHERE session_id = ? AND fin IS NULL")
+            .bind(&end)
+            .bind(running.id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("UPDATE sessions_travail SET fin = ? WHERE id = ?").bind(&end).bind(running.id).execute(&mut *tx).await?;
+        let session = session_by_id(&mut *tx, running.id).await?;
+        tx.commit().await?;
+        Ok(ChronoChange::Applied(session))
+    }
+
+    async fn running_session(&self) -> StoreResult<Option<SessionTravail>> {
+        running_in(&self.pool).await
+    }
+
+    async fn sessions_overlapping(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        projet_id: Option<i64>,
+    ) -> StoreResult<Vec<SessionTravail>> {
+        let rows = sqlx::query(&format!(
+            "{SESSION_SELECT} WHERE s.debut < ?1 AND (s.fin IS NULL OR s.fin > ?2) AND (?3 IS NULL OR s.projet_id = ?3) \
+             ORDER BY s.id, pa.id"
+        ))
+        .bind(to_db(to))
+        .bind(to_db(from))
+        .bind(projet_id)
+        .fetch_all(&self.pool)
+        .await?;
+        sessions_from(&rows)
+    }
+
+    async fn list_sessions(&self) -> StoreResult<Vec<SessionTravail>> {
+        let rows = sqlx::query(&format!("{SESSION_SELECT} ORDER BY s.id, pa.id")).fetch_all(&self.pool).await?;
+        sessions_from(&rows)
+    }
+
+    async fn create_conversation(&self, id: &str, now: DateTime<Utc>) -> StoreResult<()> {
+        sqlx::query("INSERT INTO conversations (id, created_at) VALUES (?, ?) ON CONFLICT(id) DO NOTHING")
+            .bind(id)
+            .bind(to_db(now))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn label_conversation(&self, id: &str, domain: &str) -> StoreResult<Option<String>> {
+        let mut tx = self.write_tx().await?;
+        sqlx::query("UPDATE conversations SET domain = ? WHERE id = ? AND domain IS NULL")
+            .bind(domain)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        let label: Option<Option<String>> = sqlx::query_scalar("SELECT domain FROM conversations WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(label.flatten())
+    }
+
+    async fn conversation_domain(&self, id: &str) -> StoreResult<Option<Option<String>>> {
+        Ok(sqlx::query_scalar("SELECT domain FROM conversations WHERE id = ?").bind(id).fetch_optional(&self.pool).await?)
+    }
+
+    async fn append_message(&self, conversation_id: &str, role: &str, content: &str, now: DateTime<Utc>) -> StoreResult<()> {
+        sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at) VALUES (?, ?, ?, ?)")
+            .bind(conversation_id)
+            .bind(role)
+            .bind(content)
+            .bind(to_db(now))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn recent_messages(&self, conversation_id: &str, limit: u32) -> StoreResult<Vec<(String, String)>> {
+        let rows = sqlx::query(
+            "SELECT role, content FROM (SELECT id, role, content FROM messages WHERE conversation_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id",
+        )
+        .bind(conversation_id)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| Ok((r.try_get("role")?, r.try_get("content")?))).collect()
+    }
+}
+
+/// Embeddings are stored as little-endian f32.
+pub fn encode_vector(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn decode_vector(bytes: &[u8]) -> Option<Vec<f32>> {
+    if bytes.len() % 4 != 0 {
+        return None;
+    }
+    Some(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}

@@ -1,0 +1,269 @@
+//! Reports composed by code from typed outcomes: a refusal says nothing was written, a
+//! failure says the effect is unknown and names the page to check, a success states what
+//! the store holds. No model is involved; the `match`es are exhaustive on purpose.
+
+use chrono_tz::Tz;
+
+use crate::fr;
+use crate::memory::worktime::format_duration;
+use crate::memory::{Preference, Projet, Rappel, SessionTravail};
+use crate::tools::args::{ArgProblem, Expected};
+use crate::tools::{KeywordReason, Outcome, Receipt, Refusal, SearchMode};
+
+/// The written report of one tool call. `tool` is the name taken from the emitted call.
+pub fn compose_written(tool: &str, outcome: &Outcome, tz: Tz) -> String {
+    match outcome {
+        Outcome::Done(receipt) => describe_receipt(receipt, tz),
+        Outcome::Refused(refusal) => {
+            format!("Refus ({tool}) : {} Rien n'a été écrit.", describe_refusal(refusal, tz))
+        }
+        Outcome::Failed(failure) => format!(
+            "Panne ({tool}) : une erreur est survenue, l'effet est inconnu. Vérifie la page {} ({}).",
+            failure.page.label(),
+            failure.page.path()
+        ),
+        Outcome::Briefing(briefing) => briefing.text.clone(),
+    }
+}
+
+fn rappel_line(r: &Rappel, tz: Tz, now: Option<chrono::DateTime<chrono::Utc>>) -> String {
+    let state = if r.fait {
+        " (fait)"
+    } else if now.is_some_and(|n| r.echeance < n) {
+        " (en retard)"
+    } else {
+        ""
+    };
+    format!("n°{} « {} » pour le {}{state}", r.id, r.texte, fr::datetime(r.echeance, tz))
+}
+
+fn preference_line(p: &Preference) -> String {
+    let state = if p.active { "" } else { " (désactivée)" };
+    format!("n°{} « {} »{state}", p.id, p.texte)
+}
+
+fn projet_line(p: &Projet) -> String {
+    let phase = p.phase.as_deref().map(|ph| format!(", phase {ph}")).unwrap_or_default();
+    format!("{} ({}{phase})", p.nom, p.statut.label())
+}
+
+fn session_state(s: &SessionTravail, tz: Tz) -> String {
+    let state = if s.is_paused() { "en pause" } else { "en cours" };
+    format!("une session {state} sur {} depuis {}", s.projet, fr::time(s.debut, tz))
+}
+
+fn list<T>(items: &[T], empty: &str, header: &str, line: impl Fn(&T) -> String) -> String {
+    if items.is_empty() {
+        return empty.to_string();
+    }
+    let mut out = format!("{header} ({}) :", items.len());
+    for item in items {
+        out.push_str("\n- ");
+        out.push_str(&line(item));
+    }
+    out
+}
+
+/// What a successful call stored or read, from its receipt.
+pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
+    match receipt {
+        Receipt::NoteCreated { note } => match &note.projet {
+            Some(p) => format!("Note n°{} enregistrée pour le projet {p} : « {} ».", note.id, note.texte),
+            None => format!("Note n°{} enregistrée : « {} ».", note.id, note.texte),
+        },
+        Receipt::Notes { projet, notes } => {
+            let empty = match projet {
+                Some(p) => format!("Aucune note pour le projet {p}."),
+                None => "Aucune note.".to_string(),
+            };
+            list(notes, &empty, "Notes", |n| match (&n.projet, projet) {
+                (Some(p), None) => format!("n°{} ({p}) « {} »", n.id, n.texte),
+                _ => format!("n°{} « {} »", n.id, n.texte),
+            })
+        }
+        Receipt::ReminderCreated { rappel, bare_date } => {
+            let hour_note = if *bare_date { " (aucune heure donnée : 9 h par défaut)" } else { "" };
+            format!(
+                "Rappel n°{} enregistré : « {} » pour le {}{hour_note}.",
+                rappel.id,
+                rappel.texte,
+                fr::datetime(rappel.echeance, tz)
+            )
+        }
+        Receipt::Reminders { include_done, rappels, now } => {
+            let empty = if *include_done { "Aucun rappel." } else { "Aucun rappel à faire." };
+            let header = if *include_done { "Rappels" } else { "Rappels à faire" };
+            list(rappels, empty, header, |r| rappel_line(r, tz, Some(*now)))
+        }
+        Receipt::ReminderDone { rappel } => {
+            format!("Rappel n°{} « {} » marqué comme fait.", rappel.id, rappel.texte)
+        }
+        Receipt::WorkTime { debut, fin, until_now, projet, totals, running } => {
+            let range = if debut == fin { format!("le {}", fr::date(debut.0)) } else { format!("du {} au {}", fr::date(debut.0), fr::date(fin.0)) };
+            let until = if *until_now { " (jusqu'à maintenant)" } else { "" };
+            let scope = projet.as_deref().map(|p| format!(" sur {p}")).unwrap_or_default();
+            let mut out = if totals.total_secs == 0 {
+                format!("Aucune session de travail{scope} {range}{until} : 0 minute mesurée.")
+            } else {
+                format!("Temps de travail{scope} {range}{until} : {}.", format_duration(totals.total_secs))
+            };
+            if projet.is_none() && totals.par_projet.len() > 1 {
+                for (p, secs) in &totals.par_projet {
+                    out.push_str(&format!("\n- {p} : {}", format_duration(*secs)));
+                }
+            }
+            if let Some(s) = running {
+                out.push_str(&format!("\nIl y a {}.", session_state(s, tz)));
+            }
+            out
+        }
+        Receipt::PreferenceStored { preference, active, cap } => {
+            format!("Préférence n°{} enregistrée : « {} » ({active} actives sur {cap} au maximum).", preference.id, preference.texte)
+        }
+        Receipt::Preferences { preferences, active, cap } => {
+            let list = list(preferences, "Aucune préférence.", "Préférences", preference_line);
+            format!("{list}\n{active} actives sur {cap} au maximum.")
+        }
+        Receipt::PreferenceDeactivated { preference } => {
+            format!("Préférence n°{} « {} » désactivée.", preference.id, preference.texte)
+        }
+        Receipt::Search { requete, search, hits, not_indexed } => {
+            let how = match search {
+                SearchMode::Vector { threshold, .. } => format!("recherche par similarité, seuil {threshold}"),
+                SearchMode::Keyword { reason: KeywordReason::NoEmbeddingProvider } => {
+                    "recherche par mots-clés, aucun modèle d'embeddings configuré".to_string()
+                }
+                SearchMode::Keyword { reason: KeywordReason::EmbeddingFailed } => {
+                    "recherche par mots-clés, le modèle d'embeddings n'a pas répondu".to_string()
+                }
+            };
+            let mut out = if hits.is_empty() {
+                format!("Rien trouvé dans les souvenirs pour « {requete} » ({how}).")
+            } else {
+                let mut s = format!("Souvenirs trouvés pour « {requete} » ({how}) :");
+                for h in hits {
+                    s.push_str(&format!("\n- n°{} « {} »", h.souvenir.id, h.souvenir.texte));
+                }
+                s
+            };
+            if *not_indexed > 0 {
+                out.push_str(&format!("\n{not_indexed} souvenir(s) n'ont pas pu être indexés et n'ont pas été cherchés."));
+            }
+            out
+        }
+        Receipt::SessionStarted { session } => {
+            format!("Session n°{} démarrée sur {} à {}.", session.id, session.projet, fr::time(session.debut, tz))
+        }
+        Receipt::SessionPaused { session } => {
+            let at = session.pauses.last().map(|p| fr::time(p.debut, tz)).unwrap_or_default();
+            format!("Session sur {} mise en pause à {at}.", session.projet)
+        }
+        Receipt::SessionResumed { session } => {
+            let at = session.pauses.last().and_then(|p| p.fin).map(|t| fr::time(t, tz)).unwrap_or_default();
+            format!("Session sur {} reprise à {at}.", session.projet)
+        }
+        Receipt::SessionStopped { session, worked_secs } => format!(
+            "Session sur {} arrêtée{} : {} de travail, pauses exclues.",
+            session.projet,
+            session.fin.map(|f| format!(" à {}", fr::time(f, tz))).unwrap_or_default(),
+            format_duration(*worked_secs)
+        ),
+        Receipt::Projects { projets } => list(projets, "Aucun projet.", "Projets", projet_line),
+        Receipt::Project { detail, worked_secs } => {
+            let p = &detail.projet;
+            let mut out = format!("Projet {}.", projet_line(p));
+            if let Some(d) = &p.description {
+                out.push_str(&format!("\nDescription : {d}"));
+            }
+            out.push_str(&format!("\nTemps passé : {}.", format_duration(*worked_secs)));
+            if detail.phases.len() > 1 {
+                let phases: Vec<&str> = detail.phases.iter().map(|ph| ph.phase.as_str()).collect();
+                out.push_str(&format!("\nPhases successives : {}.", phases.join(" → ")));
+            }
+            out.push('\n');
+            out.push_str(&list(&detail.decisions, "Aucune décision.", "Décisions", |d| format!("« {} » ({})", d.texte, fr::date(d.created_at.with_timezone(&tz).date_naive()))));
+            out.push_str(&format!("\nNotes rattachées : {}.", detail.notes));
+            out
+        }
+        Receipt::ProjectCreated { projet } => format!("Projet {} créé.", projet_line(projet)),
+        Receipt::ProjectUpdated { before, after } => {
+            let mut changes = Vec::new();
+            if before.description != after.description {
+                changes.push(format!("description « {} »", after.description.as_deref().unwrap_or("")));
+            }
+            if before.phase != after.phase {
+                changes.push(format!("phase {} → {}", before.phase.as_deref().unwrap_or("aucune"), after.phase.as_deref().unwrap_or("aucune")));
+            }
+            if before.statut != after.statut {
+                changes.push(format!("statut {} → {}", before.statut.label(), after.statut.label()));
+            }
+            if changes.is_empty() {
+                format!("Projet {} : rien n'a changé, les valeurs étaient déjà celles-là.", after.nom)
+            } else {
+                format!("Projet {} modifié : {}.", after.nom, changes.join(", "))
+            }
+        }
+        Receipt::DecisionRecorded { decision } => {
+            format!("Décision n°{} actée sur {} : « {} ».", decision.id, decision.projet, decision.texte)
+        }
+        Receipt::SouvenirStored { souvenir } => {
+            format!("Souvenir n°{} mémorisé : « {} ».", souvenir.id, souvenir.texte)
+        }
+    }
+}
+
+fn describe_problem(field: &str, problem: &ArgProblem) -> String {
+    match problem {
+        ArgProblem::NotAnObject => "les arguments reçus ne sont pas un objet JSON.".to_string(),
+        ArgProblem::Missing => format!("l'argument « {field} » manque."),
+        ArgProblem::WrongType { expected } => {
+            let kind = match expected {
+                Expected::Text => "un texte",
+                Expected::Integer => "un nombre entier",
+                Expected::Boolean => "vrai ou faux",
+            };
+            format!("l'argument « {field} » devait être {kind}.")
+        }
+        ArgProblem::Empty => format!("l'argument « {field} » est vide."),
+        ArgProblem::TooLong { max } => format!("l'argument « {field} » dépasse {max} caractères."),
+        ArgProblem::BadDate => format!("l'argument « {field} » n'est pas une date AAAA-MM-JJ."),
+        ArgProblem::BadDateTime => format!("l'argument « {field} » n'est pas une date et heure ISO 8601."),
+        ArgProblem::NotPositive => format!("l'argument « {field} » doit être un numéro positif."),
+        ArgProblem::NotAllowed => format!("la valeur de « {field} » n'est pas permise."),
+    }
+}
+
+/// Why a call was refused, in one sentence.
+pub fn describe_refusal(refusal: &Refusal, tz: Tz) -> String {
+    match refusal {
+        Refusal::InvalidArguments(e) => describe_problem(e.field, &e.problem),
+        Refusal::UnknownTool { name } => format!("l'outil « {name} » n'existe pas."),
+        Refusal::ToolNotAllowed { name, agent } => format!("l'outil « {name} » n'est pas dans la liste de l'agent {agent}."),
+        Refusal::ReminderUnknown { id } => format!("aucun rappel n°{id}."),
+        Refusal::ReminderAlreadyDone { rappel } => format!("le rappel n°{} « {} » était déjà fait.", rappel.id, rappel.texte),
+        Refusal::DueDateInPast { echeance } => format!("l'échéance demandée, {}, est déjà passée.", fr::datetime(*echeance, tz)),
+        Refusal::PreferenceUnknown { id } => format!("aucune préférence n°{id}."),
+        Refusal::PreferenceAlreadyInactive { preference } => {
+            format!("la préférence n°{} « {} » était déjà désactivée.", preference.id, preference.texte)
+        }
+        Refusal::PreferenceDuplicate { preference } => {
+            format!("la même préférence existe déjà, n°{} « {} ».", preference.id, preference.texte)
+        }
+        Refusal::PreferenceCapReached { cap } => {
+            format!("le plafond de {cap} préférences actives est atteint ; désactives-en une d'abord.")
+        }
+        Refusal::FutureDate { debut, .. } => {
+            format!("le {} n'est pas encore arrivé : aucune session ne peut y exister, aucune lecture n'a été faite.", fr::date(debut.0))
+        }
+        Refusal::InvertedRange { debut, fin } => {
+            format!("la fin ({}) est avant le début ({}).", fr::date(fin.0), fr::date(debut.0))
+        }
+        Refusal::SessionAlreadyRunning { session } => format!("il y a déjà {}.", session_state(session, tz)),
+        Refusal::SessionAlreadyPaused { session } => format!("la session sur {} est déjà en pause.", session.projet),
+        Refusal::SessionNotPaused { session } => format!("la session sur {} n'est pas en pause.", session.projet),
+        Refusal::NoRunningSession => "aucune session de travail n'est en cours.".to_string(),
+        Refusal::ProjectUnknown { nom } => format!("aucun projet nommé « {nom} »."),
+        Refusal::ProjectDuplicate { projet } => format!("un projet nommé « {} » existe déjà.", projet.nom),
+        Refusal::NothingToChange => "aucune modification n'a été demandée.".to_string(),
+    }
+}

@@ -1,0 +1,213 @@
+//! Tool arguments are parsed once, here, into typed values; every way they can be wrong is
+//! a bounded [`ArgError`] that becomes a typed refusal, never a panic or free text.
+
+use chrono_tz::Tz;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::time::{DueAt, IsoDate};
+
+/// Longest text a tool stores (characters).
+pub const MAX_TEXT_CHARS: usize = 2000;
+/// Longest name (project) a tool stores (characters).
+pub const MAX_NAME_CHARS: usize = 120;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expected {
+    Text,
+    Integer,
+    Boolean,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "problem", rename_all = "snake_case")]
+pub enum ArgProblem {
+    /// The arguments are not a JSON object (or not JSON at all).
+    NotAnObject,
+    Missing,
+    WrongType { expected: Expected },
+    Empty,
+    TooLong { max: usize },
+    /// Not an ISO 8601 date (`YYYY-MM-DD`).
+    BadDate,
+    /// Not an ISO 8601 date-time.
+    BadDateTime,
+    /// An id must be a positive integer.
+    NotPositive,
+    /// Not one of the allowed values (e.g. a project status).
+    NotAllowed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ArgError {
+    /// The argument's name as in the JSON Schema (a fixed string of the code).
+    pub field: &'static str,
+    #[serde(flatten)]
+    pub problem: ArgProblem,
+}
+
+impl ArgError {
+    pub fn new(field: &'static str, problem: ArgProblem) -> Self {
+        Self { field, problem }
+    }
+}
+
+/// The JSON object a model sent, with typed accessors.
+#[derive(Debug)]
+pub struct Args {
+    map: Map<String, Value>,
+}
+
+impl Args {
+    /// `null` counts as `{}` (models send it for tools without arguments); a JSON string
+    /// holding an object is unwrapped (the wire format carries arguments as a string).
+    pub fn parse(raw: &Value) -> Result<Self, ArgError> {
+        match raw {
+            Value::Null => Ok(Self { map: Map::new() }),
+            Value::Object(map) => Ok(Self { map: map.clone() }),
+            Value::String(s) if s.trim().is_empty() => Ok(Self { map: Map::new() }),
+            Value::String(s) => match serde_json::from_str::<Value>(s) {
+                Ok(Value::Object(map)) => Ok(Self { map }),
+                _ => Err(ArgError::new("arguments", ArgProblem::NotAnObject)),
+            },
+            _ => Err(ArgError::new("arguments", ArgProblem::NotAnObject)),
+        }
+    }
+
+    fn present(&self, field: &str) -> Option<&Value> {
+        self.map.get(field).filter(|v| !v.is_null())
+    }
+
+    fn bounded(field: &'static str, raw: &str, max: usize) -> Result<String, ArgError> {
+        let text = raw.trim();
+        if text.is_empty() {
+            return Err(ArgError::new(field, ArgProblem::Empty));
+        }
+        if text.chars().count() > max {
+            return Err(ArgError::new(field, ArgProblem::TooLong { max }));
+        }
+        Ok(text.to_string())
+    }
+
+    fn string(&self, field: &'static str) -> Result<Option<&str>, ArgError> {
+        match self.present(field) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(ArgError::new(field, ArgProblem::WrongType { expected: Expected::Text })),
+        }
+    }
+
+    /// A required, non-empty text of at most [`MAX_TEXT_CHARS`].
+    pub fn text(&self, field: &'static str) -> Result<String, ArgError> {
+        let raw = self.string(field)?.ok_or(ArgError::new(field, ArgProblem::Missing))?;
+        Self::bounded(field, raw, MAX_TEXT_CHARS)
+    }
+
+    /// A required name of at most [`MAX_NAME_CHARS`].
+    pub fn name(&self, field: &'static str) -> Result<String, ArgError> {
+        let raw = self.string(field)?.ok_or(ArgError::new(field, ArgProblem::Missing))?;
+        Self::bounded(field, raw, MAX_NAME_CHARS)
+    }
+
+    /// An optional text; an empty string counts as absent.
+    pub fn opt_text(&self, field: &'static str) -> Result<Option<String>, ArgError> {
+        match self.string(field)? {
+            None => Ok(None),
+            Some(s) if s.trim().is_empty() => Ok(None),
+            Some(s) => Self::bounded(field, s, MAX_TEXT_CHARS).map(Some),
+        }
+    }
+
+    /// An optional name; an empty string counts as absent.
+    pub fn opt_name(&self, field: &'static str) -> Result<Option<String>, ArgError> {
+        match self.string(field)? {
+            None => Ok(None),
+            Some(s) if s.trim().is_empty() => Ok(None),
+            Some(s) => Self::bounded(field, s, MAX_NAME_CHARS).map(Some),
+        }
+    }
+
+    /// A required positive id; a string of digits is accepted ("12"), models send both.
+    pub fn id(&self, field: &'static str) -> Result<i64, ArgError> {
+        let wrong = ArgError::new(field, ArgProblem::WrongType { expected: Expected::Integer });
+        let id = match self.present(field) {
+            None => return Err(ArgError::new(field, ArgProblem::Missing)),
+            Some(Value::Number(n)) => n.as_i64().ok_or(wrong)?,
+            Some(Value::String(s)) => s.trim().trim_start_matches('#').parse::<i64>().map_err(|_| wrong)?,
+            Some(_) => return Err(wrong),
+        };
+        if id <= 0 {
+            return Err(ArgError::new(field, ArgProblem::NotPositive));
+        }
+        Ok(id)
+    }
+
+    pub fn opt_bool(&self, field: &'static str) -> Result<Option<bool>, ArgError> {
+        match self.present(field) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(Value::String(s)) if s == "true" || s == "false" => Ok(Some(s == "true")),
+            Some(_) => Err(ArgError::new(field, ArgProblem::WrongType { expected: Expected::Boolean })),
+        }
+    }
+
+    pub fn date(&self, field: &'static str) -> Result<IsoDate, ArgError> {
+        self.opt_date(field)?.ok_or(ArgError::new(field, ArgProblem::Missing))
+    }
+
+    pub fn opt_date(&self, field: &'static str) -> Result<Option<IsoDate>, ArgError> {
+        match self.string(field)? {
+            None => Ok(None),
+            Some(s) if s.trim().is_empty() => Ok(None),
+            Some(s) => IsoDate::parse(s).map(Some).ok_or(ArgError::new(field, ArgProblem::BadDate)),
+        }
+    }
+
+    /// A required due date-time; returns it and whether it was a bare date.
+    pub fn due(&self, field: &'static str, tz: Tz) -> Result<(DueAt, bool), ArgError> {
+        let raw = self.string(field)?.ok_or(ArgError::new(field, ArgProblem::Missing))?;
+        if raw.trim().is_empty() {
+            return Err(ArgError::new(field, ArgProblem::Empty));
+        }
+        let due = DueAt::parse(raw, tz).ok_or(ArgError::new(field, ArgProblem::BadDateTime))?;
+        let bare = raw.trim().len() == 10;
+        Ok((due, bare))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn ids_accept_digit_strings_and_refuse_the_rest() {
+        let a = Args::parse(&json!({"id": "12", "b": 3, "c": true, "d": -1, "e": 1.5})).unwrap();
+        assert_eq!(a.id("id"), Ok(12));
+        assert_eq!(a.id("b"), Ok(3));
+        assert_eq!(a.id("c").unwrap_err().problem, ArgProblem::WrongType { expected: Expected::Integer });
+        assert_eq!(a.id("d").unwrap_err().problem, ArgProblem::NotPositive);
+        assert_eq!(a.id("e").unwrap_err().problem, ArgProblem::WrongType { expected: Expected::Integer });
+        assert_eq!(a.id("zz").unwrap_err().problem, ArgProblem::Missing);
+    }
+
+    #[test]
+    fn arguments_may_arrive_as_a_json_string() {
+        let a = Args::parse(&json!("{\"texte\": \"pain\"}")).unwrap();
+        assert_eq!(a.text("texte").unwrap(), "pain");
+        assert_eq!(Args::parse(&json!("not json")).unwrap_err().problem, ArgProblem::NotAnObject);
+        assert_eq!(Args::parse(&json!([1])).unwrap_err().problem, ArgProblem::NotAnObject);
+    }
+
+    #[test]
+    fn texts_are_trimmed_bounded_and_never_empty() {
+        let long = "x".repeat(MAX_TEXT_CHARS + 1);
+        let a = Args::parse(&json!({"t": "  pain  ", "e": "   ", "l": long, "n": 3})).unwrap();
+        assert_eq!(a.text("t").unwrap(), "pain");
+        assert_eq!(a.text("e").unwrap_err().problem, ArgProblem::Empty);
+        assert_eq!(a.text("l").unwrap_err().problem, ArgProblem::TooLong { max: MAX_TEXT_CHARS });
+        assert_eq!(a.text("n").unwrap_err().problem, ArgProblem::WrongType { expected: Expected::Text });
+        assert_eq!(a.opt_text("e").unwrap(), None);
+    }
+}

@@ -1,0 +1,520 @@
+//! Tools over notes, reminders, preferences, souvenirs, work time and the weekly briefing.
+
+use chrono::Duration;
+use serde_json::Value;
+
+use super::*;
+use crate::memory::{briefing, worktime, AddPreference, Deactivate, MarkDone};
+use crate::text::normalise;
+use crate::time::{local_today, IsoDate};
+
+/// Cosine similarity under which a souvenir is not returned: an anti-hallucination guard.
+pub const SIMILARITY_THRESHOLD: f32 = 0.6;
+/// Most souvenirs one search returns.
+pub const SEARCH_LIMIT: usize = 5;
+/// A reminder due more than this in the past is refused as a wrong date.
+pub const PAST_DUE_GRACE_SECS: i64 = 60;
+
+pub(super) fn register(tools: &mut Vec<Box<dyn DynTool>>) {
+    tools.push(Box::new(CreerNote));
+    tools.push(Box::new(ListerNotes));
+    tools.push(Box::new(CreerRappel));
+    tools.push(Box::new(ListerRappels));
+    tools.push(Box::new(MarquerRappelFait));
+    tools.push(Box::new(LireBriefingHebdo));
+    tools.push(Box::new(LireTempsTravail));
+    tools.push(Box::new(MemoriserPreference));
+    tools.push(Box::new(ListerPreferences));
+    tools.push(Box::new(DesactiverPreference));
+    tools.push(Box::new(ChercherDansMemoire));
+    tools.push(Box::new(MemoriserSouvenir));
+}
+
+pub struct CreerNote;
+
+#[async_trait]
+impl Tool for CreerNote {
+    const NAME: &'static str = "creer_note";
+    const PAGE: Page = Page::Notes;
+    type Args = (String, Option<String>);
+
+    fn description(&self) -> &'static str {
+        "Crée une note : un mémo sans effet sur ton comportement, éventuellement rattaché à un projet existant."
+    }
+    fn parameters(&self) -> Value {
+        object_schema(
+            &[("texte", string_prop("Contenu exact de la note")), ("projet", string_prop("Nom d'un projet existant (facultatif)"))],
+            &["texte"],
+        )
+    }
+    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
+        Ok((a.text("texte")?, a.opt_name("projet")?))
+    }
+    async fn run(&self, ctx: &ToolContext, (texte, projet): Self::Args) -> Result<Outcome, StoreError> {
+        let projet_id = match projet {
+            None => None,
+            Some(nom) => match lookup_project(ctx, &nom).await? {
+                Ok(p) => Some(p.id),
+                Err(refusal) => return Ok(Outcome::Refused(refusal)),
+            },
+        };
+        let note = ctx.store.create_note(&texte, projet_id, ctx.now()).await?;
+        Ok(Outcome::Done(Receipt::NoteCreated { note }))
+    }
+}
+
+pub struct ListerNotes;
+
+#[async_trait]
+impl Tool for ListerNotes {
+    const NAME: &'static str = "lister_notes";
+    const PAGE: Page = Page::Notes;
+    type Args = Option<String>;
+
+    fn description(&self) -> &'static str {
+        "Liste les notes, toutes ou celles d'un projet."
+    }
+    fn parameters(&self) -> Value {
+        object_schema(&[("projet", string_prop("Nom d'un projet existant (facultatif)"))], &[])
+    }
+    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
+        a.opt_name("projet")
+    }
+    async fn run(&self, ctx: &ToolContext, projet: Self::Args) -> Result<Outcome, StoreError> {
+        let (projet_id, projet) = match projet {
+            None => (None, None),
+            Some(nom) => match lookup_project(ctx, &nom).await? {
+                Ok(p) => (Some(p.id), Some(p.nom)),
+                Err(refusal) => return Ok(Outcome::Refused(refusal)),
+            },
+        };
+        let notes = ctx.store.list_notes(projet_id).await?;
+        Ok(Outcome::Done(Receipt::Notes { projet, notes }))
+    }
+}
+
+pub struct CreerRappel;
+
+#[async_trait]
+impl Tool for CreerRappel {
+    const NAME: &'static str = "creer_rappel";
+    const PAGE: Page = Page::Rappels;
+    type Args = (String, crate::time::DueAt, bool);
+
+    fn description(&self) -> &'static str {
+        "Crée un rappel : quelque chose à faire, qui sera terminé par un geste. Échéance en ISO 8601 \
+         (AAAA-MM-JJTHH:MM, heure locale de l'utilisateur)."
+    }
+    fn parameters(&self) -> Value {
+        object_schema(
+            &[
+                ("texte", string_prop("Ce qu'il faut rappeler, tel que dit")),
+                ("echeance", string_prop("Date et heure ISO 8601, ex. 2026-12-01T09:00")),
+            ],
+            &["texte", "echeance"],
+        )
+    }
+    fn parse(&self, a: &Args, ctx: &ToolContext) -> Result<Self::Args, ArgError> {
+        let texte = a.text("texte")?;
+        let (due, bare) = a.due("echeance", ctx.tz)?;
+        Ok((texte, due, bare))
+    }
+    async fn run(&self, ctx: &ToolContext, (texte, due, bare): Self::Args) -> Result<Outcome, StoreError> {
+        let now = ctx.now();
+        if due.0 < now - Duration::seconds(PAST_DUE_GRACE_SECS) {
+            return Ok(Outcome::Refused(Refusal::DueDateInPast { echeance: due.0 }));
+        }
+        let rappel = ctx.store.create_rappel(&texte, due.0, now).await?;
+        Ok(Outcome::Done(Receipt::ReminderCreated { rappel, bare_date: bare }))
+    }
+}
+
+pub struct ListerRappels;
+
+#[async_trait]
+impl Tool for ListerRappels {
+    const NAME: &'static str = "lister_rappels";
+    const PAGE: Page = Page::Rappels;
+    type Args = bool;
+
+    fn description(&self) -> &'static str {
+        "Liste les rappels à faire (et ceux déjà faits si inclure_faits est vrai), avec leur numéro."
+    }
+    fn parameters(&self) -> Value {
+        object_schema(
+            &[("inclure_faits", serde_json::json!({"type": "boolean", "description": "Inclure les rappels déjà faits"}))],
+            &[],
+        )
+    }
+    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
+        Ok(a.opt_bool("inclure_faits")?.unwrap_or(false))
+    }
+    async fn run(&self, ctx: &ToolContext, include_done: Self::Args) -> Result<Outcome, StoreError> {
+        let rappels = ctx.store.list_rappels(include_done).await?;
+        Ok(Outcome::Done(Receipt::Reminders { include_done, rappels, now: ctx.now() }))
+    }
+}
+
+pub struct MarquerRappelFait;
+
+#[async_trait]
+impl Tool for MarquerRappelFait {
+    const NAME: &'static str = "marquer_rappel_fait";
+    const PAGE: Page = Page::Rappels;
+    type Args = i64;
+
+    fn description(&self) -> &'static str {
+        "Marque un rappel comme fait, par son numéro (donné par lister_rappels)."
+    }
+    fn parameters(&self) -> Value {
+        object_schema(&[("id", integer_prop("Numéro du rappel"))], &["id"])
+    }
+    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
+        a.id("id")
+    }
+    async fn run(&self, ctx: &ToolContext, id: Self::Args) -> Result<Outcome, StoreError> {
+        Ok(match ctx.store.mark_rappel_done(id, ctx.now()).await? {
+            MarkDone::Marked(rappel) => Outcome::Done(Receipt::ReminderDone { rappel }),
+            MarkDone::NotFound => Outcome::Refused(Refusal::ReminderUnknown { id }),
+            MarkDone::AlreadyDone(rappel) => Outcome::Refused(Refusal::ReminderAlreadyDone { rappel }),
+        })
+    }
+}
+
+pub struct LireBriefingHebdo;
+
+#[async_trait]
+impl Tool for LireBriefingHebdo {
+    const NAME: &'static str = "lire_briefing_hebdo";
+    const PAGE: Page = Page::Sessions;
+    type Args = ();
+
+    fn description(&self) -> &'static str {
+        "Lit le briefing de la semaine (temps par projet, rappels, décisions, notes), composé par le code."
+    }
+    fn parameters(&self) -> Value {
+        object_schema(&[], &[])
+    }
+    fn parse(&self, _: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
+        Ok(())
+    }
+    async fn run(&self, ctx: &ToolContext, (): Self::Args) -> Result<Outcome, StoreError> {
+        let text = briefing::weekly(ctx.store.as_ref(), ctx.now(), ctx.tz).await?;
+        Ok(Outcome::Briefing(Briefing { kind: BriefingKind::Weekly, text }))
+    }
+}
+
+pub struct LireTempsTravail;
+
+#[async_trait]
+impl Tool for LireTempsTravail {
+    const NAME: &'static str = "lire_temps_travail";
+    const PAGE: Page = Page::Sessions;
+    type Args = (IsoDate, Option<IsoDate>, Option<String>);
+
+    fn description(&self) -> &'static str {
+        "Lit le temps de travail mesuré entre deux dates incluses (ISO AAAA-MM-JJ), pour un projet ou tous. \
+         Une date future est refusée : aucune session ne peut y exister."
+    }
+    fn parameters(&self) -> Value {
+        object_schema(
+            &[
+                ("debut", string_prop("Premier jour, AAAA-MM-JJ")),
+                ("fin", string_prop("Dernier jour inclus, AAAA-MM-JJ (par défaut : debut)")),
+                ("projet", string_prop("Nom d'un projet existant (facultatif)")),
+            ],
+            &["debut"],
+        )
+    }
+    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
+        Ok((a.date("debut")?, a.opt_date("fin")?, a.opt_name("projet")?))
+    }
+    async fn run(&self, ctx: &ToolContext, (debut, fin, projet): Self::Args) -> Result<Outcome, StoreError> {
+        let fin = fin.unwrap_or(debut);
+        if fin < debut {
+            return Ok(Outcome::Refused(Refusal::InvertedRange { debut, fin }));
+        }
+        let now = ctx.now();
+        let today = local_today(now, ctx.tz);
+        if debut.0 > today {
+            return Ok(Outcome::Refused(Refusal::FutureDate { debut, today }));
+        }
+        let (projet_id, projet) = match projet {
+            None => (None, None),
+            Some(nom) => match lookup_project(ctx, &nom).await? {
+                Ok(p) => (Some(p.id), Some(p.nom)),
+                Err(refusal) => return Ok(Outcome::Refused(refusal)),
+            },
+        };
+        let from = debut.start_utc(ctx.tz);
+        let day_after = IsoDate(fin.0 + Duration::days(1)).start_utc(ctx.tz);
+        let until_now = day_after > now;
+        let to = day_after.min(now);
+        let sessions = ctx.store.sessions_overlapping(from, to, projet_id).await?;
+        let totals = worktime::totals(&sessions, from, to, now);
+        let running = if until_now {
+            ctx.store.running_session().await?.filter(|s| projet.as_ref().is_none_or(|p| *p == s.projet))
+        } else {
+            None
+        };
+        Ok(Outcome::Done(Receipt::WorkTime { debut, fin, until_now, projet, totals, running }))
+    }
+}
+
+pub struct MemoriserPreference;
+
+#[async_trait]
+impl Tool for MemoriserPreference {
+    const NAME: &'static str = "memoriser_preference";
+    const PAGE: Page = Page::Preferences;
+    type Args = String;
+
+    fn description(&self) -> &'static str {
+        "Mémorise une préférence durable qui change ton comportement (injectée à chaque tour, nombre plafonné). \
+         Pas pour une tâche ni un fait ponctuel."
+    }
+    fn parameters(&self) -> Value {
+        object_schema(&[("texte", string_prop("La préférence, formulée comme une règle"))], &["texte"])
+    }
+    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
+        a.text("texte")
+    }
+    async fn run(&self, ctx: &ToolContext, texte: Self::Args) -> Result<Outcome, StoreError> {
+        let cap = ctx.preferences_cap;
+        Ok(match ctx.store.add_preference(&texte, cap, ctx.now()).await? {
+            AddPreference::Added(preference) => {
+                let active = count_active(ctx).await?;
+                Outcome::Done(Receipt::PreferenceStored { preference, active, cap })
+            }
+            AddPreference::CapReached { cap } => Outcome::Refused(Refusal::PreferenceCapReached { cap }),
+            AddPreference::Duplicate(preference) => Outcome::Refused(Refusal::PreferenceDuplicate { preference }),
+        })
+    }
+}
+
+async fn count_active(ctx: &ToolContext) -> Result<u32, StoreError> {
+    let all = ctx.store.list_preferences().await?;
+    Ok(u32::try_from(all.iter().filter(|p| p.active).count()).unwrap_or(u32::MAX))
+}
+
+pub struct ListerPreferences;
+
+#[async_trait]
+impl Tool for ListerPreferences {
+    const NAME: &'static str = "lister_preferences";
+    const PAGE: Page = Page::Preferences;
+    type Args = ();
+
+    fn description(&self) -> &'static str {
+        "Liste les préférences (actives et désactivées) avec leur numéro et le plafond."
+    }
+    fn parameters(&self) -> Value {
+        object_schema(&[], &[])
+    }
+    fn parse(&self, _: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
+        Ok(())
+    }
+    async fn run(&self, ctx: &ToolContext, (): Self::Args) -> Result<Outcome, StoreError> {
+        let preferences = ctx.store.list_preferences().await?;
+        let active = u32::try_from(preferences.iter().filter(|p| p.active).count()).unwrap_or(u32::MAX);
+        Ok(Outcome::Done(Receipt::Preferences { preferences, active, cap: ctx.preferences_cap }))
+    }
+}
+
+pub struct DesactiverPreference;
+
+#[async_trait]
+impl Tool for DesactiverPreference {
+    const NAME: &'static str = "desactiver_preference";
+    const PAGE: Page = Page::Preferences;
+    type Args = i64;
+
+    fn description(&self) -> &'static str {
+        "Désactive une préférence par son numéro. N'écris jamais une préférence contraire à la place."
+    }
+    fn parameters(&self) -> Value {
+        object_schema(&[("id", integer_prop("Numéro de la préférence"))], &["id"])
+    }
+    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
+        a.id("id")
+    }
+    async fn run(&self, ctx: &ToolContext, id: Self::Args) -> Result<Outcome, StoreError> {
+        Ok(match ctx.store.deactivate_preference(id, ctx.now()).await? {
+            Deactivate::Deactivated(preference) => Outcome::Done(Receipt::PreferenceDeactivated { preference }),
+            Deactivate::NotFound => Outcome::Refused(Refusal::PreferenceUnknown { id }),
+            Deactivate::AlreadyInactive(preference) => Outcome::Refused(Refusal::PreferenceAlreadyInactive { preference }),
+        })
+    }
+}
+
+pub struct ChercherDansMemoire;
+
+#[async_trait]
+impl Tool for ChercherDansMemoire {
+    const NAME: &'static str = "chercher_dans_memoire";
+    const PAGE: Page = Page::Souvenirs;
+    type Args = String;
+
+    fn description(&self) -> &'static str {
+        "Cherche dans les souvenirs (mémoire long terme). Utilise-le avant de dire que tu ne sais pas. \
+         Si rien ne revient, dis-le : ne comble jamais le vide."
+    }
+    fn parameters(&self) -> Value {
+        object_schema(&[("requete", string_prop("Ce qu'il faut retrouver"))], &["requete"])
+    }
+    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
+        a.text("requete")
+    }
+    async fn run(&self, ctx: &ToolContext, requete: Self::Args) -> Result<Outcome, StoreError> {
+        let reason = match &ctx.embedder {
+            None => KeywordReason::NoEmbeddingProvider,
+            Some(embedder) => match vector_search(ctx, embedder.as_ref(), &requete).await {
+                Ok(Some(receipt)) => return Ok(Outcome::Done(receipt)),
+                Ok(None) => KeywordReason::EmbeddingFailed,
+                Err(e) => return Err(e),
+            },
+        };
+        let terms = keyword_terms(&requete);
+        let hits = ctx
+            .store
+            .search_souvenirs_keyword(&terms, SEARCH_LIMIT as u32)
+            .await?
+            .into_iter()
+            .map(|souvenir| SearchHit { souvenir, score: None })
+            .collect();
+        Ok(Outcome::Done(Receipt::Search { requete, search: SearchMode::Keyword { reason }, hits, not_indexed: 0 }))
+    }
+}
+
+/// Cosine search; `Ok(None)` when the embedding provider failed for the query.
+async fn vector_search(ctx: &ToolContext, embedder: &dyn Embedder, requete: &str) -> Result<Option<Receipt>, StoreError> {
+    let query = match embedder.embed(&[requete.to_string()]).await {
+        Ok(mut v) if v.len() == 1 => v.remove(0),
+        Ok(_) => return Ok(None),
+        Err(e) => {
+            tracing::warn!(error = %e, "query embedding failed, falling back to keyword search");
+            return Ok(None);
+        }
+    };
+    let model = embedder.model().to_string();
+    let mut stored = ctx.store.souvenir_embeddings().await?;
+    // Souvenirs stored offline (or with another model) are embedded now, so none stays
+    // unreachable by the vector search.
+    let missing: Vec<usize> = stored
+        .iter()
+        .enumerate()
+        .filter(|(_, (s, v))| v.is_none() || s.embedding_model.as_deref() != Some(model.as_str()))
+        .map(|(i, _)| i)
+        .collect();
+    let mut not_indexed = 0u32;
+    if !missing.is_empty() {
+        let texts: Vec<String> = missing.iter().map(|&i| stored[i].0.texte.clone()).collect();
+        match embedder.embed(&texts).await {
+            Ok(vectors) if vectors.len() == texts.len() => {
+                for (&i, vector) in missing.iter().zip(vectors) {
+                    ctx.store.set_souvenir_embedding(stored[i].0.id, &vector, &model).await?;
+                    stored[i].0.embedding_model = Some(model.clone());
+                    stored[i].1 = Some(vector);
+                }
+            }
+            _ => {
+                not_indexed = u32::try_from(missing.len()).unwrap_or(u32::MAX);
+                for &i in &missing {
+                    stored[i].1 = None;
+                }
+            }
+        }
+    }
+    let mut hits: Vec<SearchHit> = stored
+        .into_iter()
+        .filter_map(|(souvenir, v)| {
+            let score = cosine(&query, v.as_deref()?)?;
+            (score >= SIMILARITY_THRESHOLD).then_some(SearchHit { souvenir, score: Some(score) })
+        })
+        .collect();
+    hits.sort_by(|a, b| b.score.partial_cmp(&a.score).unwrap_or(std::cmp::Ordering::Equal));
+    hits.truncate(SEARCH_LIMIT);
+    Ok(Some(Receipt::Search {
+        requete: requete.to_string(),
+        search: SearchMode::Vector { threshold: SIMILARITY_THRESHOLD, model },
+        hits,
+        not_indexed,
+    }))
+}
+
+/// Cosine similarity; `None` for vectors of different sizes or of zero norm.
+pub fn cosine(a: &[f32], b: &[f32]) -> Option<f32> {
+    if a.len() != b.len() || a.is_empty() {
+        return None;
+    }
+    let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
+    for (x, y) in a.iter().zip(b) {
+        dot += f64::from(*x) * f64::from(*y);
+        na += f64::from(*x) * f64::from(*x);
+        nb += f64::from(*y) * f64::from(*y);
+    }
+    if na == 0.0 || nb == 0.0 {
+        return None;
+    }
+    Some((dot / (na.sqrt() * nb.sqrt())) as f32)
+}
+
+/// Words that carry no meaning for a keyword search.
+const STOP_WORDS: &[&str] = &[
+    "les", "des", "une", "que", "qui", "quoi", "dans", "pour", "par", "sur", "avec", "est", "suis", "mon", "mes",
+    "ton", "tes", "son", "ses", "ce", "cette", "ces", "aux", "du", "au", "et", "ou", "je", "tu", "il", "elle",
+    "nous", "vous", "ils", "elles", "moi", "toi", "quand", "comment", "avais", "avait", "ai", "as", "the", "and",
+    "souviens", "rappelles", "dit", "dis",
+];
+
+/// The words of a query worth searching for.
+pub fn keyword_terms(requete: &str) -> Vec<String> {
+    let normalised = normalise(requete);
+    let mut terms: Vec<String> = Vec::new();
+    for word in normalised.split(|c: char| !c.is_alphanumeric()) {
+        if word.chars().count() >= 3 && !STOP_WORDS.contains(&word) && !terms.iter().any(|t| t == word) {
+            terms.push(word.to_string());
+        }
+    }
+    terms
+}
+
+pub struct MemoriserSouvenir;
+
+#[async_trait]
+impl Tool for MemoriserSouvenir {
+    const NAME: &'static str = "memoriser_souvenir";
+    const PAGE: Page = Page::Souvenirs;
+    type Args = String;
+
+    fn description(&self) -> &'static str {
+        "Mémorise un souvenir durable (fait de vie, contexte), retrouvable seulement par chercher_dans_memoire. \
+         Si un geste le rendrait terminé, c'est un rappel ou une note, pas un souvenir."
+    }
+    fn parameters(&self) -> Value {
+        object_schema(&[("texte", string_prop("Le souvenir, tel que dit"))], &["texte"])
+    }
+    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
+        a.text("texte")
+    }
+    async fn run(&self, ctx: &ToolContext, texte: Self::Args) -> Result<Outcome, StoreError> {
+        // The text is never lost for want of an embedding: it is stored either way and
+        // embedded at the next vector search.
+        let embedding = match &ctx.embedder {
+            Some(e) => match e.embed(std::slice::from_ref(&texte)).await {
+                Ok(mut v) if v.len() == 1 => Some((v.remove(0), e.model().to_string())),
+                Ok(_) => None,
+                Err(err) => {
+                    tracing::warn!(error = %err, "souvenir stored without embedding");
+                    None
+                }
+            },
+            None => None,
+        };
+        let souvenir = ctx
+            .store
+            .add_souvenir(&texte, embedding.as_ref().map(|(v, m)| (v.as_slice(), m.as_str())), ctx.now())
+            .await?;
+        Ok(Outcome::Done(Receipt::SouvenirStored { souvenir }))
+    }
+}

@@ -1,0 +1,78 @@
+//! Opening Arthur: settings → data directory → database → tool context. Everything a
+//! command needs to run a tool lives in [`App`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use arthur_agents::llm::embeddings::{Embedder, HttpEmbedder};
+use arthur_agents::memory::{MemoryStore, SqliteStore};
+use arthur_agents::time::{Clock, SystemClock};
+use arthur_agents::tools::{ToolBox, ToolContext};
+
+use crate::config::{Settings, DEFAULT_EMBED_MODEL};
+
+/// Timeout of one embeddings request.
+const EMBED_TIMEOUT: Duration = Duration::from_secs(20);
+
+pub struct App {
+    pub settings: Settings,
+    pub store: Arc<SqliteStore>,
+    pub tools: ToolBox,
+    pub ctx: ToolContext,
+}
+
+impl App {
+    /// Opens the store named by the settings (creating the data directory and the
+    /// database on first start) with the wall clock.
+    pub async fn open(settings: Settings) -> anyhow::Result<Self> {
+        Self::open_with_clock(settings, Arc::new(SystemClock)).await
+    }
+
+    pub async fn open_with_clock(settings: Settings, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(&settings.data_dir)
+            .with_context(|| format!("creating data directory {}", settings.data_dir.display()))?;
+        let url = settings.database_url.as_str();
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            bail!("the PostgreSQL backend is not available yet; use a sqlite:// ARTHUR_DATABASE_URL");
+        }
+        if !url.starts_with("sqlite:") {
+            bail!("unsupported ARTHUR_DATABASE_URL scheme (expected sqlite:// or postgres://)");
+        }
+        let store = Arc::new(SqliteStore::open(url).await.with_context(|| format!("opening database {url}"))?);
+        let ctx = ToolContext {
+            store: store.clone() as Arc<dyn MemoryStore>,
+            clock,
+            tz: settings.timezone,
+            embedder: embedder(&settings)?,
+            preferences_cap: settings.preferences_cap,
+        };
+        Ok(Self { settings, store, tools: ToolBox::new(), ctx })
+    }
+}
+
+/// The embeddings provider: Mistral when its key is set, else an OpenAI-compatible one.
+/// Anthropic has no embeddings endpoint. None → keyword search, said in every answer.
+fn embedder(settings: &Settings) -> anyhow::Result<Option<Arc<dyn Embedder>>> {
+    let p = &settings.providers;
+    let chosen = if let Some(m) = &p.mistral {
+        Some((m, settings.models.embed.clone()))
+    } else if let Some(o) = &p.openai {
+        // The default model name is Mistral's; an OpenAI-compatible server needs its own.
+        let model = if settings.models.embed == DEFAULT_EMBED_MODEL {
+            "text-embedding-3-small".to_string()
+        } else {
+            settings.models.embed.clone()
+        };
+        Some((o, model))
+    } else {
+        None
+    };
+    Ok(match chosen {
+        None => None,
+        Some((provider, model)) => Some(Arc::new(
+            HttpEmbedder::new(&provider.base_url, provider.api_key.clone(), &model, EMBED_TIMEOUT)
+                .context("building the embeddings client")?,
+        )),
+    })
+}

@@ -1,0 +1,229 @@
+//! The command line: parses arguments, opens the app, runs one command, maps the result to
+//! an exit code. User-facing messages are French; the English detail follows for logs.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use arthur_agents::memory::{briefing, export};
+use arthur_agents::report;
+use arthur_agents::tools::{AgentKind, Outcome};
+use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
+
+use crate::app::App;
+use crate::config::Settings;
+
+/// Exit code when a tool refused (nothing was written).
+pub const EXIT_REFUSED: u8 = 3;
+/// Exit code when a tool failed (effect unknown).
+pub const EXIT_FAILED: u8 = 4;
+
+#[derive(Debug, Parser)]
+#[command(name = "arthur", version, about = "Arthur : assistant vocal local qui ne peut pas mentir sur ce qu'il vient de faire")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Conversation in the terminal.
+    Chat,
+    /// Run one tool directly: `arthur tool creer_note '{"texte": "…"}'`.
+    Tool(ToolCmd),
+    /// List the tools with their JSON Schema.
+    Tools {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Everything the memory holds.
+    Export {
+        /// Print JSON (the only format for now).
+        #[arg(long)]
+        json: bool,
+    },
+    /// The briefing of the day or of the week, composed from the store.
+    Briefing(BriefingCmd),
+    /// Benchmarks.
+    Bench {
+        #[command(subcommand)]
+        what: BenchCmd,
+    },
+    /// Maintenance and test helpers.
+    #[command(hide = true)]
+    Debug {
+        #[command(subcommand)]
+        what: DebugCmd,
+    },
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct ToolCmd {
+    /// Tool name, e.g. creer_rappel.
+    pub name: String,
+    /// Arguments as a JSON object (default `{}`).
+    pub args: Option<String>,
+    /// Run as this agent (refuses tools outside its list).
+    #[arg(long, value_enum)]
+    pub agent: Option<AgentArg>,
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum AgentArg {
+    Intendant,
+    Mentor,
+}
+
+#[derive(Debug, ClapArgs)]
+#[group(required = true, multiple = false)]
+pub struct BriefingCmd {
+    #[arg(long)]
+    pub jour: bool,
+    #[arg(long)]
+    pub semaine: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCmd {
+    /// Cost of each tool call on SQLite (median µs), and of a 3-tool turn.
+    Store {
+        #[arg(long, default_value_t = 300)]
+        iterations: usize,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DebugCmd {
+    /// Writes notes and chrono cycles in a loop, printing one line per committed write;
+    /// used by the crash-safety test, which kills the process in the middle.
+    WriteLoop {
+        #[arg(long, default_value_t = 1000)]
+        count: usize,
+    },
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("Erreur : impossible de démarrer.\n  detail: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("Erreur : {}\n  detail: {e:#}", french_summary(&e));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn french_summary(e: &anyhow::Error) -> &'static str {
+    let text = format!("{e:#}");
+    if text.contains("config") || text.contains("time zone") || text.contains("invalid value") {
+        "la configuration est invalide."
+    } else if text.contains("database") || text.contains("data directory") {
+        "impossible d'ouvrir la base de données."
+    } else {
+        "la commande a échoué."
+    }
+}
+
+async fn open() -> anyhow::Result<App> {
+    let settings = Settings::load().context("loading configuration")?;
+    App::open(settings).await
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Chat => {
+            let app = open().await?;
+            crate::chat::run(&app, tokio::io::stdin(), tokio::io::stdout()).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Tool(cmd) => {
+            let app = open().await?;
+            run_tool(&app, cmd).await
+        }
+        Command::Tools { json } => {
+            let tools = arthur_agents::tools::ToolBox::new();
+            if json {
+                let defs: Vec<_> = tools.all().map(|t| t.definition()).collect();
+                println!("{}", serde_json::to_string_pretty(&defs)?);
+            } else {
+                for agent in [AgentKind::Intendant, AgentKind::Mentor] {
+                    println!("{} : {}", agent.as_str(), arthur_agents::tools::ToolBox::names_for(agent).join(", "));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Export { json: _ } => {
+            let app = open().await?;
+            let data = export::export(app.ctx.store.as_ref(), app.ctx.now()).await.context("reading the database")?;
+            println!("{}", serde_json::to_string_pretty(&data)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Briefing(b) => {
+            let app = open().await?;
+            let (store, now, tz) = (app.ctx.store.as_ref(), app.ctx.now(), app.ctx.tz);
+            let text = if b.jour { briefing::daily(store, now, tz).await } else { briefing::weekly(store, now, tz).await }
+                .context("reading the database")?;
+            println!("{text}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench { what: BenchCmd::Store { iterations } } => {
+            crate::bench::store(iterations).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Debug { what: DebugCmd::WriteLoop { count } } => {
+            let app = open().await?;
+            crate::bench::write_loop(&app, count).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+async fn run_tool(app: &App, cmd: ToolCmd) -> anyhow::Result<ExitCode> {
+    let raw = match cmd.args.as_deref() {
+        None => serde_json::Value::Null,
+        // Handed over as a string: the tool reports malformed JSON as a typed refusal.
+        Some(text) => serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_string())),
+    };
+    let outcome = match cmd.agent {
+        None => app.tools.invoke(&app.ctx, &cmd.name, &raw).await,
+        Some(a) => {
+            let agent = match a {
+                AgentArg::Intendant => AgentKind::Intendant,
+                AgentArg::Mentor => AgentKind::Mentor,
+            };
+            app.tools.invoke_as(agent, &app.ctx, &cmd.name, &raw).await
+        }
+    };
+    let text = report::compose_written(&cmd.name, &outcome, app.ctx.tz);
+    if cmd.json {
+        let value = serde_json::json!({
+            "tool": cmd.name,
+            "outcome": outcome.kind(),
+            "report": text,
+            "detail": outcome,
+        });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        println!("{text}");
+    }
+    Ok(match outcome {
+        Outcome::Done(_) | Outcome::Briefing(_) => ExitCode::SUCCESS,
+        Outcome::Refused(_) => ExitCode::from(EXIT_REFUSED),
+        Outcome::Failed(_) => ExitCode::from(EXIT_FAILED),
+    })
+}

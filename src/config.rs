@@ -1,0 +1,419 @@
+//! Typed settings: built-in defaults, then `arthur.toml`, then the environment (the names of
+//! DESIGN §8). Secrets are wrapped so that printing the settings never prints a key.
+
+use std::path::{Path, PathBuf};
+
+use arthur_agents::secret::Secret;
+use arthur_agents::tools::DEFAULT_PREFERENCES_CAP;
+use chrono_tz::Tz;
+use serde::Deserialize;
+
+pub const DEFAULT_TIMEZONE: &str = "Europe/Paris";
+pub const DEFAULT_WEB_ADDR: &str = "127.0.0.1:8737";
+pub const DEFAULT_MISTRAL_BASE_URL: &str = "https://api.mistral.ai";
+pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com";
+pub const DEFAULT_ROUTER_MODEL: &str = "mistral-small-latest";
+pub const DEFAULT_CHAT_MODEL: &str = "mistral-large-latest";
+pub const DEFAULT_EMBED_MODEL: &str = "mistral-embed";
+pub const DEFAULT_CLASSIFIER_MODEL: &str = "mistral-small-latest";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("invalid config file {path}: {source}")]
+    Parse { path: PathBuf, source: Box<toml::de::Error> },
+    #[error("unknown time zone {0:?} (expected an IANA name such as Europe/Paris)")]
+    TimeZone(String),
+    #[error("invalid value for {name}: {value:?} ({expected})")]
+    Invalid { name: &'static str, value: String, expected: &'static str },
+    #[error("no data directory: set ARTHUR_DATA_DIR (no home directory was found)")]
+    NoDataDir,
+}
+
+/// One language-model provider: present only when its API key is set.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    pub api_key: Secret,
+    pub base_url: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Providers {
+    pub mistral: Option<Provider>,
+    pub anthropic: Option<Provider>,
+    pub openai: Option<Provider>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Models {
+    pub router: String,
+    pub chat: String,
+    pub embed: String,
+    pub atlas_classifier: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Voice {
+    pub stt_lang: String,
+    pub whisper_model: Option<PathBuf>,
+    pub piper_voice: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Atlas {
+    pub imap_url: Option<Secret>,
+    pub smtp_url: Option<Secret>,
+    pub founder_email: Option<String>,
+    pub mailbox_email: Option<String>,
+    pub repo: Option<PathBuf>,
+    pub claude_bin: String,
+    pub deploy_cmd: Option<String>,
+    pub qa_cmd: Option<String>,
+    pub disabled: bool,
+    pub idle_timeout_s: u64,
+    pub hard_timeout_s: u64,
+    pub budget_s: u64,
+    pub clamd_addr: Option<String>,
+    pub clamscan_db: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub data_dir: PathBuf,
+    pub database_url: String,
+    pub timezone: Tz,
+    pub preferences_cap: u32,
+    pub web_addr: String,
+    pub providers: Providers,
+    pub models: Models,
+    pub voice: Voice,
+    pub atlas: Atlas,
+    /// The config file that was read, if any.
+    pub config_file: Option<PathBuf>,
+}
+
+// ---- the file, as written by the user (every field optional) ----
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSettings {
+    data_dir: Option<PathBuf>,
+    database_url: Option<String>,
+    timezone: Option<String>,
+    #[serde(default)]
+    memory: FileMemory,
+    #[serde(default)]
+    web: FileWeb,
+    #[serde(default)]
+    providers: FileProviders,
+    #[serde(default)]
+    models: FileModels,
+    #[serde(default)]
+    voice: FileVoice,
+    #[serde(default)]
+    atlas: FileAtlas,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileMemory {
+    preferences_cap: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileWeb {
+    addr: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileProvider {
+    api_key: Option<String>,
+    base_url: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileProviders {
+    #[serde(default)]
+    mistral: FileProvider,
+    #[serde(default)]
+    anthropic: FileProvider,
+    #[serde(default)]
+    openai: FileProvider,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileModels {
+    router: Option<String>,
+    chat: Option<String>,
+    embed: Option<String>,
+    atlas_classifier: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileVoice {
+    stt_lang: Option<String>,
+    whisper_model: Option<PathBuf>,
+    piper_voice: Option<PathBuf>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileAtlas {
+    imap_url: Option<String>,
+    smtp_url: Option<String>,
+    founder_email: Option<String>,
+    mailbox_email: Option<String>,
+    repo: Option<PathBuf>,
+    claude_bin: Option<String>,
+    deploy_cmd: Option<String>,
+    qa_cmd: Option<String>,
+    disabled: Option<bool>,
+    idle_timeout_s: Option<u64>,
+    hard_timeout_s: Option<u64>,
+    budget_s: Option<u64>,
+    clamd_addr: Option<String>,
+    clamscan_db: Option<PathBuf>,
+}
+
+/// Reads environment variables; an empty value counts as unset.
+pub trait Env {
+    fn var(&self, name: &str) -> Option<String>;
+}
+
+/// The process environment.
+pub struct ProcessEnv;
+
+impl Env for ProcessEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+    }
+}
+
+impl<F: Fn(&str) -> Option<String>> Env for F {
+    fn var(&self, name: &str) -> Option<String> {
+        self(name).filter(|v| !v.trim().is_empty())
+    }
+}
+
+fn parse_num<T: std::str::FromStr>(name: &'static str, raw: String) -> Result<T, ConfigError> {
+    raw.trim().parse().map_err(|_| ConfigError::Invalid { name, value: raw, expected: "a whole number" })
+}
+
+fn parse_bool(name: &'static str, raw: String) -> Result<bool, ConfigError> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(ConfigError::Invalid { name, value: raw, expected: "1/0, true/false" }),
+    }
+}
+
+fn default_data_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "arthur").map(|d| d.data_dir().to_path_buf())
+}
+
+fn default_config_file() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "arthur").map(|d| d.config_dir().join("arthur.toml"))
+}
+
+impl Settings {
+    /// Settings of this process: defaults → config file → environment.
+    pub fn load() -> Result<Self, ConfigError> {
+        Self::load_from(&ProcessEnv)
+    }
+
+    /// Loads with an explicit environment (tests). `ARTHUR_CONFIG` names the file; it must
+    /// exist when named. Otherwise the XDG config file is read if present.
+    pub fn load_from(env: &dyn Env) -> Result<Self, ConfigError> {
+        let (file, config_file) = match env.var("ARTHUR_CONFIG").map(PathBuf::from) {
+            Some(path) => (read_file(&path)?, Some(path)),
+            None => match default_config_file().filter(|p| p.is_file()) {
+                Some(path) => (read_file(&path)?, Some(path)),
+                None => (FileSettings::default(), None),
+            },
+        };
+        Self::merge(file, env, config_file)
+    }
+
+    fn merge(file: FileSettings, env: &dyn Env, config_file: Option<PathBuf>) -> Result<Self, ConfigError> {
+        let data_dir = env
+            .var("ARTHUR_DATA_DIR")
+            .map(PathBuf::from)
+            .or(file.data_dir)
+            .or_else(default_data_dir)
+            .ok_or(ConfigError::NoDataDir)?;
+        let database_url = env
+            .var("ARTHUR_DATABASE_URL")
+            .or(file.database_url)
+            .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("arthur.db").display()));
+        let tz_name = env.var("ARTHUR_TIMEZONE").or(file.timezone).unwrap_or_else(|| DEFAULT_TIMEZONE.to_string());
+        let timezone: Tz = tz_name.parse().map_err(|_| ConfigError::TimeZone(tz_name.clone()))?;
+        let preferences_cap = match env.var("ARTHUR_PREFERENCES_CAP") {
+            Some(raw) => parse_num("ARTHUR_PREFERENCES_CAP", raw)?,
+            None => file.memory.preferences_cap.unwrap_or(DEFAULT_PREFERENCES_CAP),
+        };
+        if preferences_cap == 0 {
+            return Err(ConfigError::Invalid { name: "preferences_cap", value: "0".into(), expected: "at least 1" });
+        }
+
+        let provider = |key_var: &str, url_var: &str, f: FileProvider, default_url: &str| {
+            let key = env.var(key_var).or(f.api_key.filter(|k| !k.trim().is_empty()))?;
+            let base_url = env.var(url_var).or(f.base_url).unwrap_or_else(|| default_url.to_string());
+            Some(Provider { api_key: Secret::new(key), base_url: base_url.trim_end_matches('/').to_string() })
+        };
+        let fp = file.providers;
+        let providers = Providers {
+            mistral: provider("MISTRAL_API_KEY", "MISTRAL_BASE_URL", fp.mistral, DEFAULT_MISTRAL_BASE_URL),
+            anthropic: provider("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", fp.anthropic, DEFAULT_ANTHROPIC_BASE_URL),
+            openai: provider("OPENAI_API_KEY", "OPENAI_BASE_URL", fp.openai, DEFAULT_OPENAI_BASE_URL),
+        };
+        let fm = file.models;
+        let models = Models {
+            router: env.var("ARTHUR_ROUTER_MODEL").or(fm.router).unwrap_or_else(|| DEFAULT_ROUTER_MODEL.into()),
+            chat: env.var("ARTHUR_CHAT_MODEL").or(fm.chat).unwrap_or_else(|| DEFAULT_CHAT_MODEL.into()),
+            embed: env.var("ARTHUR_EMBED_MODEL").or(fm.embed).unwrap_or_else(|| DEFAULT_EMBED_MODEL.into()),
+            atlas_classifier: env
+                .var("ATLAS_CLASSIFIER_MODEL")
+                .or(fm.atlas_classifier)
+                .unwrap_or_else(|| DEFAULT_CLASSIFIER_MODEL.into()),
+        };
+        let fv = file.voice;
+        let voice = Voice {
+            stt_lang: env.var("ARTHUR_STT_LANG").or(fv.stt_lang).unwrap_or_else(|| "fr".into()),
+            whisper_model: env.var("ARTHUR_WHISPER_MODEL").map(PathBuf::from).or(fv.whisper_model),
+            piper_voice: env.var("ARTHUR_PIPER_VOICE").map(PathBuf::from).or(fv.piper_voice),
+        };
+        let fa = file.atlas;
+        let num = |name: &'static str, file_value: Option<u64>, default: u64| -> Result<u64, ConfigError> {
+            match env.var(name) {
+                Some(raw) => parse_num(name, raw),
+                None => Ok(file_value.unwrap_or(default)),
+            }
+        };
+        let atlas = Atlas {
+            imap_url: env.var("ATLAS_IMAP_URL").or(fa.imap_url).map(Secret::new),
+            smtp_url: env.var("ATLAS_SMTP_URL").or(fa.smtp_url).map(Secret::new),
+            founder_email: env.var("ATLAS_FOUNDER_EMAIL").or(fa.founder_email),
+            mailbox_email: env.var("ATLAS_MAILBOX_EMAIL").or(fa.mailbox_email),
+            repo: env.var("ATLAS_REPO").map(PathBuf::from).or(fa.repo),
+            claude_bin: env.var("ATLAS_CLAUDE_BIN").or(fa.claude_bin).unwrap_or_else(|| "claude".into()),
+            deploy_cmd: env.var("ATLAS_DEPLOY_CMD").or(fa.deploy_cmd),
+            qa_cmd: env.var("ATLAS_QA_CMD").or(fa.qa_cmd),
+            disabled: match env.var("ATLAS_DISABLED") {
+                Some(raw) => parse_bool("ATLAS_DISABLED", raw)?,
+                None => fa.disabled.unwrap_or(false),
+            },
+            idle_timeout_s: num("ATLAS_IDLE_TIMEOUT_S", fa.idle_timeout_s, 1200)?,
+            hard_timeout_s: num("ATLAS_HARD_TIMEOUT_S", fa.hard_timeout_s, 6600)?,
+            budget_s: num("ATLAS_BUDGET_S", fa.budget_s, 2400)?,
+            clamd_addr: env.var("ATLAS_CLAMD_ADDR").or(fa.clamd_addr),
+            clamscan_db: env.var("ATLAS_CLAMSCAN_DB").map(PathBuf::from).or(fa.clamscan_db),
+        };
+        Ok(Settings {
+            data_dir,
+            database_url,
+            timezone,
+            preferences_cap,
+            web_addr: env.var("ARTHUR_WEB_ADDR").or(file.web.addr).unwrap_or_else(|| DEFAULT_WEB_ADDR.into()),
+            providers,
+            models,
+            voice,
+            atlas,
+            config_file,
+        })
+    }
+}
+
+fn read_file(path: &Path) -> Result<FileSettings, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+    toml::from_str(&text).map_err(|source| ConfigError::Parse { path: path.to_path_buf(), source: Box::new(source) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |k: &str| map.get(k).cloned()
+    }
+
+    #[test]
+    fn defaults_apply_with_no_file_and_no_env() {
+        let s = Settings::merge(FileSettings::default(), &env(&[("ARTHUR_DATA_DIR", "/d")]), None).unwrap();
+        assert_eq!(s.database_url, "sqlite:///d/arthur.db");
+        assert_eq!(s.timezone, chrono_tz::Europe::Paris);
+        assert_eq!(s.web_addr, "127.0.0.1:8737");
+        assert_eq!(s.models.router, "mistral-small-latest");
+        assert_eq!(s.models.chat, "mistral-large-latest");
+        assert_eq!(s.models.embed, "mistral-embed");
+        assert!(s.providers.mistral.is_none(), "a missing key skips the provider");
+        assert_eq!(s.atlas.idle_timeout_s, 1200);
+        assert_eq!(s.atlas.hard_timeout_s, 6600);
+        assert_eq!(s.atlas.budget_s, 2400);
+        assert_eq!(s.preferences_cap, DEFAULT_PREFERENCES_CAP);
+    }
+
+    #[test]
+    fn environment_overrides_the_file() {
+        let file: FileSettings = toml::from_str(
+            r#"
+            timezone = "America/Montreal"
+            [memory]
+            preferences_cap = 7
+            [providers.mistral]
+            api_key = "from-file"
+            base_url = "http://file"
+            "#,
+        )
+        .unwrap();
+        let s = Settings::merge(
+            file,
+            &env(&[("ARTHUR_DATA_DIR", "/d"), ("MISTRAL_BASE_URL", "http://127.0.0.1:9/"), ("ARTHUR_TIMEZONE", "UTC")]),
+            None,
+        )
+        .unwrap();
+        let m = s.providers.mistral.unwrap();
+        assert_eq!(m.api_key.expose(), "from-file");
+        assert_eq!(m.base_url, "http://127.0.0.1:9");
+        assert_eq!(s.timezone, chrono_tz::UTC);
+        assert_eq!(s.preferences_cap, 7);
+    }
+
+    #[test]
+    fn bad_values_are_clear_errors() {
+        let e = Settings::merge(FileSettings::default(), &env(&[("ARTHUR_DATA_DIR", "/d"), ("ARTHUR_TIMEZONE", "Mars/Olympus")]), None)
+            .unwrap_err();
+        assert!(e.to_string().contains("Mars/Olympus"));
+        let e = Settings::merge(FileSettings::default(), &env(&[("ARTHUR_DATA_DIR", "/d"), ("ATLAS_BUDGET_S", "lots")]), None)
+            .unwrap_err();
+        assert!(e.to_string().contains("ATLAS_BUDGET_S"));
+        assert!(toml::from_str::<FileSettings>("typo_key = 1").is_err(), "unknown keys are refused");
+    }
+
+    #[test]
+    fn debug_never_prints_secrets() {
+        let s = Settings::merge(
+            FileSettings::default(),
+            &env(&[("ARTHUR_DATA_DIR", "/d"), ("MISTRAL_API_KEY", "sk-live-123"), ("ATLAS_IMAP_URL", "imap://u:hunter2@h/INBOX")]),
+            None,
+        )
+        .unwrap();
+        let printed = format!("{s:?}");
+        assert!(!printed.contains("sk-live-123"));
+        assert!(!printed.contains("hunter2"));
+    }
+
+    #[test]
+    fn empty_env_values_count_as_unset() {
+        let s = Settings::merge(FileSettings::default(), &env(&[("ARTHUR_DATA_DIR", "/d"), ("MISTRAL_API_KEY", "  ")]), None).unwrap();
+        assert!(s.providers.mistral.is_none());
+    }
+}
