@@ -11,7 +11,7 @@ use super::*;
 pub struct SessionExport {
     #[serde(flatten)]
     pub session: SessionTravail,
-    /// Time worked, pauses excluded (up to `exported_at` for a running session).
+    /// Time worked, pauses excluded (up to the export time for a running session).
     pub duree_secs: i64,
 }
 
@@ -31,7 +31,6 @@ pub struct Export {
     pub projets: Vec<ProjetExport>,
     pub decisions: Vec<Decision>,
     pub sessions: Vec<SessionExport>,
-    pub exported_at: DateTime<Utc>,
 }
 
 pub async fn export(store: &dyn MemoryStore, now: DateTime<Utc>) -> StoreResult<Export> {
@@ -57,6 +56,5 @@ pub async fn export(store: &dyn MemoryStore, now: DateTime<Utc>) -> StoreResult<
         projets,
         decisions: store.list_decisions().await?,
         sessions,
-        exported_at: now,
     })
 }

@@ -219,6 +219,7 @@ pub enum CreateProjet {
 
 /// Result of changing a project.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // returned once per call, never stored in bulk
 pub enum UpdateProjet {
     Updated { before: Projet, after: Projet },
     NotFound,

@@ -1,0 +1,175 @@
+//! The command line as a user and outside tools see it: first start, `export --json`
+//! (DESIGN §8 shape), briefings, tool exit codes, the terminal chat, and clear errors.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+struct Cli {
+    dir: tempfile::TempDir,
+}
+
+impl Cli {
+    fn new() -> Self {
+        Self { dir: tempfile::tempdir().unwrap() }
+    }
+
+    fn data_dir(&self) -> std::path::PathBuf {
+        self.dir.path().join("nested").join("data")
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
+        c.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path())
+            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .env("ARTHUR_DATA_DIR", self.data_dir())
+            .args(args);
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+#[test]
+fn first_start_creates_the_data_dir_and_the_database() {
+    let cli = Cli::new();
+    assert!(!cli.data_dir().exists());
+    cli.ok(&["tool", "lister_rappels"]);
+    assert!(cli.data_dir().join("arthur.db").is_file());
+}
+
+#[test]
+fn export_json_has_the_interface_shape() {
+    let cli = Cli::new();
+    cli.ok(&["tool", "creer_projet", r#"{"nom": "Atlas", "description": "mails", "phase": "cadrage"}"#]);
+    cli.ok(&["tool", "creer_note", r#"{"texte": "penser au DKIM", "projet": "Atlas"}"#]);
+    cli.ok(&["tool", "creer_rappel", r#"{"texte": "banque", "echeance": "2099-01-02T09:00"}"#]);
+    cli.ok(&["tool", "memoriser_preference", r#"{"texte": "réponses courtes"}"#]);
+    cli.ok(&["tool", "memoriser_souvenir", r#"{"texte": "le dentiste est Martin"}"#]);
+    cli.ok(&["tool", "acter_decision", r#"{"projet": "Atlas", "texte": "Rust"}"#]);
+    cli.ok(&["tool", "demarrer_session", r#"{"projet": "Atlas"}"#]);
+    cli.ok(&["tool", "arreter_session"]);
+
+    let v: Value = serde_json::from_str(&cli.ok(&["export", "--json"])).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut sorted = keys.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, ["decisions", "notes", "preferences", "projets", "rappels", "sessions", "souvenirs"]);
+    let has = |list: &str, fields: &[&str]| {
+        let item = &v[list][0];
+        for f in fields {
+            assert!(item.get(*f).is_some(), "{list} lacks {f}: {item}");
+        }
+    };
+    has("notes", &["id", "texte", "projet", "created_at"]);
+    has("rappels", &["id", "texte", "echeance", "fait", "created_at"]);
+    has("preferences", &["id", "texte", "active", "created_at"]);
+    has("souvenirs", &["id", "texte", "created_at"]);
+    has("projets", &["id", "nom", "description", "phase", "statut", "created_at", "updated_at"]);
+    has("decisions", &["id", "projet", "texte", "created_at"]);
+    has("sessions", &["id", "projet", "debut", "fin"]);
+    assert_eq!(v["notes"][0]["texte"], "penser au DKIM");
+    assert_eq!(v["notes"][0]["projet"], "Atlas");
+    assert_eq!(v["rappels"][0]["fait"], false);
+    assert_eq!(v["preferences"][0]["active"], true);
+    assert_eq!(v["decisions"][0]["projet"], "Atlas");
+    assert_eq!(v["projets"][0]["statut"], "actif");
+}
+
+#[test]
+fn tool_exit_codes_and_json_outcomes() {
+    let cli = Cli::new();
+    let out = cli.run(&["tool", "marquer_rappel_fait", r#"{"id": 7}"#, "--json"]);
+    assert_eq!(out.status.code(), Some(3), "refused");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["outcome"], "refused");
+    assert_eq!(v["detail"]["detail"]["reason"], "reminder_unknown");
+    assert!(v["report"].as_str().unwrap().contains("Rien n'a été écrit"));
+
+    let out = cli.run(&["tool", "creer_projet", "--agent", "intendant", r#"{"nom": "X"}"#]);
+    assert_eq!(out.status.code(), Some(3), "not in the Intendant's list");
+    let out = cli.run(&["tool", "creer_note", "{pas du json"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("pas un objet JSON"));
+    let out = cli.run(&["tool", "lire_briefing_hebdo"]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn briefings_of_the_day_and_the_week() {
+    let cli = Cli::new();
+    cli.ok(&["tool", "creer_note", r#"{"texte": "note du jour"}"#]);
+    let day = cli.ok(&["briefing", "--jour"]);
+    assert!(day.starts_with("Briefing du ") && day.contains("note du jour"), "{day}");
+    let week = cli.ok(&["briefing", "--semaine"]);
+    assert!(week.starts_with("Briefing de la semaine") && week.contains("note du jour"), "{week}");
+    assert_eq!(cli.run(&["briefing"]).status.code(), Some(2), "one of --jour / --semaine is required");
+}
+
+#[test]
+fn terminal_chat_runs_tools_and_never_guesses() {
+    let cli = Cli::new();
+    let mut child = cli.command(&["chat"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all("/creer_note {\"texte\": \"acheter du pain\"}\nrappelle-moi d'appeler maman\n/quitter\n".as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Note n°1 enregistrée : « acheter du pain »"), "{text}");
+    assert!(text.contains("Rien n'a été fait"), "free text is not guessed: {text}");
+    let export: Value = serde_json::from_str(&cli.ok(&["export", "--json"])).unwrap();
+    assert_eq!(export["notes"].as_array().unwrap().len(), 1);
+    assert_eq!(export["rappels"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn bad_configuration_is_a_clear_error() {
+    let cli = Cli::new();
+    let out = cli.command(&["export", "--json"]).env("ARTHUR_TIMEZONE", "Mars/Olympus").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("configuration") && err.contains("Mars/Olympus"), "{err}");
+
+    let cfg = cli.dir.path().join("arthur.toml");
+    std::fs::write(&cfg, "timezone = \"Europe/Paris\"\nmistral_key = \"oops\"\n").unwrap();
+    let out = cli.command(&["export", "--json"]).env("ARTHUR_CONFIG", &cfg).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("mistral_key"));
+
+    let out = cli.command(&["export", "--json"]).env("ARTHUR_CONFIG", cli.dir.path().join("missing.toml")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+
+    let out = cli.command(&["export", "--json"]).env("ARTHUR_DATABASE_URL", "postgres://localhost/arthur").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("PostgreSQL"));
+}
+
+#[test]
+fn a_config_file_sets_the_time_zone() {
+    let cli = Cli::new();
+    let cfg = cli.dir.path().join("arthur.toml");
+    std::fs::write(&cfg, "timezone = \"America/Montreal\"\n").unwrap();
+    let out = cli.command(&["tool", "creer_rappel", r#"{"texte": "x", "echeance": "2099-07-01T09:00"}"#, "--json"])
+        .env("ARTHUR_CONFIG", &cfg)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // 09:00 in Montréal in July is 13:00 UTC.
+    assert_eq!(v["detail"]["detail"]["rappel"]["echeance"], "2099-07-01T13:00:00Z");
+}

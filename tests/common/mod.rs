@@ -1,0 +1,88 @@
+//! Shared helpers for the integration tests: a real SQLite file in a temp dir, a manual
+//! clock, the real tool registry, and fresh reads through a second connection pool.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arthur_agents::llm::embeddings::Embedder;
+use arthur_agents::memory::{export, MemoryStore, SqliteStore};
+use arthur_agents::time::{Clock, ManualClock};
+use arthur_agents::tools::{Outcome, Receipt, Refusal, ToolBox, ToolContext};
+use chrono::{DateTime, TimeZone, Utc};
+use serde_json::Value;
+
+/// Monday 30 November 2026, 10:00 in Paris.
+pub fn start_time() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap()
+}
+
+pub struct TestApp {
+    pub dir: tempfile::TempDir,
+    pub path: PathBuf,
+    pub store: Arc<SqliteStore>,
+    pub clock: Arc<ManualClock>,
+    pub tools: ToolBox,
+    pub ctx: ToolContext,
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(None, 20).await
+}
+
+pub async fn spawn_app_with(embedder: Option<Arc<dyn Embedder>>, preferences_cap: u32) -> TestApp {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("arthur.db");
+    let store = Arc::new(SqliteStore::open_path(&path).await.unwrap());
+    let clock = Arc::new(ManualClock::new(start_time()));
+    let ctx = ToolContext {
+        store: store.clone() as Arc<dyn MemoryStore>,
+        clock: clock.clone() as Arc<dyn Clock>,
+        tz: chrono_tz::Europe::Paris,
+        embedder,
+        preferences_cap,
+    };
+    TestApp { dir, path, store, clock, tools: ToolBox::new(), ctx }
+}
+
+impl TestApp {
+    pub async fn call(&self, name: &str, args: Value) -> Outcome {
+        self.tools.invoke(&self.ctx, name, &args).await
+    }
+
+    pub async fn done(&self, name: &str, args: Value) -> Receipt {
+        match self.call(name, args.clone()).await {
+            Outcome::Done(r) => r,
+            other => panic!("{name} {args} expected Done, got {other:?}"),
+        }
+    }
+
+    /// Calls a tool that must refuse, and checks that nothing in the store changed.
+    pub async fn refused(&self, name: &str, args: Value) -> Refusal {
+        let before = self.snapshot().await;
+        let outcome = self.call(name, args.clone()).await;
+        let after = self.snapshot().await;
+        assert_eq!(before, after, "{name} {args} refused but the store changed");
+        match outcome {
+            Outcome::Refused(r) => r,
+            other => panic!("{name} {args} expected Refused, got {other:?}"),
+        }
+    }
+
+    /// A second, independent pool on the same file: what a fresh reader sees.
+    pub async fn fresh(&self) -> SqliteStore {
+        SqliteStore::open_path(&self.path).await.unwrap()
+    }
+
+    /// Everything the store holds, as JSON, read through a fresh pool.
+    pub async fn snapshot(&self) -> Value {
+        let fresh = self.fresh().await;
+        let v = serde_json::to_value(export::export(&fresh, start_time()).await.unwrap()).unwrap();
+        fresh.close().await;
+        v
+    }
+
+    pub async fn sql(&self, statement: &str) {
+        sqlx::query(statement).execute(self.store.pool()).await.unwrap();
+    }
+}

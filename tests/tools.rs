@@ -1,0 +1,580 @@
+//! Every tool × every outcome branch, against a real SQLite file. Receipts are compared
+//! with what a fresh connection reads back; refusals are checked to have written nothing.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use arthur_agents::memory::MemoryStore;
+use arthur_agents::report::compose_written;
+use arthur_agents::tools::{
+    AgentKind, ArgError, ArgProblem, Expected, Outcome, Page, Receipt, Refusal, ToolBox, INTENDANT_OWN, MENTOR_OWN, SHARED,
+};
+use chrono::{Duration, TimeZone, Utc};
+use common::{spawn_app, spawn_app_with, start_time};
+use serde_json::json;
+
+fn invalid(field: &'static str, problem: ArgProblem) -> Refusal {
+    Refusal::InvalidArguments(ArgError { field, problem })
+}
+
+// ---------- wiring ----------
+
+#[test]
+fn each_agent_gets_exactly_its_tools_from_the_design_table() {
+    let intendant: BTreeSet<&str> = ToolBox::names_for(AgentKind::Intendant).into_iter().collect();
+    let mentor: BTreeSet<&str> = ToolBox::names_for(AgentKind::Mentor).into_iter().collect();
+    let expected_intendant: BTreeSet<&str> = [
+        "lister_rappels", "marquer_rappel_fait", "lire_briefing_hebdo", "creer_note", "lister_notes", "creer_rappel",
+        "lire_temps_travail", "memoriser_preference", "lister_preferences", "desactiver_preference",
+        "chercher_dans_memoire", "demarrer_session", "suspendre_session", "reprendre_session", "arreter_session",
+    ]
+    .into();
+    let expected_mentor: BTreeSet<&str> = [
+        "lister_projets", "lire_projet", "creer_projet", "modifier_projet", "acter_decision", "memoriser_souvenir",
+        "creer_note", "lister_notes", "creer_rappel", "lire_temps_travail", "memoriser_preference",
+        "lister_preferences", "desactiver_preference", "chercher_dans_memoire", "demarrer_session",
+        "suspendre_session", "reprendre_session", "arreter_session",
+    ]
+    .into();
+    assert_eq!(intendant, expected_intendant);
+    assert_eq!(mentor, expected_mentor);
+    assert_eq!(intendant.intersection(&mentor).count(), 12, "12 shared tools");
+    assert_eq!(INTENDANT_OWN.len() + MENTOR_OWN.len() + SHARED.len(), 21);
+
+    // Every name in the table is a registered tool, and nothing else is registered.
+    let tools = ToolBox::new();
+    let registered: BTreeSet<&str> = tools.all().map(|t| t.name()).collect();
+    assert_eq!(registered.len(), 21);
+    assert_eq!(registered, intendant.union(&mentor).copied().collect());
+    assert_eq!(tools.definitions_for(AgentKind::Intendant).len(), 15);
+    assert_eq!(tools.definitions_for(AgentKind::Mentor).len(), 18);
+}
+
+#[test]
+fn schemas_use_exactly_the_interface_argument_names() {
+    // DESIGN §8, "Tool arguments": name → (all properties, required ones).
+    let table: &[(&str, &[&str], &[&str])] = &[
+        ("creer_note", &["texte", "projet"], &["texte"]),
+        ("lister_notes", &["projet"], &[]),
+        ("creer_rappel", &["texte", "echeance"], &["texte", "echeance"]),
+        ("lister_rappels", &["inclure_faits"], &[]),
+        ("marquer_rappel_fait", &["id"], &["id"]),
+        ("lire_briefing_hebdo", &[], &[]),
+        ("lire_temps_travail", &["debut", "fin", "projet"], &["debut"]),
+        ("memoriser_preference", &["texte"], &["texte"]),
+        ("lister_preferences", &[], &[]),
+        ("desactiver_preference", &["id"], &["id"]),
+        ("chercher_dans_memoire", &["requete"], &["requete"]),
+        ("demarrer_session", &["projet"], &["projet"]),
+        ("suspendre_session", &[], &[]),
+        ("reprendre_session", &[], &[]),
+        ("arreter_session", &[], &[]),
+        ("lister_projets", &[], &[]),
+        ("lire_projet", &["nom"], &["nom"]),
+        ("creer_projet", &["nom", "description", "phase"], &["nom"]),
+        ("modifier_projet", &["nom", "description", "phase", "statut"], &["nom"]),
+        ("acter_decision", &["projet", "texte"], &["projet", "texte"]),
+        ("memoriser_souvenir", &["texte"], &["texte"]),
+    ];
+    let tools = ToolBox::new();
+    assert_eq!(table.len(), 21);
+    for (name, props, required) in table {
+        let def = tools.get(name).unwrap_or_else(|| panic!("{name} missing")).definition();
+        assert_eq!(def.parameters["type"], "object", "{name}");
+        let got: BTreeSet<String> = def.parameters["properties"].as_object().unwrap().keys().cloned().collect();
+        let want: BTreeSet<String> = props.iter().map(|s| s.to_string()).collect();
+        assert_eq!(got, want, "{name} properties");
+        let got_req: BTreeSet<String> =
+            def.parameters["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+        let want_req: BTreeSet<String> = required.iter().map(|s| s.to_string()).collect();
+        assert_eq!(got_req, want_req, "{name} required");
+        assert!(!def.description.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn unknown_tools_and_tools_of_the_other_agent_are_refused_unexecuted() {
+    let app = spawn_app().await;
+    let before = app.snapshot().await;
+    let o = app.tools.invoke_as(AgentKind::Intendant, &app.ctx, "creer_projet", &json!({"nom": "X"})).await;
+    assert_eq!(o, Outcome::Refused(Refusal::ToolNotAllowed { name: "creer_projet", agent: "intendant" }));
+    let o = app.tools.invoke_as(AgentKind::Mentor, &app.ctx, "marquer_rappel_fait", &json!({"id": 1})).await;
+    assert_eq!(o, Outcome::Refused(Refusal::ToolNotAllowed { name: "marquer_rappel_fait", agent: "mentor" }));
+    let o = app.tools.invoke_as(AgentKind::Mentor, &app.ctx, "supprimer_tout", &json!({})).await;
+    assert_eq!(o, Outcome::Refused(Refusal::UnknownTool { name: "supprimer_tout".into() }));
+    let long = "x".repeat(500);
+    match app.call(&long, json!({})).await {
+        Outcome::Refused(Refusal::UnknownTool { name }) => assert_eq!(name.len(), 64),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(before, app.snapshot().await);
+    // A shared tool works for both agents.
+    for agent in [AgentKind::Intendant, AgentKind::Mentor] {
+        let o = app.tools.invoke_as(agent, &app.ctx, "creer_note", &json!({"texte": "partagée"})).await;
+        assert_eq!(o.kind(), "done");
+    }
+}
+
+#[tokio::test]
+async fn arguments_that_are_not_an_object_are_refused() {
+    let app = spawn_app().await;
+    for raw in [json!([1, 2]), json!(42), json!("pas du json")] {
+        assert_eq!(app.refused("creer_note", raw).await, invalid("arguments", ArgProblem::NotAnObject));
+    }
+    // The wire format carries arguments as a JSON string: that works.
+    let r = app.done("creer_note", json!("{\"texte\": \"dans une chaîne\"}")).await;
+    assert!(matches!(r, Receipt::NoteCreated { note } if note.texte == "dans une chaîne"));
+}
+
+// ---------- notes ----------
+
+#[tokio::test]
+async fn notes_receipts_match_the_stored_rows() {
+    let app = spawn_app().await;
+    app.done("creer_projet", json!({"nom": "Atlas"})).await;
+    let Receipt::NoteCreated { note } = app.done("creer_note", json!({"texte": "  penser au DKIM  ", "projet": "atlas"})).await else {
+        panic!()
+    };
+    assert_eq!(note.texte, "penser au DKIM", "stored trimmed");
+    assert_eq!(note.projet.as_deref(), Some("Atlas"));
+    let fresh = app.fresh().await;
+    assert_eq!(fresh.list_notes(None).await.unwrap(), vec![note.clone()]);
+
+    let Receipt::NoteCreated { note: free } = app.done("creer_note", json!({"texte": "acheter du pain"})).await else { panic!() };
+    assert_eq!(free.projet, None);
+    let Receipt::Notes { projet, notes } = app.done("lister_notes", json!({"projet": "ATLAS"})).await else { panic!() };
+    assert_eq!(projet.as_deref(), Some("Atlas"));
+    assert_eq!(notes, vec![note.clone()]);
+    let Receipt::Notes { notes, .. } = app.done("lister_notes", json!({})).await else { panic!() };
+    assert_eq!(notes, fresh.list_notes(None).await.unwrap());
+    assert_eq!(notes.len(), 2);
+
+    let text = compose_written("creer_note", &Outcome::Done(Receipt::NoteCreated { note }), app.ctx.tz);
+    assert!(text.contains("penser au DKIM") && text.contains("Atlas") && text.contains("n°1"), "{text}");
+}
+
+#[tokio::test]
+async fn notes_refusals() {
+    let app = spawn_app().await;
+    assert_eq!(app.refused("creer_note", json!({"texte": "x", "projet": "Fantôme"})).await, Refusal::ProjectUnknown { nom: "Fantôme".into() });
+    assert_eq!(app.refused("creer_note", json!({})).await, invalid("texte", ArgProblem::Missing));
+    assert_eq!(app.refused("creer_note", json!({"texte": "   "})).await, invalid("texte", ArgProblem::Empty));
+    assert_eq!(
+        app.refused("creer_note", json!({"texte": 12})).await,
+        invalid("texte", ArgProblem::WrongType { expected: Expected::Text })
+    );
+    assert_eq!(
+        app.refused("creer_note", json!({"texte": "x".repeat(2001)})).await,
+        invalid("texte", ArgProblem::TooLong { max: 2000 })
+    );
+    assert_eq!(app.refused("lister_notes", json!({"projet": "Fantôme"})).await, Refusal::ProjectUnknown { nom: "Fantôme".into() });
+}
+
+// ---------- reminders ----------
+
+#[tokio::test]
+async fn reminders_are_created_listed_and_marked_done_as_stored() {
+    let app = spawn_app().await;
+    let Receipt::ReminderCreated { rappel, bare_date } =
+        app.done("creer_rappel", json!({"texte": "appeler la banque", "echeance": "2026-12-01T09:30"})).await
+    else {
+        panic!()
+    };
+    assert!(!bare_date);
+    // 09:30 in Paris is 08:30 UTC in winter.
+    assert_eq!(rappel.echeance, Utc.with_ymd_and_hms(2026, 12, 1, 8, 30, 0).unwrap());
+    let fresh = app.fresh().await;
+    assert_eq!(fresh.get_rappel(rappel.id).await.unwrap().as_ref(), Some(&rappel));
+
+    let Receipt::ReminderCreated { rappel: bare, bare_date } =
+        app.done("creer_rappel", json!({"texte": "dossier CAF", "echeance": "2026-12-03"})).await
+    else {
+        panic!()
+    };
+    assert!(bare_date);
+    assert_eq!(bare.echeance, Utc.with_ymd_and_hms(2026, 12, 3, 8, 0, 0).unwrap());
+    let text = compose_written("creer_rappel", &Outcome::Done(Receipt::ReminderCreated { rappel: bare.clone(), bare_date }), app.ctx.tz);
+    assert!(text.contains("9 h par défaut") && text.contains("jeudi 3 décembre 2026"), "{text}");
+
+    let Receipt::ReminderDone { rappel: marked } = app.done("marquer_rappel_fait", json!({"id": rappel.id})).await else { panic!() };
+    assert!(marked.fait);
+    assert_eq!(marked.fait_le, Some(start_time()));
+    assert_eq!(fresh.get_rappel(rappel.id).await.unwrap().as_ref(), Some(&marked));
+
+    let Receipt::Reminders { rappels, include_done, .. } = app.done("lister_rappels", json!({})).await else { panic!() };
+    assert!(!include_done);
+    assert_eq!(rappels, vec![bare.clone()]);
+    let Receipt::Reminders { rappels, .. } = app.done("lister_rappels", json!({"inclure_faits": true})).await else { panic!() };
+    assert_eq!(rappels, fresh.list_rappels(true).await.unwrap());
+    assert_eq!(rappels.len(), 2);
+}
+
+#[tokio::test]
+async fn reminders_refusals() {
+    let app = spawn_app().await;
+    app.done("creer_rappel", json!({"texte": "r", "echeance": "2026-12-01T09:30"})).await;
+    app.done("marquer_rappel_fait", json!({"id": 1})).await;
+    match app.refused("marquer_rappel_fait", json!({"id": 1})).await {
+        Refusal::ReminderAlreadyDone { rappel } => assert_eq!(rappel.id, 1),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(app.refused("marquer_rappel_fait", json!({"id": 99})).await, Refusal::ReminderUnknown { id: 99 });
+    assert_eq!(
+        app.refused("marquer_rappel_fait", json!({"id": "douze"})).await,
+        invalid("id", ArgProblem::WrongType { expected: Expected::Integer })
+    );
+    assert_eq!(app.refused("marquer_rappel_fait", json!({"id": 0})).await, invalid("id", ArgProblem::NotPositive));
+    assert_eq!(app.refused("marquer_rappel_fait", json!({})).await, invalid("id", ArgProblem::Missing));
+    assert_eq!(
+        app.refused("creer_rappel", json!({"texte": "r", "echeance": "demain matin"})).await,
+        invalid("echeance", ArgProblem::BadDateTime)
+    );
+    assert_eq!(
+        app.refused("creer_rappel", json!({"texte": "r", "echeance": "2026-02-30T10:00"})).await,
+        invalid("echeance", ArgProblem::BadDateTime)
+    );
+    assert_eq!(app.refused("creer_rappel", json!({"texte": "r"})).await, invalid("echeance", ArgProblem::Missing));
+    assert_eq!(
+        app.refused("creer_rappel", json!({"texte": "r", "echeance": "2025-11-30T10:00"})).await,
+        Refusal::DueDateInPast { echeance: Utc.with_ymd_and_hms(2025, 11, 30, 9, 0, 0).unwrap() }
+    );
+    assert_eq!(
+        app.refused("lister_rappels", json!({"inclure_faits": "oui"})).await,
+        invalid("inclure_faits", ArgProblem::WrongType { expected: Expected::Boolean })
+    );
+    let text = compose_written("marquer_rappel_fait", &Outcome::Refused(Refusal::ReminderUnknown { id: 99 }), app.ctx.tz);
+    assert!(text.contains("Rien n'a été écrit") && text.contains("99"), "{text}");
+}
+
+// ---------- preferences ----------
+
+#[tokio::test]
+async fn preferences_are_capped_deactivated_and_never_inverted() {
+    let app = spawn_app_with(None, 2).await;
+    let Receipt::PreferenceStored { preference, active, cap } =
+        app.done("memoriser_preference", json!({"texte": "Tutoie-moi"})).await
+    else {
+        panic!()
+    };
+    assert_eq!((active, cap), (1, 2));
+    let fresh = app.fresh().await;
+    assert_eq!(fresh.list_preferences().await.unwrap(), vec![preference.clone()]);
+
+    match app.refused("memoriser_preference", json!({"texte": "tutoie-moi"})).await {
+        Refusal::PreferenceDuplicate { preference: p } => assert_eq!(p.id, preference.id),
+        other => panic!("{other:?}"),
+    }
+    app.done("memoriser_preference", json!({"texte": "Réponses courtes"})).await;
+    let refusal = app.refused("memoriser_preference", json!({"texte": "Parle-moi en anglais"})).await;
+    assert_eq!(refusal, Refusal::PreferenceCapReached { cap: 2 });
+    let text = compose_written("memoriser_preference", &Outcome::Refused(refusal), app.ctx.tz);
+    assert!(text.contains("plafond de 2"), "the cap is said: {text}");
+
+    let Receipt::Preferences { preferences, active, cap } = app.done("lister_preferences", json!({})).await else { panic!() };
+    assert_eq!((preferences.len(), active, cap), (2, 2, 2));
+
+    let Receipt::PreferenceDeactivated { preference: off } = app.done("desactiver_preference", json!({"id": 1})).await else { panic!() };
+    assert!(!off.active);
+    assert_eq!(off.desactivee_le, Some(start_time()));
+    assert_eq!(fresh.list_preferences().await.unwrap().iter().find(|p| p.id == 1), Some(&off));
+    // Deactivating wrote no contrary preference: still exactly two rows.
+    assert_eq!(fresh.list_preferences().await.unwrap().len(), 2);
+
+    match app.refused("desactiver_preference", json!({"id": 1})).await {
+        Refusal::PreferenceAlreadyInactive { preference } => assert_eq!(preference.id, 1),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(app.refused("desactiver_preference", json!({"id": 42})).await, Refusal::PreferenceUnknown { id: 42 });
+    assert_eq!(
+        app.refused("desactiver_preference", json!({"id": true})).await,
+        invalid("id", ArgProblem::WrongType { expected: Expected::Integer })
+    );
+    // A slot is free again.
+    let Receipt::PreferenceStored { active, .. } = app.done("memoriser_preference", json!({"texte": "Parle-moi en anglais"})).await
+    else {
+        panic!()
+    };
+    assert_eq!(active, 2);
+    assert_eq!(app.store.active_preferences(10).await.unwrap().len(), 2);
+}
+
+// ---------- work sessions and work time ----------
+
+#[tokio::test]
+async fn the_chrono_runs_pauses_resumes_and_stops() {
+    let app = spawn_app().await;
+    assert_eq!(app.refused("demarrer_session", json!({"projet": "Atlas"})).await, Refusal::ProjectUnknown { nom: "Atlas".into() });
+    assert_eq!(app.refused("demarrer_session", json!({})).await, invalid("projet", ArgProblem::Missing));
+    for tool in ["suspendre_session", "reprendre_session", "arreter_session"] {
+        assert_eq!(app.refused(tool, json!({})).await, Refusal::NoRunningSession, "{tool}");
+    }
+    app.done("creer_projet", json!({"nom": "Atlas"})).await;
+    let Receipt::SessionStarted { session } = app.done("demarrer_session", json!({"projet": "atlas"})).await else { panic!() };
+    assert_eq!(session.projet, "Atlas");
+    assert_eq!(session.debut, start_time());
+    let fresh = app.fresh().await;
+    assert_eq!(fresh.running_session().await.unwrap().as_ref(), Some(&session));
+
+    match app.refused("demarrer_session", json!({"projet": "Atlas"})).await {
+        Refusal::SessionAlreadyRunning { session: s } => assert_eq!(s.id, session.id),
+        other => panic!("{other:?}"),
+    }
+    match app.refused("reprendre_session", json!({})).await {
+        Refusal::SessionNotPaused { .. } => {}
+        other => panic!("{other:?}"),
+    }
+    app.clock.advance(Duration::minutes(30));
+    let Receipt::SessionPaused { session: paused } = app.done("suspendre_session", json!({})).await else { panic!() };
+    assert!(paused.is_paused());
+    assert_eq!(fresh.running_session().await.unwrap().as_ref(), Some(&paused));
+    match app.refused("suspendre_session", json!({})).await {
+        Refusal::SessionAlreadyPaused { .. } => {}
+        other => panic!("{other:?}"),
+    }
+    app.clock.advance(Duration::minutes(15));
+    let Receipt::SessionResumed { session: resumed } = app.done("reprendre_session", json!({})).await else { panic!() };
+    assert!(!resumed.is_paused());
+    app.clock.advance(Duration::minutes(20));
+    let Receipt::SessionStopped { session: stopped, worked_secs } = app.done("arreter_session", json!({})).await else { panic!() };
+    assert_eq!(worked_secs, 50 * 60, "30 + 20 minutes, the 15-minute pause excluded");
+    assert_eq!(fresh.list_sessions().await.unwrap(), vec![stopped.clone()]);
+    assert_eq!(app.refused("arreter_session", json!({})).await, Refusal::NoRunningSession);
+    let text = compose_written("arreter_session", &Outcome::Done(Receipt::SessionStopped { session: stopped, worked_secs }), app.ctx.tz);
+    assert!(text.contains("50 min") && text.contains("pauses exclues"), "{text}");
+}
+
+#[tokio::test]
+async fn stopping_a_paused_session_closes_the_pause_and_does_not_count_it() {
+    let app = spawn_app().await;
+    app.done("creer_projet", json!({"nom": "Atlas"})).await;
+    app.done("demarrer_session", json!({"projet": "Atlas"})).await;
+    app.clock.advance(Duration::minutes(10));
+    app.done("suspendre_session", json!({})).await;
+    app.clock.advance(Duration::minutes(60));
+    let Receipt::SessionStopped { session, worked_secs } = app.done("arreter_session", json!({})).await else { panic!() };
+    assert_eq!(worked_secs, 600);
+    assert!(session.pauses.iter().all(|p| p.fin.is_some()));
+}
+
+#[tokio::test]
+async fn work_time_is_read_from_sessions_and_refuses_the_future() {
+    let app = spawn_app().await;
+    app.done("creer_projet", json!({"nom": "Atlas"})).await;
+    app.done("creer_projet", json!({"nom": "Mentorat"})).await;
+    // Monday 10:00–11:00 on Atlas with a 10-min pause, 11:00–11:30 on Mentorat.
+    app.done("demarrer_session", json!({"projet": "Atlas"})).await;
+    app.clock.advance(Duration::minutes(20));
+    app.done("suspendre_session", json!({})).await;
+    app.clock.advance(Duration::minutes(10));
+    app.done("reprendre_session", json!({})).await;
+    app.clock.advance(Duration::minutes(30));
+    app.done("arreter_session", json!({})).await;
+    app.done("demarrer_session", json!({"projet": "Mentorat"})).await;
+    app.clock.advance(Duration::minutes(30));
+    app.done("arreter_session", json!({})).await;
+    app.done("demarrer_session", json!({"projet": "Atlas"})).await;
+    app.clock.advance(Duration::minutes(5));
+
+    let Receipt::WorkTime { totals, until_now, running, .. } = app.done("lire_temps_travail", json!({"debut": "2026-11-30"})).await
+    else {
+        panic!()
+    };
+    assert!(until_now);
+    assert_eq!(totals.total_secs, (50 + 30 + 5) * 60);
+    assert_eq!(totals.par_projet, vec![("Atlas".to_string(), 55 * 60), ("Mentorat".to_string(), 30 * 60)]);
+    assert!(running.is_some());
+    let Receipt::WorkTime { totals, .. } =
+        app.done("lire_temps_travail", json!({"debut": "2026-11-30", "projet": "mentorat"})).await
+    else {
+        panic!()
+    };
+    assert_eq!(totals.total_secs, 30 * 60);
+
+    // A past day with no session is a measured zero, said as such.
+    let r = app.done("lire_temps_travail", json!({"debut": "2026-11-20", "fin": "2026-11-22"})).await;
+    let Receipt::WorkTime { ref totals, until_now, .. } = r else { panic!() };
+    assert_eq!((totals.total_secs, until_now), (0, false));
+    let text = compose_written("lire_temps_travail", &Outcome::Done(r), app.ctx.tz);
+    assert!(text.contains("Aucune session"), "{text}");
+
+    // The future is refused, never "0 minutes".
+    let refusal = app.refused("lire_temps_travail", json!({"debut": "2026-12-01"})).await;
+    assert!(matches!(refusal, Refusal::FutureDate { .. }), "{refusal:?}");
+    let text = compose_written("lire_temps_travail", &Outcome::Refused(refusal), app.ctx.tz);
+    assert!(!text.contains("0 minute") && text.contains("pas encore arrivé"), "{text}");
+    assert!(matches!(
+        app.refused("lire_temps_travail", json!({"debut": "2026-11-30", "fin": "2026-11-29"})).await,
+        Refusal::InvertedRange { .. }
+    ));
+    assert_eq!(app.refused("lire_temps_travail", json!({"debut": "30/11/2026"})).await, invalid("debut", ArgProblem::BadDate));
+    assert_eq!(app.refused("lire_temps_travail", json!({})).await, invalid("debut", ArgProblem::Missing));
+    assert_eq!(
+        app.refused("lire_temps_travail", json!({"debut": "2026-11-30", "projet": "Inconnu"})).await,
+        Refusal::ProjectUnknown { nom: "Inconnu".into() }
+    );
+}
+
+// ---------- projects and decisions ----------
+
+#[tokio::test]
+async fn projects_are_created_read_changed_and_decided_on() {
+    let app = spawn_app().await;
+    let Receipt::ProjectCreated { projet } =
+        app.done("creer_projet", json!({"nom": "Émeraude", "description": "site vitrine", "phase": "cadrage"})).await
+    else {
+        panic!()
+    };
+    let fresh = app.fresh().await;
+    assert_eq!(fresh.find_projet("emeraude").await.unwrap().as_ref(), Some(&projet));
+    match app.refused("creer_projet", json!({"nom": "EMERAUDE"})).await {
+        Refusal::ProjectDuplicate { projet: p } => assert_eq!(p.id, projet.id),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(app.refused("creer_projet", json!({"nom": ""})).await, invalid("nom", ArgProblem::Empty));
+    assert_eq!(
+        app.refused("creer_projet", json!({"nom": "x".repeat(121)})).await,
+        invalid("nom", ArgProblem::TooLong { max: 120 })
+    );
+
+    app.clock.advance(Duration::hours(1));
+    let Receipt::ProjectUpdated { before, after } =
+        app.done("modifier_projet", json!({"nom": "émeraude", "phase": "maquette", "statut": "en pause"})).await
+    else {
+        panic!()
+    };
+    assert_eq!(before, projet);
+    assert_eq!(after.phase.as_deref(), Some("maquette"));
+    assert_eq!(after.statut.as_str(), "en_pause");
+    assert_eq!(fresh.find_projet("Émeraude").await.unwrap().as_ref(), Some(&after));
+    assert_eq!(app.refused("modifier_projet", json!({"nom": "Émeraude"})).await, Refusal::NothingToChange);
+    assert_eq!(
+        app.refused("modifier_projet", json!({"nom": "Émeraude", "statut": "vendu"})).await,
+        invalid("statut", ArgProblem::NotAllowed)
+    );
+    assert_eq!(
+        app.refused("modifier_projet", json!({"nom": "Saphir", "phase": "x"})).await,
+        Refusal::ProjectUnknown { nom: "Saphir".into() }
+    );
+
+    let Receipt::DecisionRecorded { decision } =
+        app.done("acter_decision", json!({"projet": "Emeraude", "texte": "On part sur Astro"})).await
+    else {
+        panic!()
+    };
+    assert_eq!(decision.projet, "Émeraude");
+    assert_eq!(fresh.list_decisions().await.unwrap(), vec![decision.clone()]);
+    assert_eq!(
+        app.refused("acter_decision", json!({"projet": "Saphir", "texte": "x"})).await,
+        Refusal::ProjectUnknown { nom: "Saphir".into() }
+    );
+    assert_eq!(app.refused("acter_decision", json!({"projet": "Émeraude"})).await, invalid("texte", ArgProblem::Missing));
+
+    app.done("demarrer_session", json!({"projet": "Émeraude"})).await;
+    app.clock.advance(Duration::minutes(45));
+    app.done("arreter_session", json!({})).await;
+    app.done("creer_note", json!({"texte": "logo en SVG", "projet": "Émeraude"})).await;
+    let Receipt::Project { detail, worked_secs } = app.done("lire_projet", json!({"nom": "EMERAUDE"})).await else { panic!() };
+    assert_eq!(worked_secs, 45 * 60);
+    assert_eq!(detail.decisions, vec![decision]);
+    assert_eq!(detail.notes, 1);
+    assert_eq!(detail.phases.iter().map(|p| p.phase.as_str()).collect::<Vec<_>>(), vec!["cadrage", "maquette"]);
+    assert_eq!(Some(detail), fresh.projet_detail(projet.id).await.unwrap());
+    assert_eq!(app.refused("lire_projet", json!({"nom": "Saphir"})).await, Refusal::ProjectUnknown { nom: "Saphir".into() });
+
+    let Receipt::Projects { projets } = app.done("lister_projets", json!({})).await else { panic!() };
+    assert_eq!(projets, fresh.list_projets().await.unwrap());
+}
+
+// ---------- briefing ----------
+
+#[tokio::test]
+async fn the_weekly_briefing_is_composed_from_the_store() {
+    let app = spawn_app().await;
+    app.done("creer_projet", json!({"nom": "Atlas"})).await;
+    app.done("creer_rappel", json!({"texte": "payer le loyer", "echeance": "2026-11-30T10:30"})).await;
+    app.done("creer_rappel", json!({"texte": "rendez-vous dentiste", "echeance": "2026-12-04T15:00"})).await;
+    app.done("creer_rappel", json!({"texte": "fête", "echeance": "2026-12-20T20:00"})).await;
+    app.done("acter_decision", json!({"projet": "Atlas", "texte": "poller toutes les minutes"})).await;
+    app.done("creer_note", json!({"texte": "idée de titre"})).await;
+    app.done("demarrer_session", json!({"projet": "Atlas"})).await;
+    app.clock.advance(Duration::minutes(95));
+    app.done("arreter_session", json!({})).await;
+
+    match app.call("lire_briefing_hebdo", json!({})).await {
+        Outcome::Briefing(b) => {
+            let t = &b.text;
+            assert!(t.contains("1 h 35"), "{t}");
+            assert!(t.contains("Atlas : 1 h 35"), "{t}");
+            assert!(t.contains("Rappels en retard : 1") && t.contains("payer le loyer"), "{t}");
+            assert!(t.contains("rendez-vous dentiste"), "{t}");
+            assert!(!t.contains("fête"), "a reminder after the week is not in the week: {t}");
+            assert!(t.contains("poller toutes les minutes") && t.contains("idée de titre"), "{t}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+// ---------- database errors ----------
+
+#[tokio::test]
+async fn database_errors_become_failed_naming_the_page() {
+    // (tool, arguments, table to break, page to check)
+    let cases: &[(&str, serde_json::Value, &str, Page)] = &[
+        ("creer_note", json!({"texte": "x"}), "notes", Page::Notes),
+        ("lister_notes", json!({}), "notes", Page::Notes),
+        ("creer_rappel", json!({"texte": "x", "echeance": "2026-12-24T10:00"}), "rappels", Page::Rappels),
+        ("lister_rappels", json!({}), "rappels", Page::Rappels),
+        ("marquer_rappel_fait", json!({"id": 1}), "rappels", Page::Rappels),
+        ("lire_briefing_hebdo", json!({}), "rappels", Page::Sessions),
+        ("lire_temps_travail", json!({"debut": "2026-11-30"}), "sessions_travail", Page::Sessions),
+        ("memoriser_preference", json!({"texte": "x"}), "preferences", Page::Preferences),
+        ("lister_preferences", json!({}), "preferences", Page::Preferences),
+        ("desactiver_preference", json!({"id": 1}), "preferences", Page::Preferences),
+        ("chercher_dans_memoire", json!({"requete": "dentiste"}), "souvenirs", Page::Souvenirs),
+        ("memoriser_souvenir", json!({"texte": "x"}), "souvenirs", Page::Souvenirs),
+        ("demarrer_session", json!({"projet": "Base"}), "sessions_travail", Page::Sessions),
+        ("suspendre_session", json!({}), "sessions_travail", Page::Sessions),
+        ("reprendre_session", json!({}), "pauses", Page::Sessions),
+        ("arreter_session", json!({}), "pauses", Page::Sessions),
+        ("lister_projets", json!({}), "projets", Page::Projets),
+        ("lire_projet", json!({"nom": "Base"}), "projets", Page::Projets),
+        ("creer_projet", json!({"nom": "Nouveau"}), "projets", Page::Projets),
+        ("modifier_projet", json!({"nom": "Base", "phase": "x"}), "projets", Page::Projets),
+        ("acter_decision", json!({"projet": "Base", "texte": "x"}), "decisions", Page::Projets),
+    ];
+    assert_eq!(cases.len(), 21);
+    for (tool, args, table, page) in cases {
+        let app = spawn_app().await;
+        app.done("creer_projet", json!({"nom": "Base"})).await;
+        app.done("creer_rappel", json!({"texte": "r", "echeance": "2026-12-24T10:00"})).await;
+        app.done("memoriser_preference", json!({"texte": "p"})).await;
+        if *tool == "reprendre_session" || *tool == "arreter_session" {
+            app.done("demarrer_session", json!({"projet": "Base"})).await;
+            app.done("suspendre_session", json!({})).await;
+        }
+        app.sql(&format!("ALTER TABLE {table} RENAME TO broken_{table}")).await;
+        match app.call(tool, args.clone()).await {
+            Outcome::Failed(f) => {
+                assert_eq!(f.page, *page, "{tool}");
+                let text = compose_written(tool, &Outcome::Failed(f), app.ctx.tz);
+                assert!(text.contains("l'effet est inconnu") && text.contains(page.path()), "{text}");
+            }
+            other => panic!("{tool} with {table} broken: expected Failed, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_write_that_fails_midway_leaves_no_half_written_row() {
+    let app = spawn_app().await;
+    app.done("creer_projet", json!({"nom": "Atlas", "phase": "cadrage"})).await;
+    // The phase history insert fails after the project row was updated: the whole
+    // modification must be rolled back.
+    app.sql("CREATE TRIGGER no_phase BEFORE INSERT ON phases_projet BEGIN SELECT RAISE(ABORT, 'disk on fire'); END").await;
+    let before = app.snapshot().await;
+    let o = app.call("modifier_projet", json!({"nom": "Atlas", "phase": "prototype"})).await;
+    assert!(matches!(o, Outcome::Failed(ref f) if f.page == Page::Projets), "{o:?}");
+    assert_eq!(before, app.snapshot().await);
+    assert_eq!(app.fresh().await.find_projet("Atlas").await.unwrap().unwrap().phase.as_deref(), Some("cadrage"));
+}
