@@ -58,10 +58,16 @@ pub async fn store(iterations: usize) -> anyhow::Result<()> {
         b.call("creer_projet", json!({"nom": format!("Projet {p}"), "phase": "cadrage"})).await?;
     }
     for i in 0..300 {
-        b.call("creer_note", json!({"texte": format!("note de fond {i} sur le projet"), "projet": format!("Projet {}", i % 8)})).await?;
+        b.call(
+            "creer_note",
+            json!({"texte": format!("note de fond {i} sur le projet"), "projet": format!("Projet {}", i % 8)}),
+        )
+        .await?;
         b.call("creer_rappel", json!({"texte": format!("rappel de fond {i}"), "echeance": "2027-01-15T10:00"})).await?;
-        b.call("memoriser_souvenir", json!({"texte": format!("souvenir {i} : le dentiste s'appelle Martin, rue {i}")})).await?;
-        b.call("acter_decision", json!({"projet": format!("Projet {}", i % 8), "texte": format!("décision {i}")})).await?;
+        b.call("memoriser_souvenir", json!({"texte": format!("souvenir {i} : le dentiste s'appelle Martin, rue {i}")}))
+            .await?;
+        b.call("acter_decision", json!({"projet": format!("Projet {}", i % 8), "texte": format!("décision {i}")}))
+            .await?;
     }
     for i in 0..100 {
         b.call("demarrer_session", json!({"projet": format!("Projet {}", i % 8)})).await?;

@@ -18,7 +18,11 @@ pub const EXIT_REFUSED: u8 = 3;
 pub const EXIT_FAILED: u8 = 4;
 
 #[derive(Debug, Parser)]
-#[command(name = "arthur", version, about = "Arthur : assistant vocal local qui ne peut pas mentir sur ce qu'il vient de faire")]
+#[command(
+    name = "arthur",
+    version,
+    about = "Arthur : assistant vocal local qui ne peut pas mentir sur ce qu'il vient de faire"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -108,7 +112,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -176,8 +181,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Briefing(b) => {
             let app = open().await?;
             let (store, now, tz) = (app.ctx.store.as_ref(), app.ctx.now(), app.ctx.tz);
-            let text = if b.jour { briefing::daily(store, now, tz).await } else { briefing::weekly(store, now, tz).await }
-                .context("reading the database")?;
+            let text =
+                if b.jour { briefing::daily(store, now, tz).await } else { briefing::weekly(store, now, tz).await }
+                    .context("reading the database")?;
             println!("{text}");
             Ok(ExitCode::SUCCESS)
         }

@@ -331,7 +331,8 @@ impl Settings {
 }
 
 fn read_file(path: &Path) -> Result<FileSettings, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+    let text =
+        std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
     toml::from_str(&text).map_err(|source| ConfigError::Parse { path: path.to_path_buf(), source: Box::new(source) })
 }
 
@@ -389,11 +390,19 @@ mod tests {
 
     #[test]
     fn bad_values_are_clear_errors() {
-        let e = Settings::merge(FileSettings::default(), &env(&[("ARTHUR_DATA_DIR", "/d"), ("ARTHUR_TIMEZONE", "Mars/Olympus")]), None)
-            .unwrap_err();
+        let e = Settings::merge(
+            FileSettings::default(),
+            &env(&[("ARTHUR_DATA_DIR", "/d"), ("ARTHUR_TIMEZONE", "Mars/Olympus")]),
+            None,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("Mars/Olympus"));
-        let e = Settings::merge(FileSettings::default(), &env(&[("ARTHUR_DATA_DIR", "/d"), ("ATLAS_BUDGET_S", "lots")]), None)
-            .unwrap_err();
+        let e = Settings::merge(
+            FileSettings::default(),
+            &env(&[("ARTHUR_DATA_DIR", "/d"), ("ATLAS_BUDGET_S", "lots")]),
+            None,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("ATLAS_BUDGET_S"));
         assert!(toml::from_str::<FileSettings>("typo_key = 1").is_err(), "unknown keys are refused");
     }
@@ -402,7 +411,11 @@ mod tests {
     fn debug_never_prints_secrets() {
         let s = Settings::merge(
             FileSettings::default(),
-            &env(&[("ARTHUR_DATA_DIR", "/d"), ("MISTRAL_API_KEY", "sk-live-123"), ("ATLAS_IMAP_URL", "imap://u:hunter2@h/INBOX")]),
+            &env(&[
+                ("ARTHUR_DATA_DIR", "/d"),
+                ("MISTRAL_API_KEY", "sk-live-123"),
+                ("ATLAS_IMAP_URL", "imap://u:hunter2@h/INBOX"),
+            ]),
             None,
         )
         .unwrap();
@@ -413,7 +426,12 @@ mod tests {
 
     #[test]
     fn empty_env_values_count_as_unset() {
-        let s = Settings::merge(FileSettings::default(), &env(&[("ARTHUR_DATA_DIR", "/d"), ("MISTRAL_API_KEY", "  ")]), None).unwrap();
+        let s = Settings::merge(
+            FileSettings::default(),
+            &env(&[("ARTHUR_DATA_DIR", "/d"), ("MISTRAL_API_KEY", "  ")]),
+            None,
+        )
+        .unwrap();
         assert!(s.providers.mistral.is_none());
     }
 }

@@ -151,10 +151,12 @@ fn bad_configuration_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("mistral_key"));
 
-    let out = cli.command(&["export", "--json"]).env("ARTHUR_CONFIG", cli.dir.path().join("missing.toml")).output().unwrap();
+    let out =
+        cli.command(&["export", "--json"]).env("ARTHUR_CONFIG", cli.dir.path().join("missing.toml")).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
 
-    let out = cli.command(&["export", "--json"]).env("ARTHUR_DATABASE_URL", "postgres://localhost/arthur").output().unwrap();
+    let out =
+        cli.command(&["export", "--json"]).env("ARTHUR_DATABASE_URL", "postgres://localhost/arthur").output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("PostgreSQL"));
 }
@@ -164,7 +166,8 @@ fn a_config_file_sets_the_time_zone() {
     let cli = Cli::new();
     let cfg = cli.dir.path().join("arthur.toml");
     std::fs::write(&cfg, "timezone = \"America/Montreal\"\n").unwrap();
-    let out = cli.command(&["tool", "creer_rappel", r#"{"texte": "x", "echeance": "2099-07-01T09:00"}"#, "--json"])
+    let out = cli
+        .command(&["tool", "creer_rappel", r#"{"texte": "x", "echeance": "2099-07-01T09:00"}"#, "--json"])
         .env("ARTHUR_CONFIG", &cfg)
         .output()
         .unwrap();

@@ -24,7 +24,6 @@ fn arthur(data_dir: &std::path::Path) -> Command {
 fn write_then_kill(data_dir: &std::path::Path, lines: usize) -> Vec<String> {
     let mut child = arthur(data_dir)
         .args(["debug", "write-loop", "--count", "1000000"])
-        
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -53,7 +52,11 @@ async fn check_database(path: &std::path::Path, confirmed: &[String], extra_sess
     let count = |name: &str| confirmed.iter().filter(|l| l.ends_with(&format!(" {name} committed"))).count() as i64;
     // A write confirmed is there; at most the one in flight may also be there.
     let notes: i64 = sqlx::query_scalar("SELECT count(*) FROM notes").fetch_one(&mut conn).await.unwrap();
-    assert!(notes == count("creer_note") || notes == count("creer_note") + 1, "notes {notes} vs {}", count("creer_note"));
+    assert!(
+        notes == count("creer_note") || notes == count("creer_note") + 1,
+        "notes {notes} vs {}",
+        count("creer_note")
+    );
     let sessions: i64 = sqlx::query_scalar("SELECT count(*) FROM sessions_travail").fetch_one(&mut conn).await.unwrap();
     let started = count("demarrer_session") + extra_sessions;
     assert!(sessions == started || sessions == started + 1, "sessions {sessions} vs {started}");
@@ -66,8 +69,10 @@ async fn check_database(path: &std::path::Path, confirmed: &[String], extra_sess
     .await
     .unwrap();
     assert_eq!(open_in_stopped, 0);
-    let running: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM sessions_travail WHERE fin IS NULL").fetch_one(&mut conn).await.unwrap();
+    let running: i64 = sqlx::query_scalar("SELECT count(*) FROM sessions_travail WHERE fin IS NULL")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
     assert!(running <= 1);
 
     // No half-written phase change: the project's phase is the last one in its history,

@@ -39,7 +39,11 @@ struct Script {
     inputs: std::sync::Mutex<Vec<String>>,
 }
 
-async fn embeddings(State(script): State<Arc<Script>>, headers: HeaderMap, Json(body): Json<Value>) -> (StatusCode, Json<Value>) {
+async fn embeddings(
+    State(script): State<Arc<Script>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> (StatusCode, Json<Value>) {
     script.calls.fetch_add(1, Ordering::SeqCst);
     if headers.get("authorization").and_then(|h| h.to_str().ok()) != Some("Bearer test-key") {
         return (StatusCode::UNAUTHORIZED, Json(json!({"message": "Unauthorized"})));
@@ -48,14 +52,20 @@ async fn embeddings(State(script): State<Arc<Script>>, headers: HeaderMap, Json(
         return (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({"message": "internal error"})));
     }
     assert_eq!(body["model"], "mistral-embed");
-    let inputs: Vec<String> = body["input"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    let inputs: Vec<String> =
+        body["input"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
     script.inputs.lock().unwrap().extend(inputs.iter().cloned());
     let data: Vec<Value> = inputs
         .iter()
         .enumerate()
         .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": embed_text(t)}))
         .collect();
-    (StatusCode::OK, Json(json!({"id": "emb-1", "object": "list", "data": data, "model": "mistral-embed", "usage": {"prompt_tokens": 3, "total_tokens": 3}})))
+    (
+        StatusCode::OK,
+        Json(
+            json!({"id": "emb-1", "object": "list", "data": data, "model": "mistral-embed", "usage": {"prompt_tokens": 3, "total_tokens": 3}}),
+        ),
+    )
 }
 
 async fn scripted_server() -> (SocketAddr, Arc<Script>) {
@@ -68,7 +78,10 @@ async fn scripted_server() -> (SocketAddr, Arc<Script>) {
 }
 
 fn embedder(addr: SocketAddr) -> Arc<dyn Embedder> {
-    Arc::new(HttpEmbedder::new(&format!("http://{addr}/"), Secret::new("test-key"), "mistral-embed", Duration::from_secs(5)).unwrap())
+    Arc::new(
+        HttpEmbedder::new(&format!("http://{addr}/"), Secret::new("test-key"), "mistral-embed", Duration::from_secs(5))
+            .unwrap(),
+    )
 }
 
 #[tokio::test]
@@ -84,13 +97,16 @@ async fn keyword_search_when_no_embedding_provider() {
     app.done("memoriser_souvenir", json!({"texte": "La voisine garde le chat en août"})).await;
 
     // Accents, case and plurals do not matter.
-    let Receipt::Search { hits, search, .. } = app.done("chercher_dans_memoire", json!({"requete": "Comment s'appelle le DENTISTE ?"})).await
+    let Receipt::Search { hits, search, .. } =
+        app.done("chercher_dans_memoire", json!({"requete": "Comment s'appelle le DENTISTE ?"})).await
     else {
         panic!()
     };
     assert_eq!(search, SearchMode::Keyword { reason: KeywordReason::NoEmbeddingProvider });
     assert_eq!(hits.iter().map(|h| h.souvenir.id).collect::<Vec<_>>(), vec![souvenir.id]);
-    let Receipt::Search { hits, .. } = app.done("chercher_dans_memoire", json!({"requete": "voisine"})).await else { panic!() };
+    let Receipt::Search { hits, .. } = app.done("chercher_dans_memoire", json!({"requete": "voisine"})).await else {
+        panic!()
+    };
     assert_eq!(hits.len(), 1);
 
     // Nothing matches: a Done whose receipt says so, and which search ran.
@@ -101,7 +117,9 @@ async fn keyword_search_when_no_embedding_provider() {
     assert!(text.contains("Rien trouvé") && text.contains("mots-clés"), "{text}");
 
     // FTS syntax in the query is data, not syntax.
-    let Receipt::Search { hits, .. } = app.done("chercher_dans_memoire", json!({"requete": "\"dentiste\" OR * NEAR("})).await else {
+    let Receipt::Search { hits, .. } =
+        app.done("chercher_dans_memoire", json!({"requete": "\"dentiste\" OR * NEAR("})).await
+    else {
         panic!()
     };
     assert_eq!(hits.len(), 1);
@@ -132,7 +150,9 @@ async fn vector_search_keeps_only_what_clears_the_threshold() {
     let text = compose_written("chercher_dans_memoire", &Outcome::Done(r.clone()), app.ctx.tz);
     assert!(text.contains("similarité") && text.contains("0.6"), "{text}");
 
-    let Receipt::Search { hits, .. } = app.done("chercher_dans_memoire", json!({"requete": "banque"})).await else { panic!() };
+    let Receipt::Search { hits, .. } = app.done("chercher_dans_memoire", json!({"requete": "banque"})).await else {
+        panic!()
+    };
     assert!(hits.is_empty(), "nothing over the threshold: nothing returned");
     assert!(script.calls.load(Ordering::SeqCst) >= 5);
 }
@@ -143,17 +163,25 @@ async fn souvenirs_stored_offline_are_embedded_at_the_next_vector_search() {
     let app = spawn_app_with(Some(embedder(addr)), 20).await;
     script.fail.store(true, Ordering::SeqCst);
     // The provider fails: the souvenir is stored anyway, without a vector.
-    let Receipt::SouvenirStored { souvenir } = app.done("memoriser_souvenir", json!({"texte": "Le vélo est chez Martin"})).await else {
+    let Receipt::SouvenirStored { souvenir } =
+        app.done("memoriser_souvenir", json!({"texte": "Le vélo est chez Martin"})).await
+    else {
         panic!()
     };
     assert_eq!(souvenir.embedding_model, None);
     // Still failing: the search falls back to keywords and says so.
-    let Receipt::Search { search, hits, .. } = app.done("chercher_dans_memoire", json!({"requete": "vélo"})).await else { panic!() };
+    let Receipt::Search { search, hits, .. } = app.done("chercher_dans_memoire", json!({"requete": "vélo"})).await
+    else {
+        panic!()
+    };
     assert_eq!(search, SearchMode::Keyword { reason: KeywordReason::EmbeddingFailed });
     assert_eq!(hits.len(), 1);
 
     script.fail.store(false, Ordering::SeqCst);
-    let Receipt::Search { search, hits, .. } = app.done("chercher_dans_memoire", json!({"requete": "velo"})).await else { panic!() };
+    let Receipt::Search { search, hits, .. } = app.done("chercher_dans_memoire", json!({"requete": "velo"})).await
+    else {
+        panic!()
+    };
     assert!(matches!(search, SearchMode::Vector { .. }));
     assert_eq!(hits.len(), 1);
     let stored = app.fresh().await.list_souvenirs().await.unwrap();
@@ -164,11 +192,16 @@ async fn souvenirs_stored_offline_are_embedded_at_the_next_vector_search() {
 #[tokio::test]
 async fn a_wrong_api_key_falls_back_to_keywords_and_says_so() {
     let (addr, _) = scripted_server().await;
-    let bad: Arc<dyn Embedder> =
-        Arc::new(HttpEmbedder::new(&format!("http://{addr}"), Secret::new("wrong"), "mistral-embed", Duration::from_secs(5)).unwrap());
+    let bad: Arc<dyn Embedder> = Arc::new(
+        HttpEmbedder::new(&format!("http://{addr}"), Secret::new("wrong"), "mistral-embed", Duration::from_secs(5))
+            .unwrap(),
+    );
     let app = spawn_app_with(Some(bad), 20).await;
     app.done("memoriser_souvenir", json!({"texte": "code du portail 1234"})).await;
-    let Receipt::Search { search, hits, .. } = app.done("chercher_dans_memoire", json!({"requete": "portail"})).await else { panic!() };
+    let Receipt::Search { search, hits, .. } = app.done("chercher_dans_memoire", json!({"requete": "portail"})).await
+    else {
+        panic!()
+    };
     assert_eq!(search, SearchMode::Keyword { reason: KeywordReason::EmbeddingFailed });
     assert_eq!(hits.len(), 1);
 }

@@ -8,7 +8,8 @@ use std::collections::BTreeSet;
 use arthur_agents::memory::MemoryStore;
 use arthur_agents::report::compose_written;
 use arthur_agents::tools::{
-    AgentKind, ArgError, ArgProblem, Expected, Outcome, Page, Receipt, Refusal, ToolBox, INTENDANT_OWN, MENTOR_OWN, SHARED,
+    AgentKind, ArgError, ArgProblem, Expected, Outcome, Page, Receipt, Refusal, ToolBox, INTENDANT_OWN, MENTOR_OWN,
+    SHARED,
 };
 use chrono::{Duration, TimeZone, Utc};
 use common::{spawn_app, spawn_app_with, start_time};
@@ -25,16 +26,42 @@ fn each_agent_gets_exactly_its_tools_from_the_design_table() {
     let intendant: BTreeSet<&str> = ToolBox::names_for(AgentKind::Intendant).into_iter().collect();
     let mentor: BTreeSet<&str> = ToolBox::names_for(AgentKind::Mentor).into_iter().collect();
     let expected_intendant: BTreeSet<&str> = [
-        "lister_rappels", "marquer_rappel_fait", "lire_briefing_hebdo", "creer_note", "lister_notes", "creer_rappel",
-        "lire_temps_travail", "memoriser_preference", "lister_preferences", "desactiver_preference",
-        "chercher_dans_memoire", "demarrer_session", "suspendre_session", "reprendre_session", "arreter_session",
+        "lister_rappels",
+        "marquer_rappel_fait",
+        "lire_briefing_hebdo",
+        "creer_note",
+        "lister_notes",
+        "creer_rappel",
+        "lire_temps_travail",
+        "memoriser_preference",
+        "lister_preferences",
+        "desactiver_preference",
+        "chercher_dans_memoire",
+        "demarrer_session",
+        "suspendre_session",
+        "reprendre_session",
+        "arreter_session",
     ]
     .into();
     let expected_mentor: BTreeSet<&str> = [
-        "lister_projets", "lire_projet", "creer_projet", "modifier_projet", "acter_decision", "memoriser_souvenir",
-        "creer_note", "lister_notes", "creer_rappel", "lire_temps_travail", "memoriser_preference",
-        "lister_preferences", "desactiver_preference", "chercher_dans_memoire", "demarrer_session",
-        "suspendre_session", "reprendre_session", "arreter_session",
+        "lister_projets",
+        "lire_projet",
+        "creer_projet",
+        "modifier_projet",
+        "acter_decision",
+        "memoriser_souvenir",
+        "creer_note",
+        "lister_notes",
+        "creer_rappel",
+        "lire_temps_travail",
+        "memoriser_preference",
+        "lister_preferences",
+        "desactiver_preference",
+        "chercher_dans_memoire",
+        "demarrer_session",
+        "suspendre_session",
+        "reprendre_session",
+        "arreter_session",
     ]
     .into();
     assert_eq!(intendant, expected_intendant);
@@ -133,7 +160,9 @@ async fn arguments_that_are_not_an_object_are_refused() {
 async fn notes_receipts_match_the_stored_rows() {
     let app = spawn_app().await;
     app.done("creer_projet", json!({"nom": "Atlas"})).await;
-    let Receipt::NoteCreated { note } = app.done("creer_note", json!({"texte": "  penser au DKIM  ", "projet": "atlas"})).await else {
+    let Receipt::NoteCreated { note } =
+        app.done("creer_note", json!({"texte": "  penser au DKIM  ", "projet": "atlas"})).await
+    else {
         panic!()
     };
     assert_eq!(note.texte, "penser au DKIM", "stored trimmed");
@@ -141,7 +170,9 @@ async fn notes_receipts_match_the_stored_rows() {
     let fresh = app.fresh().await;
     assert_eq!(fresh.list_notes(None).await.unwrap(), vec![note.clone()]);
 
-    let Receipt::NoteCreated { note: free } = app.done("creer_note", json!({"texte": "acheter du pain"})).await else { panic!() };
+    let Receipt::NoteCreated { note: free } = app.done("creer_note", json!({"texte": "acheter du pain"})).await else {
+        panic!()
+    };
     assert_eq!(free.projet, None);
     let Receipt::Notes { projet, notes } = app.done("lister_notes", json!({"projet": "ATLAS"})).await else { panic!() };
     assert_eq!(projet.as_deref(), Some("Atlas"));
@@ -157,7 +188,10 @@ async fn notes_receipts_match_the_stored_rows() {
 #[tokio::test]
 async fn notes_refusals() {
     let app = spawn_app().await;
-    assert_eq!(app.refused("creer_note", json!({"texte": "x", "projet": "Fantôme"})).await, Refusal::ProjectUnknown { nom: "Fantôme".into() });
+    assert_eq!(
+        app.refused("creer_note", json!({"texte": "x", "projet": "Fantôme"})).await,
+        Refusal::ProjectUnknown { nom: "Fantôme".into() }
+    );
     assert_eq!(app.refused("creer_note", json!({})).await, invalid("texte", ArgProblem::Missing));
     assert_eq!(app.refused("creer_note", json!({"texte": "   "})).await, invalid("texte", ArgProblem::Empty));
     assert_eq!(
@@ -168,7 +202,10 @@ async fn notes_refusals() {
         app.refused("creer_note", json!({"texte": "x".repeat(2001)})).await,
         invalid("texte", ArgProblem::TooLong { max: 2000 })
     );
-    assert_eq!(app.refused("lister_notes", json!({"projet": "Fantôme"})).await, Refusal::ProjectUnknown { nom: "Fantôme".into() });
+    assert_eq!(
+        app.refused("lister_notes", json!({"projet": "Fantôme"})).await,
+        Refusal::ProjectUnknown { nom: "Fantôme".into() }
+    );
 }
 
 // ---------- reminders ----------
@@ -194,18 +231,29 @@ async fn reminders_are_created_listed_and_marked_done_as_stored() {
     };
     assert!(bare_date);
     assert_eq!(bare.echeance, Utc.with_ymd_and_hms(2026, 12, 3, 8, 0, 0).unwrap());
-    let text = compose_written("creer_rappel", &Outcome::Done(Receipt::ReminderCreated { rappel: bare.clone(), bare_date }), app.ctx.tz);
+    let text = compose_written(
+        "creer_rappel",
+        &Outcome::Done(Receipt::ReminderCreated { rappel: bare.clone(), bare_date }),
+        app.ctx.tz,
+    );
     assert!(text.contains("9 h par défaut") && text.contains("jeudi 3 décembre 2026"), "{text}");
 
-    let Receipt::ReminderDone { rappel: marked } = app.done("marquer_rappel_fait", json!({"id": rappel.id})).await else { panic!() };
+    let Receipt::ReminderDone { rappel: marked } = app.done("marquer_rappel_fait", json!({"id": rappel.id})).await
+    else {
+        panic!()
+    };
     assert!(marked.fait);
     assert_eq!(marked.fait_le, Some(start_time()));
     assert_eq!(fresh.get_rappel(rappel.id).await.unwrap().as_ref(), Some(&marked));
 
-    let Receipt::Reminders { rappels, include_done, .. } = app.done("lister_rappels", json!({})).await else { panic!() };
+    let Receipt::Reminders { rappels, include_done, .. } = app.done("lister_rappels", json!({})).await else {
+        panic!()
+    };
     assert!(!include_done);
     assert_eq!(rappels, vec![bare.clone()]);
-    let Receipt::Reminders { rappels, .. } = app.done("lister_rappels", json!({"inclure_faits": true})).await else { panic!() };
+    let Receipt::Reminders { rappels, .. } = app.done("lister_rappels", json!({"inclure_faits": true})).await else {
+        panic!()
+    };
     assert_eq!(rappels, fresh.list_rappels(true).await.unwrap());
     assert_eq!(rappels.len(), 2);
 }
@@ -243,7 +291,8 @@ async fn reminders_refusals() {
         app.refused("lister_rappels", json!({"inclure_faits": "oui"})).await,
         invalid("inclure_faits", ArgProblem::WrongType { expected: Expected::Boolean })
     );
-    let text = compose_written("marquer_rappel_fait", &Outcome::Refused(Refusal::ReminderUnknown { id: 99 }), app.ctx.tz);
+    let text =
+        compose_written("marquer_rappel_fait", &Outcome::Refused(Refusal::ReminderUnknown { id: 99 }), app.ctx.tz);
     assert!(text.contains("Rien n'a été écrit") && text.contains("99"), "{text}");
 }
 
@@ -271,10 +320,15 @@ async fn preferences_are_capped_deactivated_and_never_inverted() {
     let text = compose_written("memoriser_preference", &Outcome::Refused(refusal), app.ctx.tz);
     assert!(text.contains("plafond de 2"), "the cap is said: {text}");
 
-    let Receipt::Preferences { preferences, active, cap } = app.done("lister_preferences", json!({})).await else { panic!() };
+    let Receipt::Preferences { preferences, active, cap } = app.done("lister_preferences", json!({})).await else {
+        panic!()
+    };
     assert_eq!((preferences.len(), active, cap), (2, 2, 2));
 
-    let Receipt::PreferenceDeactivated { preference: off } = app.done("desactiver_preference", json!({"id": 1})).await else { panic!() };
+    let Receipt::PreferenceDeactivated { preference: off } = app.done("desactiver_preference", json!({"id": 1})).await
+    else {
+        panic!()
+    };
     assert!(!off.active);
     assert_eq!(off.desactivee_le, Some(start_time()));
     assert_eq!(fresh.list_preferences().await.unwrap().iter().find(|p| p.id == 1), Some(&off));
@@ -291,7 +345,8 @@ async fn preferences_are_capped_deactivated_and_never_inverted() {
         invalid("id", ArgProblem::WrongType { expected: Expected::Integer })
     );
     // A slot is free again.
-    let Receipt::PreferenceStored { active, .. } = app.done("memoriser_preference", json!({"texte": "Parle-moi en anglais"})).await
+    let Receipt::PreferenceStored { active, .. } =
+        app.done("memoriser_preference", json!({"texte": "Parle-moi en anglais"})).await
     else {
         panic!()
     };
@@ -304,13 +359,18 @@ async fn preferences_are_capped_deactivated_and_never_inverted() {
 #[tokio::test]
 async fn the_chrono_runs_pauses_resumes_and_stops() {
     let app = spawn_app().await;
-    assert_eq!(app.refused("demarrer_session", json!({"projet": "Atlas"})).await, Refusal::ProjectUnknown { nom: "Atlas".into() });
+    assert_eq!(
+        app.refused("demarrer_session", json!({"projet": "Atlas"})).await,
+        Refusal::ProjectUnknown { nom: "Atlas".into() }
+    );
     assert_eq!(app.refused("demarrer_session", json!({})).await, invalid("projet", ArgProblem::Missing));
     for tool in ["suspendre_session", "reprendre_session", "arreter_session"] {
         assert_eq!(app.refused(tool, json!({})).await, Refusal::NoRunningSession, "{tool}");
     }
     app.done("creer_projet", json!({"nom": "Atlas"})).await;
-    let Receipt::SessionStarted { session } = app.done("demarrer_session", json!({"projet": "atlas"})).await else { panic!() };
+    let Receipt::SessionStarted { session } = app.done("demarrer_session", json!({"projet": "atlas"})).await else {
+        panic!()
+    };
     assert_eq!(session.projet, "Atlas");
     assert_eq!(session.debut, start_time());
     let fresh = app.fresh().await;
@@ -336,11 +396,17 @@ async fn the_chrono_runs_pauses_resumes_and_stops() {
     let Receipt::SessionResumed { session: resumed } = app.done("reprendre_session", json!({})).await else { panic!() };
     assert!(!resumed.is_paused());
     app.clock.advance(Duration::minutes(20));
-    let Receipt::SessionStopped { session: stopped, worked_secs } = app.done("arreter_session", json!({})).await else { panic!() };
+    let Receipt::SessionStopped { session: stopped, worked_secs } = app.done("arreter_session", json!({})).await else {
+        panic!()
+    };
     assert_eq!(worked_secs, 50 * 60, "30 + 20 minutes, the 15-minute pause excluded");
     assert_eq!(fresh.list_sessions().await.unwrap(), vec![stopped.clone()]);
     assert_eq!(app.refused("arreter_session", json!({})).await, Refusal::NoRunningSession);
-    let text = compose_written("arreter_session", &Outcome::Done(Receipt::SessionStopped { session: stopped, worked_secs }), app.ctx.tz);
+    let text = compose_written(
+        "arreter_session",
+        &Outcome::Done(Receipt::SessionStopped { session: stopped, worked_secs }),
+        app.ctx.tz,
+    );
     assert!(text.contains("50 min") && text.contains("pauses exclues"), "{text}");
 }
 
@@ -352,7 +418,9 @@ async fn stopping_a_paused_session_closes_the_pause_and_does_not_count_it() {
     app.clock.advance(Duration::minutes(10));
     app.done("suspendre_session", json!({})).await;
     app.clock.advance(Duration::minutes(60));
-    let Receipt::SessionStopped { session, worked_secs } = app.done("arreter_session", json!({})).await else { panic!() };
+    let Receipt::SessionStopped { session, worked_secs } = app.done("arreter_session", json!({})).await else {
+        panic!()
+    };
     assert_eq!(worked_secs, 600);
     assert!(session.pauses.iter().all(|p| p.fin.is_some()));
 }
@@ -376,7 +444,8 @@ async fn work_time_is_read_from_sessions_and_refuses_the_future() {
     app.done("demarrer_session", json!({"projet": "Atlas"})).await;
     app.clock.advance(Duration::minutes(5));
 
-    let Receipt::WorkTime { totals, until_now, running, .. } = app.done("lire_temps_travail", json!({"debut": "2026-11-30"})).await
+    let Receipt::WorkTime { totals, until_now, running, .. } =
+        app.done("lire_temps_travail", json!({"debut": "2026-11-30"})).await
     else {
         panic!()
     };
@@ -407,7 +476,10 @@ async fn work_time_is_read_from_sessions_and_refuses_the_future() {
         app.refused("lire_temps_travail", json!({"debut": "2026-11-30", "fin": "2026-11-29"})).await,
         Refusal::InvertedRange { .. }
     ));
-    assert_eq!(app.refused("lire_temps_travail", json!({"debut": "30/11/2026"})).await, invalid("debut", ArgProblem::BadDate));
+    assert_eq!(
+        app.refused("lire_temps_travail", json!({"debut": "30/11/2026"})).await,
+        invalid("debut", ArgProblem::BadDate)
+    );
     assert_eq!(app.refused("lire_temps_travail", json!({})).await, invalid("debut", ArgProblem::Missing));
     assert_eq!(
         app.refused("lire_temps_travail", json!({"debut": "2026-11-30", "projet": "Inconnu"})).await,
@@ -468,19 +540,27 @@ async fn projects_are_created_read_changed_and_decided_on() {
         app.refused("acter_decision", json!({"projet": "Saphir", "texte": "x"})).await,
         Refusal::ProjectUnknown { nom: "Saphir".into() }
     );
-    assert_eq!(app.refused("acter_decision", json!({"projet": "Émeraude"})).await, invalid("texte", ArgProblem::Missing));
+    assert_eq!(
+        app.refused("acter_decision", json!({"projet": "Émeraude"})).await,
+        invalid("texte", ArgProblem::Missing)
+    );
 
     app.done("demarrer_session", json!({"projet": "Émeraude"})).await;
     app.clock.advance(Duration::minutes(45));
     app.done("arreter_session", json!({})).await;
     app.done("creer_note", json!({"texte": "logo en SVG", "projet": "Émeraude"})).await;
-    let Receipt::Project { detail, worked_secs } = app.done("lire_projet", json!({"nom": "EMERAUDE"})).await else { panic!() };
+    let Receipt::Project { detail, worked_secs } = app.done("lire_projet", json!({"nom": "EMERAUDE"})).await else {
+        panic!()
+    };
     assert_eq!(worked_secs, 45 * 60);
     assert_eq!(detail.decisions, vec![decision]);
     assert_eq!(detail.notes, 1);
     assert_eq!(detail.phases.iter().map(|p| p.phase.as_str()).collect::<Vec<_>>(), vec!["cadrage", "maquette"]);
     assert_eq!(Some(detail), fresh.projet_detail(projet.id).await.unwrap());
-    assert_eq!(app.refused("lire_projet", json!({"nom": "Saphir"})).await, Refusal::ProjectUnknown { nom: "Saphir".into() });
+    assert_eq!(
+        app.refused("lire_projet", json!({"nom": "Saphir"})).await,
+        Refusal::ProjectUnknown { nom: "Saphir".into() }
+    );
 
     let Receipt::Projects { projets } = app.done("lister_projets", json!({})).await else { panic!() };
     assert_eq!(projets, fresh.list_projets().await.unwrap());
@@ -571,7 +651,8 @@ async fn a_write_that_fails_midway_leaves_no_half_written_row() {
     app.done("creer_projet", json!({"nom": "Atlas", "phase": "cadrage"})).await;
     // The phase history insert fails after the project row was updated: the whole
     // modification must be rolled back.
-    app.sql("CREATE TRIGGER no_phase BEFORE INSERT ON phases_projet BEGIN SELECT RAISE(ABORT, 'disk on fire'); END").await;
+    app.sql("CREATE TRIGGER no_phase BEFORE INSERT ON phases_projet BEGIN SELECT RAISE(ABORT, 'disk on fire'); END")
+        .await;
     let before = app.snapshot().await;
     let o = app.call("modifier_projet", json!({"nom": "Atlas", "phase": "prototype"})).await;
     assert!(matches!(o, Outcome::Failed(ref f) if f.page == Page::Projets), "{o:?}");

@@ -99,7 +99,11 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
             format!("Rappel n°{} « {} » marqué comme fait.", rappel.id, rappel.texte)
         }
         Receipt::WorkTime { debut, fin, until_now, projet, totals, running } => {
-            let range = if debut == fin { format!("le {}", fr::date(debut.0)) } else { format!("du {} au {}", fr::date(debut.0), fr::date(fin.0)) };
+            let range = if debut == fin {
+                format!("le {}", fr::date(debut.0))
+            } else {
+                format!("du {} au {}", fr::date(debut.0), fr::date(fin.0))
+            };
             let until = if *until_now { " (jusqu'à maintenant)" } else { "" };
             let scope = projet.as_deref().map(|p| format!(" sur {p}")).unwrap_or_default();
             let mut out = if totals.total_secs == 0 {
@@ -118,7 +122,10 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
             out
         }
         Receipt::PreferenceStored { preference, active, cap } => {
-            format!("Préférence n°{} enregistrée : « {} » ({active} actives sur {cap} au maximum).", preference.id, preference.texte)
+            format!(
+                "Préférence n°{} enregistrée : « {} » ({active} actives sur {cap} au maximum).",
+                preference.id, preference.texte
+            )
         }
         Receipt::Preferences { preferences, active, cap } => {
             let list = list(preferences, "Aucune préférence.", "Préférences", preference_line);
@@ -147,7 +154,9 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
                 s
             };
             if *not_indexed > 0 {
-                out.push_str(&format!("\n{not_indexed} souvenir(s) n'ont pas pu être indexés et n'ont pas été cherchés."));
+                out.push_str(&format!(
+                    "\n{not_indexed} souvenir(s) n'ont pas pu être indexés et n'ont pas été cherchés."
+                ));
             }
             out
         }
@@ -181,7 +190,9 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
                 out.push_str(&format!("\nPhases successives : {}.", phases.join(" → ")));
             }
             out.push('\n');
-            out.push_str(&list(&detail.decisions, "Aucune décision.", "Décisions", |d| format!("« {} » ({})", d.texte, fr::date(d.created_at.with_timezone(&tz).date_naive()))));
+            out.push_str(&list(&detail.decisions, "Aucune décision.", "Décisions", |d| {
+                format!("« {} » ({})", d.texte, fr::date(d.created_at.with_timezone(&tz).date_naive()))
+            }));
             out.push_str(&format!("\nNotes rattachées : {}.", detail.notes));
             out
         }
@@ -192,7 +203,11 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
                 changes.push(format!("description « {} »", after.description.as_deref().unwrap_or("")));
             }
             if before.phase != after.phase {
-                changes.push(format!("phase {} → {}", before.phase.as_deref().unwrap_or("aucune"), after.phase.as_deref().unwrap_or("aucune")));
+                changes.push(format!(
+                    "phase {} → {}",
+                    before.phase.as_deref().unwrap_or("aucune"),
+                    after.phase.as_deref().unwrap_or("aucune")
+                ));
             }
             if before.statut != after.statut {
                 changes.push(format!("statut {} → {}", before.statut.label(), after.statut.label()));
@@ -238,10 +253,16 @@ pub fn describe_refusal(refusal: &Refusal, tz: Tz) -> String {
     match refusal {
         Refusal::InvalidArguments(e) => describe_problem(e.field, &e.problem),
         Refusal::UnknownTool { name } => format!("l'outil « {name} » n'existe pas."),
-        Refusal::ToolNotAllowed { name, agent } => format!("l'outil « {name} » n'est pas dans la liste de l'agent {agent}."),
+        Refusal::ToolNotAllowed { name, agent } => {
+            format!("l'outil « {name} » n'est pas dans la liste de l'agent {agent}.")
+        }
         Refusal::ReminderUnknown { id } => format!("aucun rappel n°{id}."),
-        Refusal::ReminderAlreadyDone { rappel } => format!("le rappel n°{} « {} » était déjà fait.", rappel.id, rappel.texte),
-        Refusal::DueDateInPast { echeance } => format!("l'échéance demandée, {}, est déjà passée.", fr::datetime(*echeance, tz)),
+        Refusal::ReminderAlreadyDone { rappel } => {
+            format!("le rappel n°{} « {} » était déjà fait.", rappel.id, rappel.texte)
+        }
+        Refusal::DueDateInPast { echeance } => {
+            format!("l'échéance demandée, {}, est déjà passée.", fr::datetime(*echeance, tz))
+        }
         Refusal::PreferenceUnknown { id } => format!("aucune préférence n°{id}."),
         Refusal::PreferenceAlreadyInactive { preference } => {
             format!("la préférence n°{} « {} » était déjà désactivée.", preference.id, preference.texte)
@@ -253,7 +274,10 @@ pub fn describe_refusal(refusal: &Refusal, tz: Tz) -> String {
             format!("le plafond de {cap} préférences actives est atteint ; désactives-en une d'abord.")
         }
         Refusal::FutureDate { debut, .. } => {
-            format!("le {} n'est pas encore arrivé : aucune session ne peut y exister, aucune lecture n'a été faite.", fr::date(debut.0))
+            format!(
+                "le {} n'est pas encore arrivé : aucune session ne peut y exister, aucune lecture n'a été faite.",
+                fr::date(debut.0)
+            )
         }
         Refusal::InvertedRange { debut, fin } => {
             format!("la fin ({}) est avant le début ({}).", fr::date(fin.0), fr::date(debut.0))

@@ -5,11 +5,8 @@ use unicode_normalization::UnicodeNormalization;
 
 /// Lower case, accents removed, inner whitespace collapsed.
 pub fn normalise(raw: &str) -> String {
-    let stripped: String = raw
-        .nfd()
-        .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
-        .collect::<String>()
-        .to_lowercase();
+    let stripped: String =
+        raw.nfd().filter(|c| !unicode_normalization::char::is_combining_mark(*c)).collect::<String>().to_lowercase();
     stripped.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 

@@ -313,6 +313,12 @@ pub trait MemoryStore: Send + Sync {
     /// the conversation carries afterwards.
     async fn label_conversation(&self, id: &str, domain: &str) -> StoreResult<Option<String>>;
     async fn conversation_domain(&self, id: &str) -> StoreResult<Option<Option<String>>>;
-    async fn append_message(&self, conversation_id: &str, role: &str, content: &str, now: DateTime<Utc>) -> StoreResult<()>;
+    async fn append_message(
+        &self,
+        conversation_id: &str,
+        role: &str,
+        content: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<()>;
     async fn recent_messages(&self, conversation_id: &str, limit: u32) -> StoreResult<Vec<(String, String)>>;
 }

@@ -64,11 +64,11 @@ fn ts(row: &SqliteRow, col: &str, table: &'static str) -> StoreResult<DateTime<U
 
 fn opt_ts(row: &SqliteRow, col: &str, table: &'static str) -> StoreResult<Option<DateTime<Utc>>> {
     let raw: Option<String> = row.try_get(col)?;
-    raw.map(|r| from_db(&r).ok_or_else(|| StoreError::Corrupt { table, detail: format!("{col}={r}") }))
-        .transpose()
+    raw.map(|r| from_db(&r).ok_or_else(|| StoreError::Corrupt { table, detail: format!("{col}={r}") })).transpose()
 }
 
-const NOTE_SELECT: &str = "SELECT n.id, n.texte, p.nom AS projet, n.created_at FROM notes n LEFT JOIN projets p ON p.id = n.projet_id";
+const NOTE_SELECT: &str =
+    "SELECT n.id, n.texte, p.nom AS projet, n.created_at FROM notes n LEFT JOIN projets p ON p.id = n.projet_id";
 
 fn note_from(row: &SqliteRow) -> StoreResult<Note> {
     Ok(Note {
@@ -136,7 +136,8 @@ fn decision_from(row: &SqliteRow) -> StoreResult<Decision> {
 }
 
 /// Sessions joined with their pauses; rows ordered by session then pause.
-const SESSION_SELECT: &str = "SELECT s.id, p.nom AS projet, s.debut, s.fin, pa.debut AS pause_debut, pa.fin AS pause_fin \
+const SESSION_SELECT: &str =
+    "SELECT s.id, p.nom AS projet, s.debut, s.fin, pa.debut AS pause_debut, pa.fin AS pause_fin \
      FROM sessions_travail s JOIN projets p ON p.id = s.projet_id \
      LEFT JOIN pauses pa ON pa.session_id = s.id";
 
@@ -167,9 +168,8 @@ async fn running_in<'c, E>(exec: E) -> StoreResult<Option<SessionTravail>>
 where
     E: sqlx::SqliteExecutor<'c>,
 {
-    let rows = sqlx::query(&format!("{SESSION_SELECT} WHERE s.fin IS NULL ORDER BY s.id, pa.id"))
-        .fetch_all(exec)
-        .await?;
+    let rows =
+        sqlx::query(&format!("{SESSION_SELECT} WHERE s.fin IS NULL ORDER BY s.id, pa.id")).fetch_all(exec).await?;
     Ok(sessions_from(&rows)?.into_iter().next())
 }
 
@@ -177,10 +177,8 @@ async fn session_by_id<'c, E>(exec: E, id: i64) -> StoreResult<SessionTravail>
 where
     E: sqlx::SqliteExecutor<'c>,
 {
-    let rows = sqlx::query(&format!("{SESSION_SELECT} WHERE s.id = ? ORDER BY s.id, pa.id"))
-        .bind(id)
-        .fetch_all(exec)
-        .await?;
+    let rows =
+        sqlx::query(&format!("{SESSION_SELECT} WHERE s.id = ? ORDER BY s.id, pa.id")).bind(id).fetch_all(exec).await?;
     sessions_from(&rows)?
         .into_iter()
         .next()
@@ -196,12 +194,13 @@ fn not_before(now: DateTime<Utc>, floor: DateTime<Utc>) -> DateTime<Utc> {
 impl MemoryStore for SqliteStore {
     async fn create_note(&self, texte: &str, projet_id: Option<i64>, now: DateTime<Utc>) -> StoreResult<Note> {
         let mut tx = self.write_tx().await?;
-        let id: i64 = sqlx::query_scalar("INSERT INTO notes (texte, projet_id, created_at) VALUES (?, ?, ?) RETURNING id")
-            .bind(texte)
-            .bind(projet_id)
-            .bind(to_db(now))
-            .fetch_one(&mut *tx)
-            .await?;
+        let id: i64 =
+            sqlx::query_scalar("INSERT INTO notes (texte, projet_id, created_at) VALUES (?, ?, ?) RETURNING id")
+                .bind(texte)
+                .bind(projet_id)
+                .bind(to_db(now))
+                .fetch_one(&mut *tx)
+                .await?;
         let row = sqlx::query(&format!("{NOTE_SELECT} WHERE n.id = ?")).bind(id).fetch_one(&mut *tx).await?;
         let note = note_from(&row)?;
         tx.commit().await?;
@@ -210,7 +209,12 @@ impl MemoryStore for SqliteStore {
 
     async fn list_notes(&self, projet_id: Option<i64>) -> StoreResult<Vec<Note>> {
         let rows = match projet_id {
-            Some(p) => sqlx::query(&format!("{NOTE_SELECT} WHERE n.projet_id = ? ORDER BY n.id")).bind(p).fetch_all(&self.pool).await?,
+            Some(p) => {
+                sqlx::query(&format!("{NOTE_SELECT} WHERE n.projet_id = ? ORDER BY n.id"))
+                    .bind(p)
+                    .fetch_all(&self.pool)
+                    .await?
+            }
             None => sqlx::query(&format!("{NOTE_SELECT} ORDER BY n.id")).fetch_all(&self.pool).await?,
         };
         rows.iter().map(note_from).collect()
@@ -255,7 +259,8 @@ impl MemoryStore for SqliteStore {
 
     async fn mark_rappel_done(&self, id: i64, now: DateTime<Utc>) -> StoreResult<MarkDone> {
         let mut tx = self.write_tx().await?;
-        let Some(row) = sqlx::query("SELECT * FROM rappels WHERE id = ?").bind(id).fetch_optional(&mut *tx).await? else {
+        let Some(row) = sqlx::query("SELECT * FROM rappels WHERE id = ?").bind(id).fetch_optional(&mut *tx).await?
+        else {
             return Ok(MarkDone::NotFound);
         };
         let current = rappel_from(&row)?;
@@ -282,16 +287,18 @@ impl MemoryStore for SqliteStore {
         {
             return Ok(AddPreference::Duplicate(preference_from(&row)?));
         }
-        let active: i64 = sqlx::query_scalar("SELECT count(*) FROM preferences WHERE active = 1").fetch_one(&mut *tx).await?;
+        let active: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM preferences WHERE active = 1").fetch_one(&mut *tx).await?;
         if active >= i64::from(cap) {
             return Ok(AddPreference::CapReached { cap });
         }
-        let row = sqlx::query("INSERT INTO preferences (texte, texte_normalise, created_at) VALUES (?, ?, ?) RETURNING *")
-            .bind(texte)
-            .bind(&normalised)
-            .bind(to_db(now))
-            .fetch_one(&mut *tx)
-            .await?;
+        let row =
+            sqlx::query("INSERT INTO preferences (texte, texte_normalise, created_at) VALUES (?, ?, ?) RETURNING *")
+                .bind(texte)
+                .bind(&normalised)
+                .bind(to_db(now))
+                .fetch_one(&mut *tx)
+                .await?;
         let pref = preference_from(&row)?;
         tx.commit().await?;
         Ok(AddPreference::Added(pref))
@@ -312,7 +319,8 @@ impl MemoryStore for SqliteStore {
 
     async fn deactivate_preference(&self, id: i64, now: DateTime<Utc>) -> StoreResult<Deactivate> {
         let mut tx = self.write_tx().await?;
-        let Some(row) = sqlx::query("SELECT * FROM preferences WHERE id = ?").bind(id).fetch_optional(&mut *tx).await? else {
+        let Some(row) = sqlx::query("SELECT * FROM preferences WHERE id = ?").bind(id).fetch_optional(&mut *tx).await?
+        else {
             return Ok(Deactivate::NotFound);
         };
         let current = preference_from(&row)?;
@@ -329,7 +337,12 @@ impl MemoryStore for SqliteStore {
         Ok(Deactivate::Deactivated(pref))
     }
 
-    async fn add_souvenir(&self, texte: &str, embedding: Option<(&[f32], &str)>, now: DateTime<Utc>) -> StoreResult<Souvenir> {
+    async fn add_souvenir(
+        &self,
+        texte: &str,
+        embedding: Option<(&[f32], &str)>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Souvenir> {
         let mut tx = self.write_tx().await?;
         let row = sqlx::query(
             "INSERT INTO souvenirs (texte, embedding, embedding_model, created_at) VALUES (?, ?, ?, ?) RETURNING *",
@@ -407,7 +420,11 @@ impl MemoryStore for SqliteStore {
     ) -> StoreResult<CreateProjet> {
         let mut tx = self.write_tx().await?;
         let normalised = normalise(nom);
-        if let Some(row) = sqlx::query("SELECT * FROM projets WHERE nom_normalise = ?").bind(&normalised).fetch_optional(&mut *tx).await? {
+        if let Some(row) = sqlx::query("SELECT * FROM projets WHERE nom_normalise = ?")
+            .bind(&normalised)
+            .fetch_optional(&mut *tx)
+            .await?
+        {
             return Ok(CreateProjet::Duplicate(projet_from(&row)?));
         }
         let stamp = to_db(now);
@@ -452,7 +469,8 @@ impl MemoryStore for SqliteStore {
     async fn projet_detail(&self, id: i64) -> StoreResult<Option<ProjetDetail>> {
         // One read transaction so the parts agree with each other.
         let mut tx = self.pool.begin().await?;
-        let Some(row) = sqlx::query("SELECT * FROM projets WHERE id = ?").bind(id).fetch_optional(&mut *tx).await? else {
+        let Some(row) = sqlx::query("SELECT * FROM projets WHERE id = ?").bind(id).fetch_optional(&mut *tx).await?
+        else {
             return Ok(None);
         };
         let projet = projet_from(&row)?;
@@ -470,14 +488,16 @@ impl MemoryStore for SqliteStore {
             .iter()
             .map(decision_from)
             .collect::<StoreResult<Vec<_>>>()?;
-        let notes: i64 = sqlx::query_scalar("SELECT count(*) FROM notes WHERE projet_id = ?").bind(id).fetch_one(&mut *tx).await?;
+        let notes: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM notes WHERE projet_id = ?").bind(id).fetch_one(&mut *tx).await?;
         tx.commit().await?;
         Ok(Some(ProjetDetail { projet, phases, decisions, notes: usize::try_from(notes).unwrap_or(0) }))
     }
 
     async fn update_projet(&self, id: i64, changes: &ProjetChanges, now: DateTime<Utc>) -> StoreResult<UpdateProjet> {
         let mut tx = self.write_tx().await?;
-        let Some(row) = sqlx::query("SELECT * FROM projets WHERE id = ?").bind(id).fetch_optional(&mut *tx).await? else {
+        let Some(row) = sqlx::query("SELECT * FROM projets WHERE id = ?").bind(id).fetch_optional(&mut *tx).await?
+        else {
             return Ok(UpdateProjet::NotFound);
         };
         let before = projet_from(&row)?;
@@ -510,17 +530,23 @@ impl MemoryStore for SqliteStore {
 
     async fn add_decision(&self, projet_id: i64, texte: &str, now: DateTime<Utc>) -> StoreResult<Option<Decision>> {
         let mut tx = self.write_tx().await?;
-        let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM projets WHERE id = ?").bind(projet_id).fetch_optional(&mut *tx).await?;
+        let exists: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM projets WHERE id = ?").bind(projet_id).fetch_optional(&mut *tx).await?;
         if exists.is_none() {
             return Ok(None);
         }
-        let id: i64 = sqlx::query_scalar("INSERT INTO decisions (projet_id, texte, created_at) VALUES (?, ?, ?) RETURNING id")
-            .bind(projet_id)
-            .bind(texte)
+        let id: i64 =
+            sqlx::query_scalar("INSERT INTO decisions (projet_id, texte, created_at) VALUES (?, ?, ?) RETURNING id")
+                .bind(projet_id)
+                .bind(texte)
+                .bind(to_db(now))
+                .fetch_one(&mut *tx)
+                .await?;
+        sqlx::query("UPDATE projets SET updated_at = ? WHERE id = ?")
             .bind(to_db(now))
-            .fetch_one(&mut *tx)
+            .bind(projet_id)
+            .execute(&mut *tx)
             .await?;
-        sqlx::query("UPDATE projets SET updated_at = ? WHERE id = ?").bind(to_db(now)).bind(projet_id).execute(&mut *tx).await?;
         let row = sqlx::query(&format!("{DECISION_SELECT} WHERE d.id = ?")).bind(id).fetch_one(&mut *tx).await?;
         let decision = decision_from(&row)?;
         tx.commit().await?;
@@ -528,11 +554,12 @@ impl MemoryStore for SqliteStore {
     }
 
     async fn decisions_between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> StoreResult<Vec<Decision>> {
-        let rows = sqlx::query(&format!("{DECISION_SELECT} WHERE d.created_at >= ? AND d.created_at < ? ORDER BY d.id"))
-            .bind(to_db(from))
-            .bind(to_db(to))
-            .fetch_all(&self.pool)
-            .await?;
+        let rows =
+            sqlx::query(&format!("{DECISION_SELECT} WHERE d.created_at >= ? AND d.created_at < ? ORDER BY d.id"))
+                .bind(to_db(from))
+                .bind(to_db(to))
+                .fetch_all(&self.pool)
+                .await?;
         rows.iter().map(decision_from).collect()
     }
 
@@ -543,7 +570,8 @@ impl MemoryStore for SqliteStore {
 
     async fn start_session(&self, projet_id: i64, now: DateTime<Utc>) -> StoreResult<ChronoChange> {
         let mut tx = self.write_tx().await?;
-        let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM projets WHERE id = ?").bind(projet_id).fetch_optional(&mut *tx).await?;
+        let exists: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM projets WHERE id = ?").bind(projet_id).fetch_optional(&mut *tx).await?;
         if exists.is_none() {
             return Ok(ChronoChange::UnknownProject);
         }
@@ -551,7 +579,8 @@ impl MemoryStore for SqliteStore {
             return Ok(ChronoChange::AlreadyRunning(running));
         }
         // Sessions never overlap: a new one cannot start before the last one ended.
-        let last_end: Option<String> = sqlx::query_scalar("SELECT max(fin) FROM sessions_travail").fetch_one(&mut *tx).await?;
+        let last_end: Option<String> =
+            sqlx::query_scalar("SELECT max(fin) FROM sessions_travail").fetch_one(&mut *tx).await?;
         let start = not_before(now, last_end.as_deref().and_then(from_db).unwrap_or(now));
         let id: i64 = sqlx::query_scalar("INSERT INTO sessions_travail (projet_id, debut) VALUES (?, ?) RETURNING id")
             .bind(projet_id)
@@ -605,7 +634,14 @@ impl MemoryStore for SqliteStore {
         let Some(running) = running_in(&mut *tx).await? else {
             return Ok(ChronoChange::NoSession);
         };
-        let floor = running.pauses.iter().flat_map(|p| [Some(p.debut), p.fin]).flatten().max().unwrap_or(running.debut).max(running.debut);
+        let floor = running
+            .pauses
+            .iter()
+            .flat_map(|p| [Some(p.debut), p.fin])
+            .flatten()
+            .max()
+            .unwrap_or(running.debut)
+            .max(running.debut);
         let end = to_db(not_before(now, floor));
         // Closing the open pause and the session is one write: never one without the other.
         sqlx::query("UPDATE pauses SET fin = ? WHERE session_id = ? AND fin IS NULL")
@@ -613,7 +649,11 @@ impl MemoryStore for SqliteStore {
             .bind(running.id)
             .execute(&mut *tx)
             .await?;
-        sqlx::query("UPDATE sessions_travail SET fin = ? WHERE id = ?").bind(&end).bind(running.id).execute(&mut *tx).await?;
+        sqlx::query("UPDATE sessions_travail SET fin = ? WHERE id = ?")
+            .bind(&end)
+            .bind(running.id)
+            .execute(&mut *tx)
+            .await?;
         let session = session_by_id(&mut *tx, running.id).await?;
         tx.commit().await?;
         Ok(ChronoChange::Applied(session))
@@ -671,10 +711,19 @@ impl MemoryStore for SqliteStore {
     }
 
     async fn conversation_domain(&self, id: &str) -> StoreResult<Option<Option<String>>> {
-        Ok(sqlx::query_scalar("SELECT domain FROM conversations WHERE id = ?").bind(id).fetch_optional(&self.pool).await?)
+        Ok(sqlx::query_scalar("SELECT domain FROM conversations WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?)
     }
 
-    async fn append_message(&self, conversation_id: &str, role: &str, content: &str, now: DateTime<Utc>) -> StoreResult<()> {
+    async fn append_message(
+        &self,
+        conversation_id: &str,
+        role: &str,
+        content: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<()> {
         sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at) VALUES (?, ?, ?, ?)")
             .bind(conversation_id)
             .bind(role)

@@ -26,9 +26,13 @@ pub enum ArgProblem {
     /// The arguments are not a JSON object (or not JSON at all).
     NotAnObject,
     Missing,
-    WrongType { expected: Expected },
+    WrongType {
+        expected: Expected,
+    },
     Empty,
-    TooLong { max: usize },
+    TooLong {
+        max: usize,
+    },
     /// Not an ISO 8601 date (`YYYY-MM-DD`).
     BadDate,
     /// Not an ISO 8601 date-time.

@@ -43,7 +43,10 @@ impl Tool for CreerNote {
     }
     fn parameters(&self) -> Value {
         object_schema(
-            &[("texte", string_prop("Contenu exact de la note")), ("projet", string_prop("Nom d'un projet existant (facultatif)"))],
+            &[
+                ("texte", string_prop("Contenu exact de la note")),
+                ("projet", string_prop("Nom d'un projet existant (facultatif)")),
+            ],
             &["texte"],
         )
     }
@@ -142,7 +145,10 @@ impl Tool for ListerRappels {
     }
     fn parameters(&self) -> Value {
         object_schema(
-            &[("inclure_faits", serde_json::json!({"type": "boolean", "description": "Inclure les rappels déjà faits"}))],
+            &[(
+                "inclure_faits",
+                serde_json::json!({"type": "boolean", "description": "Inclure les rappels déjà faits"}),
+            )],
             &[],
         )
     }
@@ -342,7 +348,9 @@ impl Tool for DesactiverPreference {
         Ok(match ctx.store.deactivate_preference(id, ctx.now()).await? {
             Deactivate::Deactivated(preference) => Outcome::Done(Receipt::PreferenceDeactivated { preference }),
             Deactivate::NotFound => Outcome::Refused(Refusal::PreferenceUnknown { id }),
-            Deactivate::AlreadyInactive(preference) => Outcome::Refused(Refusal::PreferenceAlreadyInactive { preference }),
+            Deactivate::AlreadyInactive(preference) => {
+                Outcome::Refused(Refusal::PreferenceAlreadyInactive { preference })
+            }
         })
     }
 }
@@ -387,7 +395,11 @@ impl Tool for ChercherDansMemoire {
 }
 
 /// Cosine search; `Ok(None)` when the embedding provider failed for the query.
-async fn vector_search(ctx: &ToolContext, embedder: &dyn Embedder, requete: &str) -> Result<Option<Receipt>, StoreError> {
+async fn vector_search(
+    ctx: &ToolContext,
+    embedder: &dyn Embedder,
+    requete: &str,
+) -> Result<Option<Receipt>, StoreError> {
     let query = match embedder.embed(&[requete.to_string()]).await {
         Ok(mut v) if v.len() == 1 => v.remove(0),
         Ok(_) => return Ok(None),
@@ -461,10 +473,55 @@ pub fn cosine(a: &[f32], b: &[f32]) -> Option<f32> {
 
 /// Words that carry no meaning for a keyword search.
 const STOP_WORDS: &[&str] = &[
-    "les", "des", "une", "que", "qui", "quoi", "dans", "pour", "par", "sur", "avec", "est", "suis", "mon", "mes",
-    "ton", "tes", "son", "ses", "ce", "cette", "ces", "aux", "du", "au", "et", "ou", "je", "tu", "il", "elle",
-    "nous", "vous", "ils", "elles", "moi", "toi", "quand", "comment", "avais", "avait", "ai", "as", "the", "and",
-    "souviens", "rappelles", "dit", "dis",
+    "les",
+    "des",
+    "une",
+    "que",
+    "qui",
+    "quoi",
+    "dans",
+    "pour",
+    "par",
+    "sur",
+    "avec",
+    "est",
+    "suis",
+    "mon",
+    "mes",
+    "ton",
+    "tes",
+    "son",
+    "ses",
+    "ce",
+    "cette",
+    "ces",
+    "aux",
+    "du",
+    "au",
+    "et",
+    "ou",
+    "je",
+    "tu",
+    "il",
+    "elle",
+    "nous",
+    "vous",
+    "ils",
+    "elles",
+    "moi",
+    "toi",
+    "quand",
+    "comment",
+    "avais",
+    "avait",
+    "ai",
+    "as",
+    "the",
+    "and",
+    "souviens",
+    "rappelles",
+    "dit",
+    "dis",
 ];
 
 /// The words of a query worth searching for.

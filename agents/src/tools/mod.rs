@@ -18,7 +18,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use args::{ArgError, ArgProblem, Args, Expected};
-pub use outcome::{Briefing, BriefingKind, Failure, KeywordReason, Outcome, Page, Receipt, Refusal, SearchHit, SearchMode};
+pub use outcome::{
+    Briefing, BriefingKind, Failure, KeywordReason, Outcome, Page, Receipt, Refusal, SearchHit, SearchMode,
+};
 
 use crate::llm::embeddings::Embedder;
 use crate::memory::{MemoryStore, StoreError};

@@ -130,12 +130,26 @@ pub struct SearchHit {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "receipt", rename_all = "snake_case")]
 pub enum Receipt {
-    NoteCreated { note: Note },
-    Notes { projet: Option<String>, notes: Vec<Note> },
+    NoteCreated {
+        note: Note,
+    },
+    Notes {
+        projet: Option<String>,
+        notes: Vec<Note>,
+    },
     /// `bare_date`: the due date had no time, so the default hour was used.
-    ReminderCreated { rappel: Rappel, bare_date: bool },
-    Reminders { include_done: bool, rappels: Vec<Rappel>, now: DateTime<Utc> },
-    ReminderDone { rappel: Rappel },
+    ReminderCreated {
+        rappel: Rappel,
+        bare_date: bool,
+    },
+    Reminders {
+        include_done: bool,
+        rappels: Vec<Rappel>,
+        now: DateTime<Utc>,
+    },
+    ReminderDone {
+        rappel: Rappel,
+    },
     WorkTime {
         debut: IsoDate,
         fin: IsoDate,
@@ -145,20 +159,58 @@ pub enum Receipt {
         totals: WorkTotals,
         running: Option<SessionTravail>,
     },
-    PreferenceStored { preference: Preference, active: u32, cap: u32 },
-    Preferences { preferences: Vec<Preference>, active: u32, cap: u32 },
-    PreferenceDeactivated { preference: Preference },
-    Search { requete: String, search: SearchMode, hits: Vec<SearchHit>, not_indexed: u32 },
-    SessionStarted { session: SessionTravail },
-    SessionPaused { session: SessionTravail },
-    SessionResumed { session: SessionTravail },
-    SessionStopped { session: SessionTravail, worked_secs: i64 },
-    Projects { projets: Vec<Projet> },
-    Project { detail: ProjetDetail, worked_secs: i64 },
-    ProjectCreated { projet: Projet },
-    ProjectUpdated { before: Projet, after: Projet },
-    DecisionRecorded { decision: Decision },
-    SouvenirStored { souvenir: Souvenir },
+    PreferenceStored {
+        preference: Preference,
+        active: u32,
+        cap: u32,
+    },
+    Preferences {
+        preferences: Vec<Preference>,
+        active: u32,
+        cap: u32,
+    },
+    PreferenceDeactivated {
+        preference: Preference,
+    },
+    Search {
+        requete: String,
+        search: SearchMode,
+        hits: Vec<SearchHit>,
+        not_indexed: u32,
+    },
+    SessionStarted {
+        session: SessionTravail,
+    },
+    SessionPaused {
+        session: SessionTravail,
+    },
+    SessionResumed {
+        session: SessionTravail,
+    },
+    SessionStopped {
+        session: SessionTravail,
+        worked_secs: i64,
+    },
+    Projects {
+        projets: Vec<Projet>,
+    },
+    Project {
+        detail: ProjetDetail,
+        worked_secs: i64,
+    },
+    ProjectCreated {
+        projet: Projet,
+    },
+    ProjectUpdated {
+        before: Projet,
+        after: Projet,
+    },
+    DecisionRecorded {
+        decision: Decision,
+    },
+    SouvenirStored {
+        souvenir: Souvenir,
+    },
 }
 
 /// Why nothing was written. Bounded: every variant is a case the code knows.
@@ -167,27 +219,62 @@ pub enum Receipt {
 pub enum Refusal {
     InvalidArguments(ArgError),
     /// The model asked for a tool that does not exist (name cut to 64 characters).
-    UnknownTool { name: String },
+    UnknownTool {
+        name: String,
+    },
     /// The tool exists but is not in this agent's list.
-    ToolNotAllowed { name: &'static str, agent: &'static str },
-    ReminderUnknown { id: i64 },
-    ReminderAlreadyDone { rappel: Rappel },
+    ToolNotAllowed {
+        name: &'static str,
+        agent: &'static str,
+    },
+    ReminderUnknown {
+        id: i64,
+    },
+    ReminderAlreadyDone {
+        rappel: Rappel,
+    },
     /// A reminder due in the past is almost always a wrong date.
-    DueDateInPast { echeance: DateTime<Utc> },
-    PreferenceUnknown { id: i64 },
-    PreferenceAlreadyInactive { preference: Preference },
-    PreferenceDuplicate { preference: Preference },
-    PreferenceCapReached { cap: u32 },
+    DueDateInPast {
+        echeance: DateTime<Utc>,
+    },
+    PreferenceUnknown {
+        id: i64,
+    },
+    PreferenceAlreadyInactive {
+        preference: Preference,
+    },
+    PreferenceDuplicate {
+        preference: Preference,
+    },
+    PreferenceCapReached {
+        cap: u32,
+    },
     /// Work time asked for a day that has not come yet: no session can exist there.
-    FutureDate { debut: IsoDate, today: NaiveDate },
-    InvertedRange { debut: IsoDate, fin: IsoDate },
-    SessionAlreadyRunning { session: SessionTravail },
-    SessionAlreadyPaused { session: SessionTravail },
-    SessionNotPaused { session: SessionTravail },
+    FutureDate {
+        debut: IsoDate,
+        today: NaiveDate,
+    },
+    InvertedRange {
+        debut: IsoDate,
+        fin: IsoDate,
+    },
+    SessionAlreadyRunning {
+        session: SessionTravail,
+    },
+    SessionAlreadyPaused {
+        session: SessionTravail,
+    },
+    SessionNotPaused {
+        session: SessionTravail,
+    },
     /// Pause, resume or stop with no running session.
     NoRunningSession,
-    ProjectUnknown { nom: String },
-    ProjectDuplicate { projet: Projet },
+    ProjectUnknown {
+        nom: String,
+    },
+    ProjectDuplicate {
+        projet: Projet,
+    },
     /// modifier_projet with no field to change.
     NothingToChange,
 }

@@ -132,7 +132,10 @@ impl Tool for ModifierProjet {
             None => None,
             Some(raw) => Some(Statut::parse(&raw).ok_or(ArgError::new("statut", ArgProblem::NotAllowed))?),
         };
-        Ok((a.name("nom")?, ProjetChanges { description: a.opt_text("description")?, phase: a.opt_name("phase")?, statut }))
+        Ok((
+            a.name("nom")?,
+            ProjetChanges { description: a.opt_text("description")?, phase: a.opt_name("phase")?, statut },
+        ))
     }
     async fn run(&self, ctx: &ToolContext, (nom, changes): Self::Args) -> Result<Outcome, StoreError> {
         if changes.is_empty() {
