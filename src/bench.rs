@@ -99,7 +99,7 @@ pub async fn store(iterations: usize) -> anyhow::Result<()> {
 
     measure!("creer_note", |i| json!({"texte": format!("note {i}"), "projet": "Projet 1"}));
     measure!("lister_notes", |_| json!({"projet": "Projet 2"}));
-    measure!("creer_rappel", |i| json!({"texte": format!("rappel {i}"), "echeance": "2026-12-24T18:00"}));
+    measure!("creer_rappel", |i| json!({"texte": format!("rappel {i}"), "echeance": "2027-06-24T18:00"}));
     measure!("lister_rappels", |_| json!({}));
     measure!("marquer_rappel_fait", |i| json!({"id": first_mark_id + i}));
     measure!("lire_briefing_hebdo", |_| json!({}));
@@ -134,7 +134,7 @@ pub async fn store(iterations: usize) -> anyhow::Result<()> {
     let mut turns = Vec::with_capacity(iterations);
     for i in 0..iterations {
         let t = Instant::now();
-        b.call("creer_rappel", json!({"texte": format!("tour {i}"), "echeance": "2026-12-02T09:00"})).await?;
+        b.call("creer_rappel", json!({"texte": format!("tour {i}"), "echeance": "2027-06-02T09:00"})).await?;
         b.call("lister_rappels", json!({})).await?;
         b.call("creer_note", json!({"texte": format!("tour {i}")})).await?;
         turns.push(t.elapsed().as_micros());

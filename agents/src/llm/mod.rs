@@ -2,3 +2,6 @@
 //! format that Mistral, OpenAI, llama.cpp and Ollama all speak.
 
 pub mod embeddings;
+pub mod types;
+
+pub use types::*;

@@ -197,8 +197,14 @@ pub enum MarkDone {
 /// Result of adding a preference.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AddPreference {
-    Added(Preference),
-    CapReached { cap: u32 },
+    /// Stored; `active` counts the active preferences afterwards.
+    Added {
+        preference: Preference,
+        active: u32,
+    },
+    CapReached {
+        cap: u32,
+    },
     Duplicate(Preference),
 }
 

@@ -299,9 +299,9 @@ impl MemoryStore for SqliteStore {
                 .bind(to_db(now))
                 .fetch_one(&mut *tx)
                 .await?;
-        let pref = preference_from(&row)?;
+        let preference = preference_from(&row)?;
         tx.commit().await?;
-        Ok(AddPreference::Added(pref))
+        Ok(AddPreference::Added { preference, active: u32::try_from(active + 1).unwrap_or(u32::MAX) })
     }
 
     async fn list_preferences(&self) -> StoreResult<Vec<Preference>> {

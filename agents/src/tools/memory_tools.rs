@@ -288,19 +288,13 @@ impl Tool for MemoriserPreference {
     async fn run(&self, ctx: &ToolContext, texte: Self::Args) -> Result<Outcome, StoreError> {
         let cap = ctx.preferences_cap;
         Ok(match ctx.store.add_preference(&texte, cap, ctx.now()).await? {
-            AddPreference::Added(preference) => {
-                let active = count_active(ctx).await?;
+            AddPreference::Added { preference, active } => {
                 Outcome::Done(Receipt::PreferenceStored { preference, active, cap })
             }
             AddPreference::CapReached { cap } => Outcome::Refused(Refusal::PreferenceCapReached { cap }),
             AddPreference::Duplicate(preference) => Outcome::Refused(Refusal::PreferenceDuplicate { preference }),
         })
     }
-}
-
-async fn count_active(ctx: &ToolContext) -> Result<u32, StoreError> {
-    let all = ctx.store.list_preferences().await?;
-    Ok(u32::try_from(all.iter().filter(|p| p.active).count()).unwrap_or(u32::MAX))
 }
 
 pub struct ListerPreferences;
