@@ -5,12 +5,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use arthur_agents::llm::client::{ClientOptions, ConfiguredModels, LlmClient, ProviderEndpoint};
 use arthur_agents::llm::embeddings::{Embedder, HttpEmbedder};
+use arthur_agents::llm::{ChatModel, ProviderKind};
 use arthur_agents::memory::{MemoryStore, SqliteStore};
 use arthur_agents::time::{Clock, SystemClock};
 use arthur_agents::tools::{ToolBox, ToolContext};
+use arthur_agents::turn::TurnEngine;
 
-use crate::config::{Settings, DEFAULT_EMBED_MODEL};
+use crate::config::{Settings, DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, DEFAULT_ROUTER_MODEL};
 
 /// Timeout of one embeddings request.
 const EMBED_TIMEOUT: Duration = Duration::from_secs(20);
@@ -20,6 +23,7 @@ pub struct App {
     pub store: Arc<SqliteStore>,
     pub tools: ToolBox,
     pub ctx: ToolContext,
+    pub engine: TurnEngine,
 }
 
 impl App {
@@ -47,8 +51,38 @@ impl App {
             embedder: embedder(&settings)?,
             preferences_cap: settings.preferences_cap,
         };
-        Ok(Self { settings, store, tools: ToolBox::new(), ctx })
+        let engine = TurnEngine::new(llm_client(&settings)?, ctx.clone());
+        Ok(Self { settings, store, tools: ToolBox::new(), ctx, engine })
     }
+}
+
+/// The fallback chain mistral → anthropic → openai over the providers that have a key;
+/// `None` when there is none (Arthur is offline).
+fn llm_client(settings: &Settings) -> anyhow::Result<Option<Arc<dyn ChatModel>>> {
+    let p = &settings.providers;
+    let endpoints: Vec<ProviderEndpoint> = [
+        (ProviderKind::Mistral, &p.mistral),
+        (ProviderKind::Anthropic, &p.anthropic),
+        (ProviderKind::OpenAi, &p.openai),
+    ]
+    .into_iter()
+    .filter_map(|(kind, provider)| {
+        provider.as_ref().map(|pr| ProviderEndpoint::new(kind, pr.base_url.clone(), pr.api_key.clone()))
+    })
+    .collect();
+    let Some(first) = endpoints.first().map(|e| e.kind) else {
+        return Ok(None);
+    };
+    // The configured names apply to the first provider; the built-in defaults are
+    // Mistral's, so on another first provider they give way to that provider's defaults.
+    let chosen =
+        |value: &str, default: &str| (first == ProviderKind::Mistral || value != default).then(|| value.to_string());
+    let models = ConfiguredModels {
+        router: chosen(&settings.models.router, DEFAULT_ROUTER_MODEL),
+        chat: chosen(&settings.models.chat, DEFAULT_CHAT_MODEL),
+    };
+    let client = LlmClient::new(endpoints, models, ClientOptions::default()).context("building the model client")?;
+    Ok(Some(Arc::new(client)))
 }
 
 /// The embeddings provider: Mistral when its key is set, else an OpenAI-compatible one.

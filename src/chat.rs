@@ -1,6 +1,7 @@
-//! `arthur chat`: the terminal conversation. Until the model-driven turn lands, it takes
-//! direct tool commands (`/creer_note {"texte": "…"}`) and the briefings, and says plainly
-//! that it does not understand free text yet — it never guesses.
+//! `arthur chat`: the terminal conversation. Free text goes through the honest turn; drafts
+//! are shown on stderr as provisional while the model writes, the final answer on stdout.
+//! Direct tool commands (`/creer_note {"texte": "…"}`) and the briefings work too, with or
+//! without a model.
 
 use arthur_agents::memory::briefing;
 use arthur_agents::report;
@@ -22,15 +23,38 @@ where
     W: AsyncWrite + Unpin,
 {
     let mut lines = BufReader::new(input).lines();
-    output
-        .write_all(b"Arthur - mode terminal. Sans modele de langage, je prends les commandes directes : /aide pour la liste.\n")
-        .await?;
+    let mut conversation: Option<String> = None;
+    let greeting = if app.settings.providers.mistral.is_none()
+        && app.settings.providers.anthropic.is_none()
+        && app.settings.providers.openai.is_none()
+    {
+        "Arthur, en mode terminal. Aucun modèle de langage n'est configuré : je prends les commandes directes (/aide).\n"
+    } else {
+        "Arthur, en mode terminal. Parle-moi, ou tape /aide pour les commandes directes.\n"
+    };
+    output.write_all(greeting.as_bytes()).await?;
     loop {
         output.write_all("vous › ".as_bytes()).await?;
         output.flush().await?;
         let Some(line) = lines.next_line().await? else { break };
         let line = line.trim();
         if line.is_empty() {
+            continue;
+        }
+        if !line.starts_with('/') {
+            let result = app.engine.run(conversation.as_deref(), line, Some(&show_draft)).await;
+            let answer = match result {
+                Ok(r) => {
+                    conversation = Some(r.conversation_id.clone());
+                    r.written
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "turn failed");
+                    "Panne : la base de données n'a pas répondu, l'effet est inconnu. Vérifie la page Journal (/journal)."
+                        .to_string()
+                }
+            };
+            output.write_all(format!("arthur › {answer}\n").as_bytes()).await?;
             continue;
         }
         let answer = match answer(app, line).await {
@@ -44,15 +68,22 @@ where
     Ok(())
 }
 
-/// One answer; `None` means the user asked to quit.
-async fn answer(app: &App, line: &str) -> Option<String> {
-    let Some(command) = line.strip_prefix('/') else {
-        return Some(
-            "Je ne comprends pas encore les phrases libres sans modèle de langage, et je ne devine pas. \
-             Rien n'a été fait. Tape /aide pour les commandes."
-                .to_string(),
-        );
+/// Drafts go to stderr, dimmed, marked provisional; they are never the answer.
+fn show_draft(event: arthur_agents::turn::TurnEvent) {
+    use arthur_agents::turn::TurnEvent;
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = match event {
+        TurnEvent::Draft(text) => write!(err, "\x1b[2m{text}\x1b[0m"),
+        TurnEvent::DraftWithdrawn => writeln!(err, "\x1b[2m [brouillon retiré : des outils vont s'exécuter]\x1b[0m"),
+        TurnEvent::Status(_) => Ok(()),
     };
+    let _ = err.flush();
+}
+
+/// One answer to a `/` command; `None` means the user asked to quit.
+async fn answer(app: &App, line: &str) -> Option<String> {
+    let command = line.strip_prefix('/').unwrap_or(line);
     let (name, rest) = command.split_once(char::is_whitespace).unwrap_or((command, ""));
     let (store, now, tz) = (app.ctx.store.as_ref(), app.ctx.now(), app.ctx.tz);
     Some(match name {

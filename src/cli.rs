@@ -32,6 +32,18 @@ pub struct Cli {
 pub enum Command {
     /// Conversation in the terminal.
     Chat,
+    /// One turn: `arthur ask "rappelle-moi d'appeler la banque demain à 9 h"`.
+    Ask {
+        /// Print the turn as one JSON object (DESIGN §8).
+        #[arg(long)]
+        json: bool,
+        /// Continue this conversation (a new one otherwise).
+        #[arg(long)]
+        conversation: Option<String>,
+        /// What the user says.
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+    },
     /// Run one tool directly: `arthur tool creer_note '{"texte": "…"}'`.
     Tool(ToolCmd),
     /// List the tools with their JSON Schema.
@@ -154,6 +166,21 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Chat => {
             let app = open().await?;
             crate::chat::run(&app, tokio::io::stdin(), tokio::io::stdout()).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Ask { json, conversation, text } => {
+            let app = open().await?;
+            let text = text.join(" ");
+            if text.trim().is_empty() {
+                anyhow::bail!("empty message");
+            }
+            let result = app.engine.run(conversation.as_deref(), &text, None).await.context("running the turn")?;
+            eprintln!("conversation: {}", result.conversation_id);
+            if json {
+                println!("{}", serde_json::to_string(&result.to_ask_json())?);
+            } else {
+                println!("{}", result.written);
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Tool(cmd) => {

@@ -176,3 +176,43 @@ fn a_config_file_sets_the_time_zone() {
     // 09:00 in Montréal in July is 13:00 UTC.
     assert_eq!(v["detail"]["detail"]["rappel"]["echeance"], "2099-07-01T13:00:00Z");
 }
+
+#[tokio::test]
+async fn ask_json_prints_exactly_the_interface_object() {
+    use arthur_agents::llm::scripted::{Reply, ScriptedLlm};
+    let cli = Cli::new();
+    let llm = ScriptedLlm::start().await;
+    llm.push(Reply::text(r#"{"agent": "intendant", "domain": "QUOTIDIEN", "action": "ecriture"}"#));
+    llm.push(Reply::tool_calls(
+        "",
+        &[("creer_rappel", r#"{"texte": "appeler la banque", "echeance": "2099-12-01T09:00"}"#)],
+    ));
+    llm.push(Reply::text("Autre chose ?"));
+    let mut cmd = tokio::process::Command::from(cli.command(&["ask", "--json", "rappelle-moi d'appeler la banque"]));
+    cmd.env("MISTRAL_API_KEY", "test-key").env("MISTRAL_BASE_URL", llm.base_url());
+    let out = cmd.output().await.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["agent", "domain", "incident", "llm_calls", "spoken", "tools", "written"]);
+    assert_eq!(v["agent"], "intendant");
+    assert_eq!(v["domain"], "QUOTIDIEN");
+    assert_eq!(v["incident"], Value::Null);
+    assert_eq!(v["tools"], serde_json::json!([{"name": "creer_rappel", "outcome": "done"}]));
+    assert_eq!(v["llm_calls"], 2, "router call excluded");
+    assert!(v["written"].as_str().unwrap().contains("Rappel n°1 enregistré : « appeler la banque »"));
+    assert!(v["spoken"].as_str().unwrap().contains("Rappel numéro un enregistré"));
+    // The API key was sent as a bearer token and never printed.
+    assert_eq!(llm.requests()[0].header("authorization"), Some("Bearer test-key"));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("test-key"));
+
+    // A refusal comes back as the incident.
+    llm.push(Reply::text(r#"{"agent": "intendant", "domain": "QUOTIDIEN"}"#));
+    llm.push(Reply::tool_calls("", &[("marquer_rappel_fait", r#"{"id": 9}"#)]));
+    let mut cmd = tokio::process::Command::from(cli.command(&["ask", "--json", "le rappel 9 est fait"]));
+    cmd.env("MISTRAL_API_KEY", "test-key").env("MISTRAL_BASE_URL", llm.base_url());
+    let v: Value = serde_json::from_slice(&cmd.output().await.unwrap().stdout).unwrap();
+    assert_eq!(v["incident"], serde_json::json!({"kind": "refus", "tool": "marquer_rappel_fait"}));
+    assert_eq!(v["tools"][0]["outcome"], "refused");
+}

@@ -112,8 +112,11 @@ fn schemas_use_exactly_the_interface_argument_names() {
         let got: BTreeSet<String> = def.parameters["properties"].as_object().unwrap().keys().cloned().collect();
         let want: BTreeSet<String> = props.iter().map(|s| s.to_string()).collect();
         assert_eq!(got, want, "{name} properties");
-        let got_req: BTreeSet<String> =
-            def.parameters["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+        let got_req: BTreeSet<String> = def
+            .parameters
+            .get("required")
+            .map(|r| r.as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default();
         let want_req: BTreeSet<String> = required.iter().map(|s| s.to_string()).collect();
         assert_eq!(got_req, want_req, "{name} required");
         assert!(!def.description.is_empty());

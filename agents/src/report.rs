@@ -291,3 +291,213 @@ pub fn describe_refusal(refusal: &Refusal, tz: Tz) -> String {
         Refusal::NothingToChange => "aucune modification n'a été demandée.".to_string(),
     }
 }
+
+/// How many items of a list are read aloud before "et N autres".
+const SPOKEN_LIST_MAX: usize = 5;
+
+fn spoken_list<T>(items: &[T], line: impl Fn(&T) -> String) -> String {
+    let shown: Vec<String> = items.iter().take(SPOKEN_LIST_MAX).map(line).collect();
+    let mut out = shown.join(" ; ");
+    if items.len() > SPOKEN_LIST_MAX {
+        out.push_str(&format!(" ; et {} autres", crate::fr::number((items.len() - SPOKEN_LIST_MAX) as i64)));
+    }
+    out
+}
+
+fn n(v: i64) -> String {
+    crate::fr::number(v)
+}
+
+fn spoken_count(count: usize, one: &str, many: &str) -> String {
+    let feminine = matches!(one, "note" | "préférence" | "décision" | "session");
+    match (count, feminine) {
+        (0, false) => format!("aucun {one}"),
+        (0, true) => format!("aucune {one}"),
+        (1, false) => format!("un {one}"),
+        (1, true) => format!("une {one}"),
+        (c, _) => format!("{} {many}", n(c as i64)),
+    }
+}
+
+/// The spoken report of one tool call: no markdown, numbers, dates and times in words,
+/// short. `tool` is the name taken from the emitted call.
+pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chrono::Utc>, tz: Tz) -> String {
+    use crate::fr::{spoken_datetime as when, spoken_duration as dur, spoken_time};
+    let _ = tool;
+    match outcome {
+        Outcome::Done(receipt) => match receipt {
+            Receipt::NoteCreated { note } => match &note.projet {
+                Some(p) => format!("Note numéro {} enregistrée pour {p} : {}.", n(note.id), note.texte),
+                None => format!("Note numéro {} enregistrée : {}.", n(note.id), note.texte),
+            },
+            Receipt::Notes { notes, .. } if notes.is_empty() => "Tu n'as aucune note.".to_string(),
+            Receipt::Notes { notes, .. } => {
+                format!(
+                    "{} : {}.",
+                    capitalise(&spoken_count(notes.len(), "note", "notes")),
+                    spoken_list(notes, |x| x.texte.clone())
+                )
+            }
+            Receipt::ReminderCreated { rappel, .. } => {
+                format!(
+                    "Rappel numéro {} enregistré pour {} : {}.",
+                    n(rappel.id),
+                    when(rappel.echeance, now, tz),
+                    rappel.texte
+                )
+            }
+            Receipt::Reminders { rappels, .. } if rappels.is_empty() => "Tu n'as aucun rappel à faire.".to_string(),
+            Receipt::Reminders { rappels, .. } => format!(
+                "{} : {}.",
+                capitalise(&spoken_count(rappels.len(), "rappel", "rappels")),
+                spoken_list(rappels, |r| format!("numéro {}, {}, {}", n(r.id), r.texte, when(r.echeance, now, tz)))
+            ),
+            Receipt::ReminderDone { rappel } => {
+                format!("Rappel numéro {} marqué comme fait : {}.", n(rappel.id), rappel.texte)
+            }
+            Receipt::WorkTime { totals, projet, until_now, .. } => {
+                let scope = projet.as_deref().map(|p| format!(" sur {p}")).unwrap_or_default();
+                let until = if *until_now { " jusqu'à maintenant" } else { "" };
+                if totals.total_secs == 0 {
+                    format!("Aucune session de travail{scope} sur cette période{until}.")
+                } else {
+                    format!("Tu as travaillé {}{scope}{until}.", dur(totals.total_secs))
+                }
+            }
+            Receipt::PreferenceStored { preference, active, cap } => format!(
+                "Préférence numéro {} enregistrée : {}. {} actives sur {} au maximum.",
+                n(preference.id),
+                preference.texte,
+                capitalise(&n(i64::from(*active))),
+                n(i64::from(*cap))
+            ),
+            Receipt::Preferences { preferences, active, cap } => {
+                let actives: Vec<&Preference> = preferences.iter().filter(|p| p.active).collect();
+                if actives.is_empty() {
+                    format!("Aucune préférence active, sur {} au maximum.", n(i64::from(*cap)))
+                } else {
+                    format!(
+                        "{} actives sur {} au maximum : {}.",
+                        capitalise(&n(i64::from(*active))),
+                        n(i64::from(*cap)),
+                        spoken_list(&actives, |p| format!("numéro {}, {}", n(p.id), p.texte))
+                    )
+                }
+            }
+            Receipt::PreferenceDeactivated { preference } => {
+                format!("Préférence numéro {} désactivée : {}.", n(preference.id), preference.texte)
+            }
+            Receipt::Search { hits, search, .. } => {
+                let how = match search {
+                    SearchMode::Vector { .. } => "par similarité",
+                    SearchMode::Keyword { .. } => "par mots-clés",
+                };
+                if hits.is_empty() {
+                    format!("Je n'ai rien trouvé dans tes souvenirs, recherche {how}.")
+                } else {
+                    format!(
+                        "Dans tes souvenirs, recherche {how} : {}.",
+                        spoken_list(hits, |h| h.souvenir.texte.clone())
+                    )
+                }
+            }
+            Receipt::SessionStarted { session } => {
+                format!("Session démarrée sur {} à {}.", session.projet, spoken_time(session.debut, tz))
+            }
+            Receipt::SessionPaused { session } => format!("Session sur {} en pause.", session.projet),
+            Receipt::SessionResumed { session } => format!("Session sur {} reprise.", session.projet),
+            Receipt::SessionStopped { session, worked_secs } => {
+                format!("Session sur {} arrêtée : {} de travail.", session.projet, dur(*worked_secs))
+            }
+            Receipt::Projects { projets } if projets.is_empty() => "Tu n'as aucun projet.".to_string(),
+            Receipt::Projects { projets } => format!(
+                "{} : {}.",
+                capitalise(&spoken_count(projets.len(), "projet", "projets")),
+                spoken_list(projets, |p| format!("{}, {}", p.nom, p.statut.label()))
+            ),
+            Receipt::Project { detail, worked_secs } => {
+                let p = &detail.projet;
+                let phase = p.phase.as_deref().map(|ph| format!(", phase {ph}")).unwrap_or_default();
+                format!(
+                    "{} : {}{phase}, {} de travail, {}.",
+                    p.nom,
+                    p.statut.label(),
+                    dur(*worked_secs),
+                    spoken_count(detail.decisions.len(), "décision", "décisions")
+                )
+            }
+            Receipt::ProjectCreated { projet } => format!("Projet {} créé.", projet.nom),
+            Receipt::ProjectUpdated { after, .. } => format!("Projet {} modifié.", after.nom),
+            Receipt::DecisionRecorded { decision } => {
+                format!("Décision actée sur {} : {}.", decision.projet, decision.texte)
+            }
+            Receipt::SouvenirStored { souvenir } => {
+                format!("Souvenir numéro {} mémorisé : {}.", n(souvenir.id), souvenir.texte)
+            }
+        },
+        Outcome::Refused(refusal) => format!("Je n'ai rien écrit : {}", spoken_refusal(refusal, now, tz)),
+        Outcome::Failed(failure) => format!(
+            "Une erreur est survenue, je ne sais pas si c'est enregistré. Vérifie la page {}.",
+            failure.page.label()
+        ),
+        Outcome::Briefing(briefing) => spoken_text(&briefing.text),
+    }
+}
+
+fn spoken_refusal(refusal: &Refusal, now: chrono::DateTime<chrono::Utc>, tz: Tz) -> String {
+    use crate::fr::{spoken_date, spoken_datetime};
+    let today = now.with_timezone(&tz).date_naive();
+    match refusal {
+        Refusal::InvalidArguments(_) => "la demande était mal formée.".to_string(),
+        Refusal::UnknownTool { .. } => "cet outil n'existe pas.".to_string(),
+        Refusal::ToolNotAllowed { .. } => "cet outil n'est pas dans ma liste pour cette demande.".to_string(),
+        Refusal::ReminderUnknown { id } => format!("il n'y a pas de rappel numéro {}.", n(*id)),
+        Refusal::ReminderAlreadyDone { rappel } => format!("le rappel numéro {} était déjà fait.", n(rappel.id)),
+        Refusal::DueDateInPast { echeance } => {
+            format!("l'échéance, {}, est déjà passée.", spoken_datetime(*echeance, now, tz))
+        }
+        Refusal::PreferenceUnknown { id } => format!("il n'y a pas de préférence numéro {}.", n(*id)),
+        Refusal::PreferenceAlreadyInactive { preference } => {
+            format!("la préférence numéro {} était déjà désactivée.", n(preference.id))
+        }
+        Refusal::PreferenceDuplicate { preference } => {
+            format!("cette préférence existe déjà, numéro {}.", n(preference.id))
+        }
+        Refusal::PreferenceCapReached { cap } => {
+            format!("le plafond de {} préférences est atteint, désactives-en une d'abord.", n(i64::from(*cap)))
+        }
+        Refusal::FutureDate { debut, .. } => {
+            format!(
+                "{} n'est pas encore arrivé, il ne peut pas y avoir de temps de travail.",
+                spoken_date(debut.0, today)
+            )
+        }
+        Refusal::InvertedRange { .. } => "la fin de la période est avant son début.".to_string(),
+        Refusal::SessionAlreadyRunning { session } => format!("une session tourne déjà sur {}.", session.projet),
+        Refusal::SessionAlreadyPaused { session } => format!("la session sur {} est déjà en pause.", session.projet),
+        Refusal::SessionNotPaused { session } => format!("la session sur {} n'est pas en pause.", session.projet),
+        Refusal::NoRunningSession => "aucune session n'est en cours.".to_string(),
+        Refusal::ProjectUnknown { nom } => format!("je ne connais pas de projet {nom}."),
+        Refusal::ProjectDuplicate { projet } => format!("le projet {} existe déjà.", projet.nom),
+        Refusal::NothingToChange => "aucune modification n'était demandée.".to_string(),
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// Text made fit for speech: no markdown marks, list dashes, or "n°"; numbers stay as the
+/// composer wrote them.
+pub fn spoken_text(text: &str) -> String {
+    text.lines()
+        .map(|l| l.trim().trim_start_matches(['-', '*', '#', '•']).trim())
+        .filter(|l| !l.is_empty())
+        .map(|l| l.replace("n°", "numéro ").replace(['*', '`', '_', '#'], ""))
+        .collect::<Vec<_>>()
+        .join(" ")
+}

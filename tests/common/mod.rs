@@ -86,3 +86,46 @@ impl TestApp {
         sqlx::query(statement).execute(self.store.pool()).await.unwrap();
     }
 }
+
+// ---------- the honest turn over a scripted model server ----------
+
+use arthur_agents::llm::client::{ClientOptions, ConfiguredModels, LlmClient, ProviderEndpoint};
+use arthur_agents::llm::scripted::{Reply, ScriptedLlm};
+use arthur_agents::llm::ProviderKind;
+use arthur_agents::secret::Secret;
+use arthur_agents::turn::TurnEngine;
+
+/// Fast retries for tests: one retry, 1 ms backoff, short timeouts.
+pub fn test_client_options() -> ClientOptions {
+    ClientOptions {
+        retries_per_provider: 1,
+        backoff_base: std::time::Duration::from_millis(1),
+        attempt_timeout: std::time::Duration::from_secs(5),
+        total_timeout: std::time::Duration::from_secs(20),
+    }
+}
+
+pub struct TurnApp {
+    pub app: TestApp,
+    pub engine: TurnEngine,
+    pub llm: ScriptedLlm,
+}
+
+/// A test app whose only provider (Mistral) is a scripted server.
+pub async fn spawn_turn_app() -> TurnApp {
+    let app = spawn_app().await;
+    let llm = ScriptedLlm::start().await;
+    let client = LlmClient::new(
+        vec![ProviderEndpoint::new(ProviderKind::Mistral, llm.base_url(), Secret::new("test-key"))],
+        ConfiguredModels { router: Some("mistral-small-latest".into()), chat: Some("mistral-large-latest".into()) },
+        test_client_options(),
+    )
+    .unwrap();
+    let engine = TurnEngine::new(Some(Arc::new(client)), app.ctx.clone());
+    TurnApp { app, engine, llm }
+}
+
+/// The router's answer.
+pub fn route(agent: &str, domain: &str, action: &str) -> Reply {
+    Reply::text(format!(r#"{{"agent": "{agent}", "domain": "{domain}", "action": "{action}"}}"#))
+}

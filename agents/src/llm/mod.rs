@@ -5,3 +5,9 @@ pub mod embeddings;
 pub mod types;
 
 pub use types::*;
+pub mod anthropic;
+pub mod client;
+pub mod openai;
+#[cfg(feature = "scripted")]
+pub mod scripted;
+pub mod sse;

@@ -184,7 +184,11 @@ pub(crate) struct StreamState {
 
 impl StreamState {
     /// Handles one event; `Ok(true)` once `[DONE]` arrived.
-    pub(crate) fn on_event(&mut self, event: &SseEvent, emit: &mut dyn FnMut(StreamEvent)) -> Result<bool, WireFailure> {
+    pub(crate) fn on_event(
+        &mut self,
+        event: &SseEvent,
+        emit: &mut dyn FnMut(StreamEvent),
+    ) -> Result<bool, WireFailure> {
         if event.data.trim() == "[DONE]" {
             self.done = true;
             return Ok(true);
@@ -257,7 +261,11 @@ impl StreamState {
             if call.name.is_empty() {
                 return Err(WireFailure::malformed("streamed tool call without a name".to_string()));
             }
-            tool_calls.push(ToolCall { id: fill_id(&call.id, i), name: call.name, arguments: fill_arguments(call.arguments) });
+            tool_calls.push(ToolCall {
+                id: fill_id(&call.id, i),
+                name: call.name,
+                arguments: fill_arguments(call.arguments),
+            });
         }
         Ok(Answer { content: self.content, tool_calls, usage: self.usage })
     }

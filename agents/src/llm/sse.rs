@@ -128,7 +128,8 @@ mod tests {
 
     #[test]
     fn named_events_and_crlf() {
-        let events = all(&[b"event: ping\r\ndata: {}\r\n\r\nevent: message_stop\r\ndata: {\"type\":\"message_stop\"}\r\n\r\n"]);
+        let events =
+            all(&[b"event: ping\r\ndata: {}\r\n\r\nevent: message_stop\r\ndata: {\"type\":\"message_stop\"}\r\n\r\n"]);
         assert_eq!(
             events,
             vec![
@@ -143,10 +144,7 @@ mod tests {
         let text = "event: a\r\ndata: héllo\r\n\r\n: keep-alive\n\ndata: x\ndata: y\n\n";
         let bytes = text.as_bytes();
         let whole = all(&[bytes]);
-        assert_eq!(
-            whole,
-            vec![SseEvent { event: Some("a".into()), data: "héllo".into() }, data("x\ny")]
-        );
+        assert_eq!(whole, vec![SseEvent { event: Some("a".into()), data: "héllo".into() }, data("x\ny")]);
         // Every split point, including inside "\r\n" and inside the two bytes of "é".
         for cut in 0..=bytes.len() {
             assert_eq!(all(&[&bytes[..cut], &bytes[cut..]]), whole, "cut at {cut}");

@@ -327,4 +327,31 @@ pub trait MemoryStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> StoreResult<()>;
     async fn recent_messages(&self, conversation_id: &str, limit: u32) -> StoreResult<Vec<(String, String)>>;
+    /// Records a turn as started (status `interrupted` until [`MemoryStore::finish_turn`]).
+    async fn begin_turn(&self, conversation_id: &str, user_text: &str, now: DateTime<Utc>) -> StoreResult<i64>;
+    async fn finish_turn(
+        &self,
+        id: i64,
+        trace: &serde_json::Value,
+        written: &str,
+        spoken: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<()>;
+    /// The most recent turns, newest first.
+    async fn list_turns(&self, limit: u32) -> StoreResult<Vec<TurnRecord>>;
+}
+
+/// One stored turn, as the journal shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnRecord {
+    pub id: i64,
+    pub conversation_id: String,
+    pub user_text: String,
+    pub trace: serde_json::Value,
+    pub written: Option<String>,
+    pub spoken: Option<String>,
+    /// `complete`, or `interrupted` when the process stopped mid-turn.
+    pub status: String,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
 }

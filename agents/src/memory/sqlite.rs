@@ -744,6 +744,68 @@ impl MemoryStore for SqliteStore {
         .await?;
         rows.iter().map(|r| Ok((r.try_get("role")?, r.try_get("content")?))).collect()
     }
+
+    async fn begin_turn(&self, conversation_id: &str, user_text: &str, now: DateTime<Utc>) -> StoreResult<i64> {
+        let mut tx = self.write_tx().await?;
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO turn_traces (conversation_id, user_text, trace, status, started_at) \
+             VALUES (?, ?, '{}', 'interrupted', ?) RETURNING id",
+        )
+        .bind(conversation_id)
+        .bind(user_text)
+        .bind(to_db(now))
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    async fn finish_turn(
+        &self,
+        id: i64,
+        trace: &serde_json::Value,
+        written: &str,
+        spoken: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        let mut tx = self.write_tx().await?;
+        sqlx::query(
+            "UPDATE turn_traces SET trace = ?, written = ?, spoken = ?, status = 'complete', finished_at = ? WHERE id = ?",
+        )
+        .bind(trace.to_string())
+        .bind(written)
+        .bind(spoken)
+        .bind(to_db(now))
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn list_turns(&self, limit: u32) -> StoreResult<Vec<TurnRecord>> {
+        let rows = sqlx::query("SELECT * FROM turn_traces ORDER BY id DESC LIMIT ?")
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(turn_from).collect()
+    }
+}
+
+fn turn_from(row: &SqliteRow) -> StoreResult<TurnRecord> {
+    let trace: String = row.try_get("trace")?;
+    Ok(TurnRecord {
+        id: row.try_get("id")?,
+        conversation_id: row.try_get("conversation_id")?,
+        user_text: row.try_get("user_text")?,
+        trace: serde_json::from_str(&trace)
+            .map_err(|e| StoreError::Corrupt { table: "turn_traces", detail: e.to_string() })?,
+        written: row.try_get("written")?,
+        spoken: row.try_get("spoken")?,
+        status: row.try_get("status")?,
+        started_at: ts(row, "started_at", "turn_traces")?,
+        finished_at: opt_ts(row, "finished_at", "turn_traces")?,
+    })
 }
 
 /// Embeddings are stored as little-endian f32.

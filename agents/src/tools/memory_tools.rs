@@ -39,16 +39,10 @@ impl Tool for CreerNote {
     type Args = (String, Option<String>);
 
     fn description(&self) -> &'static str {
-        "Crée une note : un mémo sans effet sur ton comportement, éventuellement rattaché à un projet existant."
+        "Crée une note (mémo sans effet sur ton comportement)."
     }
     fn parameters(&self) -> Value {
-        object_schema(
-            &[
-                ("texte", string_prop("Contenu exact de la note")),
-                ("projet", string_prop("Nom d'un projet existant (facultatif)")),
-            ],
-            &["texte"],
-        )
+        object_schema(&[("texte", string_prop("")), ("projet", string_prop(""))], &["texte"])
     }
     fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
         Ok((a.text("texte")?, a.opt_name("projet")?))
@@ -75,10 +69,10 @@ impl Tool for ListerNotes {
     type Args = Option<String>;
 
     fn description(&self) -> &'static str {
-        "Liste les notes, toutes ou celles d'un projet."
+        "Liste les notes, toutes ou d'un projet."
     }
     fn parameters(&self) -> Value {
-        object_schema(&[("projet", string_prop("Nom d'un projet existant (facultatif)"))], &[])
+        object_schema(&[("projet", string_prop(""))], &[])
     }
     fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
         a.opt_name("projet")
@@ -105,15 +99,11 @@ impl Tool for CreerRappel {
     type Args = (String, crate::time::DueAt, bool);
 
     fn description(&self) -> &'static str {
-        "Crée un rappel : quelque chose à faire, qui sera terminé par un geste. Échéance en ISO 8601 \
-         (AAAA-MM-JJTHH:MM, heure locale de l'utilisateur)."
+        "Crée un rappel daté (chose à faire)."
     }
     fn parameters(&self) -> Value {
         object_schema(
-            &[
-                ("texte", string_prop("Ce qu'il faut rappeler, tel que dit")),
-                ("echeance", string_prop("Date et heure ISO 8601, ex. 2026-12-01T09:00")),
-            ],
+            &[("texte", string_prop("")), ("echeance", string_prop("AAAA-MM-JJTHH:MM, heure locale"))],
             &["texte", "echeance"],
         )
     }
@@ -141,16 +131,10 @@ impl Tool for ListerRappels {
     type Args = bool;
 
     fn description(&self) -> &'static str {
-        "Liste les rappels à faire (et ceux déjà faits si inclure_faits est vrai), avec leur numéro."
+        "Liste les rappels à faire, avec leur numéro."
     }
     fn parameters(&self) -> Value {
-        object_schema(
-            &[(
-                "inclure_faits",
-                serde_json::json!({"type": "boolean", "description": "Inclure les rappels déjà faits"}),
-            )],
-            &[],
-        )
+        object_schema(&[("inclure_faits", serde_json::json!({"type": "boolean"}))], &[])
     }
     fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
         Ok(a.opt_bool("inclure_faits")?.unwrap_or(false))
@@ -170,10 +154,10 @@ impl Tool for MarquerRappelFait {
     type Args = i64;
 
     fn description(&self) -> &'static str {
-        "Marque un rappel comme fait, par son numéro (donné par lister_rappels)."
+        "Marque un rappel comme fait."
     }
     fn parameters(&self) -> Value {
-        object_schema(&[("id", integer_prop("Numéro du rappel"))], &["id"])
+        object_schema(&[("id", integer_prop(""))], &["id"])
     }
     fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
         a.id("id")
@@ -196,7 +180,7 @@ impl Tool for LireBriefingHebdo {
     type Args = ();
 
     fn description(&self) -> &'static str {
-        "Lit le briefing de la semaine (temps par projet, rappels, décisions, notes), composé par le code."
+        "Lit le briefing de la semaine."
     }
     fn parameters(&self) -> Value {
         object_schema(&[], &[])
@@ -219,15 +203,14 @@ impl Tool for LireTempsTravail {
     type Args = (IsoDate, Option<IsoDate>, Option<String>);
 
     fn description(&self) -> &'static str {
-        "Lit le temps de travail mesuré entre deux dates incluses (ISO AAAA-MM-JJ), pour un projet ou tous. \
-         Une date future est refusée : aucune session ne peut y exister."
+        "Lit le temps de travail mesuré sur des jours passés ou aujourd'hui."
     }
     fn parameters(&self) -> Value {
         object_schema(
             &[
-                ("debut", string_prop("Premier jour, AAAA-MM-JJ")),
-                ("fin", string_prop("Dernier jour inclus, AAAA-MM-JJ (par défaut : debut)")),
-                ("projet", string_prop("Nom d'un projet existant (facultatif)")),
+                ("debut", string_prop("AAAA-MM-JJ")),
+                ("fin", string_prop("AAAA-MM-JJ inclus, défaut debut")),
+                ("projet", string_prop("")),
             ],
             &["debut"],
         )
@@ -276,11 +259,10 @@ impl Tool for MemoriserPreference {
     type Args = String;
 
     fn description(&self) -> &'static str {
-        "Mémorise une préférence durable qui change ton comportement (injectée à chaque tour, nombre plafonné). \
-         Pas pour une tâche ni un fait ponctuel."
+        "Mémorise une préférence durable sur ta façon de répondre (plafonnée)."
     }
     fn parameters(&self) -> Value {
-        object_schema(&[("texte", string_prop("La préférence, formulée comme une règle"))], &["texte"])
+        object_schema(&[("texte", string_prop(""))], &["texte"])
     }
     fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
         a.text("texte")
@@ -306,7 +288,7 @@ impl Tool for ListerPreferences {
     type Args = ();
 
     fn description(&self) -> &'static str {
-        "Liste les préférences (actives et désactivées) avec leur numéro et le plafond."
+        "Liste les préférences avec leur numéro."
     }
     fn parameters(&self) -> Value {
         object_schema(&[], &[])
@@ -330,10 +312,10 @@ impl Tool for DesactiverPreference {
     type Args = i64;
 
     fn description(&self) -> &'static str {
-        "Désactive une préférence par son numéro. N'écris jamais une préférence contraire à la place."
+        "Désactive une préférence (seule façon d'en retirer une)."
     }
     fn parameters(&self) -> Value {
-        object_schema(&[("id", integer_prop("Numéro de la préférence"))], &["id"])
+        object_schema(&[("id", integer_prop(""))], &["id"])
     }
     fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
         a.id("id")
@@ -358,11 +340,10 @@ impl Tool for ChercherDansMemoire {
     type Args = String;
 
     fn description(&self) -> &'static str {
-        "Cherche dans les souvenirs (mémoire long terme). Utilise-le avant de dire que tu ne sais pas. \
-         Si rien ne revient, dis-le : ne comble jamais le vide."
+        "Cherche dans les souvenirs. À utiliser avant de dire que tu ne sais pas."
     }
     fn parameters(&self) -> Value {
-        object_schema(&[("requete", string_prop("Ce qu'il faut retrouver"))], &["requete"])
+        object_schema(&[("requete", string_prop(""))], &["requete"])
     }
     fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
         a.text("requete")
@@ -539,11 +520,10 @@ impl Tool for MemoriserSouvenir {
     type Args = String;
 
     fn description(&self) -> &'static str {
-        "Mémorise un souvenir durable (fait de vie, contexte), retrouvable seulement par chercher_dans_memoire. \
-         Si un geste le rendrait terminé, c'est un rappel ou une note, pas un souvenir."
+        "Mémorise un souvenir durable (fait de vie), retrouvable par chercher_dans_memoire."
     }
     fn parameters(&self) -> Value {
-        object_schema(&[("texte", string_prop("Le souvenir, tel que dit"))], &["texte"])
+        object_schema(&[("texte", string_prop(""))], &["texte"])
     }
     fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
         a.text("texte")

@@ -209,20 +209,29 @@ impl ToolBox {
 /// JSON Schema of an object with the given properties; `required` lists the mandatory ones.
 pub(crate) fn object_schema(properties: &[(&str, Value)], required: &[&str]) -> Value {
     let props: serde_json::Map<String, Value> = properties.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-    serde_json::json!({
-        "type": "object",
-        "properties": props,
-        "required": required,
-        "additionalProperties": false,
-    })
+    // Compact on purpose: every byte here is sent with every model call.
+    if required.is_empty() {
+        serde_json::json!({"type": "object", "properties": props})
+    } else {
+        serde_json::json!({"type": "object", "properties": props, "required": required})
+    }
 }
 
+/// A string property; the description only when the name does not say it all.
 pub(crate) fn string_prop(description: &str) -> Value {
-    serde_json::json!({"type": "string", "description": description})
+    if description.is_empty() {
+        serde_json::json!({"type": "string"})
+    } else {
+        serde_json::json!({"type": "string", "description": description})
+    }
 }
 
 pub(crate) fn integer_prop(description: &str) -> Value {
-    serde_json::json!({"type": "integer", "minimum": 1, "description": description})
+    if description.is_empty() {
+        serde_json::json!({"type": "integer"})
+    } else {
+        serde_json::json!({"type": "integer", "description": description})
+    }
 }
 
 /// A project must exist for tools that attach to it.

@@ -16,7 +16,7 @@ pub(super) fn register(tools: &mut Vec<Box<dyn DynTool>>) {
 
 fn statut_schema() -> Value {
     let values: Vec<&str> = Statut::ALL.iter().map(|s| s.as_str()).collect();
-    serde_json::json!({"type": "string", "enum": values, "description": "Statut du projet"})
+    serde_json::json!({"type": "string", "enum": values})
 }
 
 pub struct ListerProjets;
@@ -28,7 +28,7 @@ impl Tool for ListerProjets {
     type Args = ();
 
     fn description(&self) -> &'static str {
-        "Liste les projets avec leur phase et leur statut."
+        "Liste les projets."
     }
     fn parameters(&self) -> Value {
         object_schema(&[], &[])
@@ -50,10 +50,10 @@ impl Tool for LireProjet {
     type Args = String;
 
     fn description(&self) -> &'static str {
-        "Lit un projet : description, phase, statut, historique des phases, décisions, temps passé."
+        "Lit un projet : phase, statut, décisions, temps passé."
     }
     fn parameters(&self) -> Value {
-        object_schema(&[("nom", string_prop("Nom du projet"))], &["nom"])
+        object_schema(&[("nom", string_prop(""))], &["nom"])
     }
     fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
         a.name("nom")
@@ -82,15 +82,11 @@ impl Tool for CreerProjet {
     type Args = (String, Option<String>, Option<String>);
 
     fn description(&self) -> &'static str {
-        "Crée un projet (nom unique, sans tenir compte des accents ni des majuscules)."
+        "Crée un projet."
     }
     fn parameters(&self) -> Value {
         object_schema(
-            &[
-                ("nom", string_prop("Nom du projet")),
-                ("description", string_prop("Description courte (facultatif)")),
-                ("phase", string_prop("Phase actuelle, ex. cadrage, prototype (facultatif)")),
-            ],
+            &[("nom", string_prop("")), ("description", string_prop("")), ("phase", string_prop(""))],
             &["nom"],
         )
     }
@@ -114,14 +110,14 @@ impl Tool for ModifierProjet {
     type Args = (String, ProjetChanges);
 
     fn description(&self) -> &'static str {
-        "Modifie la description, la phase ou le statut d'un projet existant."
+        "Modifie description, phase ou statut d'un projet."
     }
     fn parameters(&self) -> Value {
         object_schema(
             &[
-                ("nom", string_prop("Nom du projet")),
-                ("description", string_prop("Nouvelle description (facultatif)")),
-                ("phase", string_prop("Nouvelle phase (facultatif)")),
+                ("nom", string_prop("")),
+                ("description", string_prop("")),
+                ("phase", string_prop("")),
                 ("statut", statut_schema()),
             ],
             &["nom"],
@@ -161,13 +157,10 @@ impl Tool for ActerDecision {
     type Args = (String, String);
 
     fn description(&self) -> &'static str {
-        "Acte une décision prise sur un projet existant."
+        "Acte une décision sur un projet."
     }
     fn parameters(&self) -> Value {
-        object_schema(
-            &[("projet", string_prop("Nom du projet")), ("texte", string_prop("La décision, telle que dite"))],
-            &["projet", "texte"],
-        )
+        object_schema(&[("projet", string_prop("")), ("texte", string_prop(""))], &["projet", "texte"])
     }
     fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
         Ok((a.name("projet")?, a.text("texte")?))

@@ -33,10 +33,10 @@ impl Tool for DemarrerSession {
     type Args = String;
 
     fn description(&self) -> &'static str {
-        "Démarre le chrono d'une session de travail sur un projet existant (une seule session à la fois)."
+        "Démarre le chrono de travail sur un projet."
     }
     fn parameters(&self) -> Value {
-        object_schema(&[("projet", string_prop("Nom du projet"))], &["projet"])
+        object_schema(&[("projet", string_prop(""))], &["projet"])
     }
     fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
         a.name("projet")
@@ -62,7 +62,7 @@ impl Tool for SuspendreSession {
     type Args = ();
 
     fn description(&self) -> &'static str {
-        "Met en pause la session de travail en cours (la pause ne compte pas dans le temps)."
+        "Met en pause le chrono en cours."
     }
     fn parameters(&self) -> Value {
         object_schema(&[], &[])
@@ -84,7 +84,7 @@ impl Tool for ReprendreSession {
     type Args = ();
 
     fn description(&self) -> &'static str {
-        "Reprend la session de travail en pause."
+        "Reprend le chrono en pause."
     }
     fn parameters(&self) -> Value {
         object_schema(&[], &[])
@@ -106,7 +106,7 @@ impl Tool for ArreterSession {
     type Args = ();
 
     fn description(&self) -> &'static str {
-        "Arrête la session de travail en cours et donne le temps travaillé (pauses exclues)."
+        "Arrête le chrono en cours."
     }
     fn parameters(&self) -> Value {
         object_schema(&[], &[])

@@ -1,0 +1,409 @@
+//! The honest turn against a scripted model that speaks the real chat-completions wire
+//! format over HTTP: the seed's four families of lies scripted as a lying model, mixed
+//! batches, unknown and foreign tools, the five-call cap, briefings, router garbage,
+//! preference injection, souvenirs never injected, drafts withdrawn, traces stored.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use arthur_agents::llm::scripted::Reply;
+use arthur_agents::memory::MemoryStore;
+use arthur_agents::tools::{AgentKind, ToolBox};
+use arthur_agents::turn::{IncidentKind, PartSource, TurnEvent};
+use common::{route, spawn_turn_app};
+use serde_json::{json, Value};
+
+fn specialist_requests(llm: &arthur_agents::llm::scripted::ScriptedLlm) -> Vec<Value> {
+    llm.chat_requests().into_iter().map(|r| r.body).filter(|b| b.get("response_format").is_none()).collect()
+}
+
+fn all_request_text(llm: &arthur_agents::llm::scripted::ScriptedLlm) -> String {
+    llm.requests().iter().map(|r| r.body.to_string()).collect::<Vec<_>>().join("\n")
+}
+
+// ---------- the four families of lies ----------
+
+#[tokio::test]
+async fn family_1_a_refusal_never_becomes_zero_minutes() {
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "TRAVAIL", "lecture"));
+    t.llm.push(Reply::tool_calls("", &[("lire_temps_travail", r#"{"debut": "2026-12-05"}"#)]));
+    t.llm.push(Reply::text("Tu as travaillé 0 minute le 5 décembre."));
+    let r = t.engine.run(None, "combien j'ai travaillé le 5 décembre ?", None).await.unwrap();
+    assert_eq!(r.llm_calls, 1, "the model never gets the word back after a refusal");
+    assert_eq!(t.llm.remaining(), 1);
+    assert!(!r.written.contains("0 minute"), "{}", r.written);
+    assert!(r.written.contains("Rien n'a été écrit") && r.written.contains("pas encore arrivé"), "{}", r.written);
+    assert!(r.spoken.contains("Je n'ai rien écrit"), "{}", r.spoken);
+    let incident = r.incident.unwrap();
+    assert_eq!((incident.kind, incident.tool.as_str()), (IncidentKind::Refus, "lire_temps_travail"));
+}
+
+#[tokio::test]
+async fn family_2_a_narrated_action_without_a_tool_call_is_not_shown() {
+    let t = spawn_turn_app().await;
+    t.llm.push(route("mentor", "QUOTIDIEN", "ecriture"));
+    t.llm.push(Reply::text("C'est noté ! De toute façon le dossier est déjà pris en charge par ta sœur."));
+    let before = t.app.snapshot().await;
+    let r = t.engine.run(None, "rappelle-moi le dossier CAF lundi", None).await.unwrap();
+    assert!(r.written.starts_with("Je n'ai rien enregistré"), "{}", r.written);
+    assert!(!r.written.contains("noté") && !r.written.contains("sœur"), "{}", r.written);
+    assert!(r.tools.is_empty());
+    assert_eq!(before, t.app.snapshot().await);
+    assert!(!r.trace.withheld_claims.is_empty());
+}
+
+#[tokio::test]
+async fn family_3_an_opposite_preference_is_told_as_what_it_is() {
+    let t = spawn_turn_app().await;
+    t.app.done("memoriser_preference", json!({"texte": "Tutoie-moi"})).await;
+    t.llm.push(route("intendant", "PERSO", "ecriture"));
+    t.llm.push(Reply::tool_calls("", &[("memoriser_preference", r#"{"texte": "Ne me tutoie plus"}"#)]));
+    t.llm.push(Reply::text("J'ai retiré ta préférence sur le tutoiement."));
+    let r = t.engine.run(None, "retire la préférence sur le tutoiement", None).await.unwrap();
+    assert!(r.written.contains("Préférence n°2 enregistrée : « Ne me tutoie plus »"), "{}", r.written);
+    assert!(!r.written.contains("J'ai retiré"), "the model's claim is not shown: {}", r.written);
+    assert_eq!(r.parts.iter().filter(|p| p.source == PartSource::Model).count(), 0);
+}
+
+#[tokio::test]
+async fn family_4_a_refusal_is_never_silenced_by_a_change_of_subject() {
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
+    t.llm.push(Reply::tool_calls("", &[("marquer_rappel_fait", r#"{"id": 42}"#)]));
+    t.llm.push(Reply::text("Super ! Sinon, tu as pensé à sortir prendre l'air ?"));
+    let r = t.engine.run(None, "j'ai fait le rappel 42", None).await.unwrap();
+    assert!(r.written.contains("aucun rappel n°42") && r.written.contains("Rien n'a été écrit"), "{}", r.written);
+    assert!(!r.written.contains("Super"));
+    assert_eq!(t.llm.remaining(), 1);
+}
+
+// ---------- loop rules ----------
+
+#[tokio::test]
+async fn a_mixed_batch_runs_whole_in_order_then_stops() {
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
+    t.llm.push(Reply::tool_calls(
+        "",
+        &[
+            ("creer_note", r#"{"texte": "acheter du pain"}"#),
+            ("marquer_rappel_fait", r#"{"id": 99}"#),
+            ("creer_rappel", r#"{"texte": "appeler maman", "echeance": "2026-12-01T18:00"}"#),
+            ("marquer_rappel_fait", r#"{"id": 98}"#),
+        ],
+    ));
+    t.llm.push(Reply::text("Tout est fait !"));
+    let r = t.engine.run(None, "note le pain, coche le 99 et rappelle-moi d'appeler maman", None).await.unwrap();
+    assert_eq!(r.llm_calls, 1);
+    let outcomes: Vec<(&str, &str)> = r.tools.iter().map(|u| (u.name.as_str(), u.outcome)).collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("creer_note", "done"),
+            ("marquer_rappel_fait", "refused"),
+            ("creer_rappel", "done"),
+            ("marquer_rappel_fait", "refused")
+        ]
+    );
+    // Both writes went out; the first incident is the one kept.
+    let fresh = t.app.fresh().await;
+    assert_eq!(fresh.list_notes(None).await.unwrap().len(), 1);
+    assert_eq!(fresh.list_rappels(false).await.unwrap().len(), 1);
+    let incident = r.incident.unwrap();
+    assert_eq!(incident.tool, "marquer_rappel_fait");
+    assert!(r.written.contains("Note n°1 enregistrée : « acheter du pain »"), "{}", r.written);
+    assert!(r.written.contains("aucun rappel n°99") && r.written.contains("aucun rappel n°98"), "{}", r.written);
+    assert!(r.written.contains("Rappel n°1 enregistré : « appeler maman »"), "{}", r.written);
+    assert_eq!(r.written.matches("Rien n'a été écrit").count(), 2);
+    assert!(!r.written.contains("Tout est fait"));
+}
+
+#[tokio::test]
+async fn unknown_and_foreign_tools_are_typed_refusals_not_executed() {
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "TRAVAIL", "ecriture"));
+    t.llm.push(Reply::tool_calls("", &[("creer_projet", r#"{"nom": "Atlas"}"#)]));
+    let r = t.engine.run(None, "crée le projet Atlas", None).await.unwrap();
+    assert!(r.written.contains("n'est pas dans la liste de l'agent intendant"), "{}", r.written);
+    assert!(t.app.fresh().await.list_projets().await.unwrap().is_empty(), "not executed");
+
+    t.llm.push(route("mentor", "TRAVAIL", "ecriture"));
+    t.llm.push(Reply::tool_calls("", &[("supprimer_tout", "{}")]));
+    let r = t.engine.run(None, "efface tout", None).await.unwrap();
+    assert!(r.written.contains("l'outil « supprimer_tout » n'existe pas"), "{}", r.written);
+    assert_eq!(r.incident.unwrap().tool, "supprimer_tout");
+}
+
+#[tokio::test]
+async fn the_fifth_model_call_is_the_last() {
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
+    for _ in 0..6 {
+        t.llm.push(Reply::tool_calls("", &[("lister_rappels", "{}")]));
+    }
+    t.app.done("creer_note", json!({"texte": "déjà là"})).await;
+    let r = t.engine.run(None, "liste mes rappels", None).await.unwrap();
+    assert_eq!(r.llm_calls, 5);
+    assert_eq!(t.llm.remaining(), 1);
+    assert!(r.written.starts_with("Je n'ai pas terminé : la limite de cinq appels"), "{}", r.written);
+    assert_eq!(r.tools.len(), 5);
+    assert!(r.written.contains("Je n'ai rien enregistré"));
+}
+
+#[tokio::test]
+async fn a_briefing_cuts_the_loop_and_is_read_as_composed() {
+    let t = spawn_turn_app().await;
+    t.app.done("creer_rappel", json!({"texte": "payer le loyer", "echeance": "2026-12-02T09:00"})).await;
+    t.llm.push(route("intendant", "TRAVAIL", "lecture"));
+    t.llm.push(Reply::tool_calls("", &[("lire_briefing_hebdo", "{}")]));
+    t.llm.push(Reply::text("Voici un résumé à ma façon : rien de spécial."));
+    let r = t.engine.run(None, "mon briefing de la semaine", None).await.unwrap();
+    assert_eq!(r.llm_calls, 1);
+    assert!(r.written.starts_with("Briefing de la semaine") && r.written.contains("payer le loyer"), "{}", r.written);
+    assert!(!r.written.contains("à ma façon"));
+    assert_eq!(r.incident.unwrap().kind, IncidentKind::Briefing);
+    assert!(!r.spoken.contains("n°") && !r.spoken.contains("- "), "{}", r.spoken);
+}
+
+#[tokio::test]
+async fn a_plain_answer_after_reading_is_shown_but_receipts_tell_the_writes() {
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
+    t.llm.push(Reply::tool_calls("Je regarde…", &[("creer_note", r#"{"texte": "idée : un podcast"}"#)]));
+    t.llm.push(Reply::text("C'est noté. Bonne idée, le podcast !"));
+    let r = t.engine.run(None, "note : idée de podcast", None).await.unwrap();
+    assert_eq!(r.llm_calls, 2);
+    assert_eq!(r.parts[0].source, PartSource::Code);
+    assert!(r.parts[0].written.contains("Note n°1 enregistrée : « idée : un podcast »"));
+    assert_eq!(r.parts.last().unwrap().written, "Bonne idée, le podcast !");
+    assert!(!r.written.contains("Je regarde"), "text that came with tool calls is not an answer");
+    assert_eq!(r.trace.withdrawn_drafts, vec!["Je regarde…".to_string()]);
+}
+
+// ---------- router ----------
+
+#[tokio::test]
+async fn router_garbage_falls_back_deterministically_and_is_traced() {
+    let t = spawn_turn_app().await;
+    t.llm.push(Reply::text("Je pense que c'est pour l'intendant, non ?"));
+    t.llm.push(Reply::text("Bonjour !"));
+    let r = t.engine.run(None, "parle-moi du projet Atlas", None).await.unwrap();
+    assert_eq!(r.agent, AgentKind::Mentor);
+    assert_eq!(r.trace.router["fallback"], "not_json");
+    let stored = t.app.store.list_turns(1).await.unwrap();
+    assert_eq!(stored[0].trace["router"]["fallback"], "not_json");
+    // The router was called exactly once, with the JSON mode on.
+    let routers: Vec<_> =
+        t.llm.chat_requests().into_iter().filter(|r| r.body.get("response_format").is_some()).collect();
+    assert_eq!(routers.len(), 1);
+    assert_eq!(routers[0].body["model"], "mistral-small-latest");
+}
+
+#[tokio::test]
+async fn the_domain_labels_the_conversation_on_its_first_exchange_only() {
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "PERSO", "conversation"));
+    t.llm.push(Reply::text("Salut."));
+    let first = t.engine.run(None, "salut", None).await.unwrap();
+    t.llm.push(route("mentor", "TRAVAIL", "conversation"));
+    t.llm.push(Reply::text("Oui."));
+    let second = t.engine.run(Some(&first.conversation_id), "et le travail ?", None).await.unwrap();
+    assert_eq!(second.domain.as_str(), "TRAVAIL");
+    let label = t.app.store.conversation_domain(&first.conversation_id).await.unwrap();
+    assert_eq!(label, Some(Some("PERSO".to_string())));
+    // The second turn saw the first exchange.
+    let last = specialist_requests(&t.llm).pop().unwrap();
+    assert!(last["messages"].to_string().contains("Salut."));
+}
+
+// ---------- what the model is given ----------
+
+#[tokio::test]
+async fn active_preferences_are_injected_and_souvenirs_are_not() {
+    let t = spawn_turn_app().await;
+    t.app.done("memoriser_preference", json!({"texte": "Réponds en une phrase"})).await;
+    t.app.done("memoriser_preference", json!({"texte": "Vouvoie-moi"})).await;
+    t.app.done("desactiver_preference", json!({"id": 2})).await;
+    t.app.done("memoriser_souvenir", json!({"texte": "Le code du portail est 4521"})).await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "conversation"));
+    t.llm.push(Reply::text("Bonjour."));
+    t.engine.run(None, "bonjour", None).await.unwrap();
+    let system = specialist_requests(&t.llm)[0]["messages"][0]["content"].as_str().unwrap().to_string();
+    assert!(system.contains("Réponds en une phrase"), "{system}");
+    assert!(!system.contains("Vouvoie-moi"), "inactive preferences are not injected");
+    assert!(!all_request_text(&t.llm).contains("4521"), "souvenirs are never injected");
+
+    // Explicit RAG: only a search brings it to the model.
+    t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
+    t.llm.push(Reply::tool_calls("", &[("chercher_dans_memoire", r#"{"requete": "code du portail"}"#)]));
+    t.llm.push(Reply::text("Le code est 4521."));
+    let r = t.engine.run(None, "c'est quoi le code du portail ?", None).await.unwrap();
+    assert_eq!(r.written, "Le code est 4521.");
+    let tool_msg = &specialist_requests(&t.llm).pop().unwrap()["messages"];
+    assert!(tool_msg.to_string().contains("4521"));
+}
+
+#[tokio::test]
+async fn each_agent_is_wired_with_exactly_its_tools() {
+    let t = spawn_turn_app().await;
+    for agent in ["intendant", "mentor"] {
+        t.llm.push(route(agent, "QUOTIDIEN", "conversation"));
+        t.llm.push(Reply::text("ok"));
+        t.engine.run(None, "bonjour", None).await.unwrap();
+    }
+    let requests = specialist_requests(&t.llm);
+    for (request, agent) in requests.iter().zip([AgentKind::Intendant, AgentKind::Mentor]) {
+        let sent: BTreeSet<String> = request["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect();
+        let table: BTreeSet<String> = ToolBox::names_for(agent).into_iter().map(String::from).collect();
+        assert_eq!(sent, table, "{agent:?}");
+    }
+}
+
+// ---------- drafts, traces, failures ----------
+
+#[tokio::test]
+async fn drafts_before_tool_calls_are_withdrawn() {
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
+    t.llm.push(Reply::tool_calls("C'est noté, je m'en occupe.", &[("creer_note", r#"{"texte": "pain"}"#)]));
+    t.llm.push(Reply::text("Autre chose ?"));
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: TurnEvent| events.lock().unwrap().push(e)
+    };
+    let r = t.engine.run(None, "note pain", Some(&sink)).await.unwrap();
+    let events = events.lock().unwrap().clone();
+    let drafts: String =
+        events.iter().filter_map(|e| if let TurnEvent::Draft(d) = e { Some(d.as_str()) } else { None }).collect();
+    assert!(drafts.contains("C'est noté"), "{events:?}");
+    let withdrawn = events.iter().position(|e| *e == TurnEvent::DraftWithdrawn).expect("withdrawn");
+    let first_draft = events.iter().position(|e| matches!(e, TurnEvent::Draft(_))).unwrap();
+    assert!(withdrawn > first_draft);
+    assert!(!r.written.contains("je m'en occupe"), "{}", r.written);
+    assert!(r.written.contains("Note n°1 enregistrée"));
+}
+
+#[tokio::test]
+async fn every_turn_leaves_a_complete_trace() {
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
+    t.llm.push(Reply::tool_calls("", &[("creer_rappel", r#"{"texte": "banque", "echeance": "2026-12-01T09:00"}"#)]));
+    t.llm.push(Reply::text("Autre chose ?"));
+    let r = t.engine.run(None, "rappelle-moi la banque demain 9 h", None).await.unwrap();
+    let stored = t.app.store.list_turns(5).await.unwrap();
+    assert_eq!(stored.len(), 1);
+    let turn = &stored[0];
+    assert_eq!(turn.status, "complete");
+    assert_eq!(turn.written.as_deref(), Some(r.written.as_str()));
+    let trace = &turn.trace;
+    assert_eq!(trace["router"]["agent"], "intendant");
+    assert_eq!(trace["router"]["call"]["provider"], "mistral");
+    assert_eq!(trace["calls"].as_array().unwrap().len(), 2);
+    let call = &trace["calls"][0];
+    assert_eq!(call["provider"], "mistral");
+    assert_eq!(call["model"], "mistral-large-latest");
+    assert!(call["prompt_tokens"].as_u64().unwrap() > 0);
+    assert!(call["latency_ms"].is_u64());
+    assert_eq!(trace["tools"][0]["name"], "creer_rappel");
+    assert_eq!(trace["tools"][0]["arguments"], r#"{"texte": "banque", "echeance": "2026-12-01T09:00"}"#);
+    assert_eq!(trace["tools"][0]["outcome"], "done");
+    assert_eq!(trace["end"], "answered");
+}
+
+#[tokio::test]
+async fn a_model_that_stops_answering_midway_is_a_panne_with_receipts() {
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
+    t.llm.push(Reply::tool_calls("", &[("creer_note", r#"{"texte": "pain"}"#)]));
+    // Script exhausted from here: every further call answers 500.
+    let r = t.engine.run(None, "note pain puis liste", None).await.unwrap();
+    assert!(r.written.starts_with("Le modèle de langage ne répond plus"), "{}", r.written);
+    assert!(r.written.contains("Note n°1 enregistrée"), "{}", r.written);
+    assert_eq!(r.trace.end, "model_failed");
+    assert!(r.trace.calls.last().unwrap().error.is_some());
+}
+
+// ---------- providers ----------
+
+async fn chain_engine(
+    app: &common::TestApp,
+) -> (arthur_agents::turn::TurnEngine, [arthur_agents::llm::scripted::ScriptedLlm; 3]) {
+    use arthur_agents::llm::client::{ConfiguredModels, LlmClient, ProviderEndpoint};
+    use arthur_agents::llm::scripted::ScriptedLlm;
+    use arthur_agents::llm::ProviderKind;
+    use arthur_agents::secret::Secret;
+    let servers = [ScriptedLlm::start().await, ScriptedLlm::start().await, ScriptedLlm::start().await];
+    let endpoints = vec![
+        ProviderEndpoint::new(ProviderKind::OpenAi, servers[2].base_url(), Secret::new("k-openai")),
+        ProviderEndpoint::new(ProviderKind::Mistral, servers[0].base_url(), Secret::new("k-mistral")),
+        ProviderEndpoint::new(ProviderKind::Anthropic, servers[1].base_url(), Secret::new("k-anthropic")),
+    ];
+    let client = LlmClient::new(
+        endpoints,
+        ConfiguredModels { router: Some("mistral-small-latest".into()), chat: Some("mistral-large-latest".into()) },
+        common::test_client_options(),
+    )
+    .unwrap();
+    (arthur_agents::turn::TurnEngine::new(Some(Arc::new(client)), app.ctx.clone()), servers)
+}
+
+#[tokio::test]
+async fn the_fallback_chain_reaches_anthropic_through_the_messages_api() {
+    let app = common::spawn_app().await;
+    let (engine, [mistral, anthropic, openai]) = chain_engine(&app).await;
+    mistral.set_fallback(Some(Reply::status(503, "overloaded")));
+    anthropic.push(route("intendant", "QUOTIDIEN", "ecriture"));
+    anthropic.push(Reply::tool_calls("", &[("creer_note", r#"{"texte": "via Anthropic"}"#)]));
+    anthropic.push(Reply::text("Autre chose ?"));
+    let r = engine.run(None, "note : via Anthropic", None).await.unwrap();
+    assert!(r.written.contains("Note n°1 enregistrée : « via Anthropic »"), "{}", r.written);
+    let call = &r.trace.calls[0];
+    assert_eq!(call.provider.as_deref(), Some("anthropic"));
+    assert_eq!(call.model.as_deref(), Some("claude-sonnet-4-5"), "the model switches to the provider's default");
+    assert!(call.attempts.iter().any(|a| a.provider == arthur_agents::llm::ProviderKind::Mistral));
+    let paths: BTreeSet<String> = anthropic.requests().into_iter().map(|r| r.path).collect();
+    assert_eq!(paths, BTreeSet::from(["/v1/messages".to_string()]));
+    // The tool result went back to Anthropic as a tool_result block.
+    let last = anthropic.requests().pop().unwrap().body;
+    assert!(last["messages"].to_string().contains("tool_result"), "{last}");
+    assert!(openai.requests().is_empty());
+}
+
+#[tokio::test]
+async fn the_fallback_chain_reaches_the_openai_compatible_server_last() {
+    let app = common::spawn_app().await;
+    let (engine, [mistral, anthropic, openai]) = chain_engine(&app).await;
+    mistral.set_fallback(Some(Reply::status(500, "boom")));
+    anthropic.set_fallback(Some(Reply::status(529, "overloaded")));
+    openai.push(route("mentor", "TRAVAIL", "ecriture"));
+    openai.push(Reply::tool_calls("", &[("creer_projet", r#"{"nom": "Atlas"}"#)]));
+    openai.push(Reply::text("Prêt."));
+    let r = engine.run(None, "crée le projet Atlas", None).await.unwrap();
+    assert!(r.written.contains("Projet Atlas (actif) créé."), "{}", r.written);
+    assert_eq!(r.trace.calls[0].provider.as_deref(), Some("openai"));
+    assert_eq!(r.trace.calls[0].model.as_deref(), Some("gpt-4o"));
+    assert_eq!(openai.requests()[0].body["model"], "gpt-4o-mini", "router role default");
+    assert!(!mistral.requests().is_empty() && !anthropic.requests().is_empty());
+}
+
+#[tokio::test]
+async fn no_provider_answering_at_all_is_said_plainly() {
+    let app = common::spawn_app().await;
+    let (engine, servers) = chain_engine(&app).await;
+    for s in &servers {
+        s.set_fallback(Some(Reply::status(500, "down")));
+    }
+    let r = engine.run(None, "note : pain", None).await.unwrap();
+    assert!(r.written.starts_with("Le modèle de langage ne répond plus"), "{}", r.written);
+    assert_eq!(r.trace.router["fallback"], "model_unavailable");
+    assert!(app.fresh().await.list_notes(None).await.unwrap().is_empty());
+}
