@@ -118,23 +118,28 @@ fn briefings_of_the_day_and_the_week() {
 }
 
 #[test]
-fn terminal_chat_runs_tools_and_never_guesses() {
+fn terminal_chat_runs_tools_offline_and_asks_before_an_unsure_write() {
     let cli = Cli::new();
     let mut child = cli.command(&["chat"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     child
         .stdin
         .take()
         .unwrap()
-        .write_all("/creer_note {\"texte\": \"acheter du pain\"}\nrappelle-moi d'appeler maman\n/quitter\n".as_bytes())
+        .write_all(
+            "/creer_note {\"texte\": \"acheter du pain\"}\nraconte-moi une blague\nrappelle-moi d'appeler maman\noui\n/quitter\n"
+                .as_bytes(),
+        )
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("Note n°1 enregistrée : « acheter du pain »"), "{text}");
-    assert!(text.contains("Rien n'a été fait"), "free text is not guessed: {text}");
+    assert!(text.contains("Je ne peux pas faire ça hors ligne. Rien n'a été fait."), "never guessed: {text}");
+    assert!(text.contains("Tu veux que je crée le rappel « appeler maman » pour demain à neuf heures ?"), "{text}");
+    assert!(text.contains("Rappel n°1 enregistré : « appeler maman »"), "created after « oui »: {text}");
     let export: Value = serde_json::from_str(&cli.ok(&["export", "--json"])).unwrap();
     assert_eq!(export["notes"].as_array().unwrap().len(), 1);
-    assert_eq!(export["rappels"].as_array().unwrap().len(), 0);
+    assert_eq!(export["rappels"].as_array().unwrap().len(), 1);
 }
 
 #[test]

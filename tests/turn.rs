@@ -396,14 +396,16 @@ async fn the_fallback_chain_reaches_the_openai_compatible_server_last() {
 }
 
 #[tokio::test]
-async fn no_provider_answering_at_all_is_said_plainly() {
+async fn no_provider_answering_at_all_sends_the_turn_offline() {
     let app = common::spawn_app().await;
     let (engine, servers) = chain_engine(&app).await;
     for s in &servers {
         s.set_fallback(Some(Reply::status(500, "down")));
     }
     let r = engine.run(None, "note : pain", None).await.unwrap();
-    assert!(r.written.starts_with("Le modèle de langage ne répond plus"), "{}", r.written);
+    assert!(r.written.starts_with("Je suis hors ligne : aucun modèle de langage ne répond."), "{}", r.written);
+    assert!(r.written.contains("Note n°1 enregistrée : « pain »"), "{}", r.written);
     assert_eq!(r.trace.router["fallback"], "model_unavailable");
-    assert!(app.fresh().await.list_notes(None).await.unwrap().is_empty());
+    assert_eq!(r.trace.end, "offline");
+    assert_eq!(app.fresh().await.list_notes(None).await.unwrap().len(), 1);
 }

@@ -7,6 +7,7 @@
 pub mod fr;
 pub mod llm;
 pub mod memory;
+pub mod offline;
 pub mod prompts;
 pub mod report;
 pub mod secret;

@@ -339,6 +339,20 @@ pub trait MemoryStore: Send + Sync {
     ) -> StoreResult<()>;
     /// The most recent turns, newest first.
     async fn list_turns(&self, limit: u32) -> StoreResult<Vec<TurnRecord>>;
+    /// Records the write awaiting confirmation in a conversation (replacing any other).
+    async fn set_pending(&self, pending: &PendingAction) -> StoreResult<()>;
+    /// Takes (and removes) the write awaiting confirmation in a conversation.
+    async fn take_pending(&self, conversation_id: &str) -> StoreResult<Option<PendingAction>>;
+}
+
+/// A write the offline parser asked the user to confirm.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PendingAction {
+    pub conversation_id: String,
+    pub tool: String,
+    pub arguments: serde_json::Value,
+    pub question: String,
+    pub created_at: DateTime<Utc>,
 }
 
 /// One stored turn, as the journal shows it.

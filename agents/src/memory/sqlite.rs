@@ -783,6 +783,43 @@ impl MemoryStore for SqliteStore {
         Ok(())
     }
 
+    async fn set_pending(&self, pending: &PendingAction) -> StoreResult<()> {
+        let mut tx = self.write_tx().await?;
+        sqlx::query(
+            "INSERT INTO pending_actions (conversation_id, tool, arguments, question, created_at) VALUES (?, ?, ?, ?, ?) \
+             ON CONFLICT(conversation_id) DO UPDATE SET tool = excluded.tool, arguments = excluded.arguments, \
+             question = excluded.question, created_at = excluded.created_at",
+        )
+        .bind(&pending.conversation_id)
+        .bind(&pending.tool)
+        .bind(pending.arguments.to_string())
+        .bind(&pending.question)
+        .bind(to_db(pending.created_at))
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn take_pending(&self, conversation_id: &str) -> StoreResult<Option<PendingAction>> {
+        let mut tx = self.write_tx().await?;
+        let row = sqlx::query("DELETE FROM pending_actions WHERE conversation_id = ? RETURNING *")
+            .bind(conversation_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        let Some(row) = row else { return Ok(None) };
+        let arguments: String = row.try_get("arguments")?;
+        Ok(Some(PendingAction {
+            conversation_id: row.try_get("conversation_id")?,
+            tool: row.try_get("tool")?,
+            arguments: serde_json::from_str(&arguments)
+                .map_err(|e| StoreError::Corrupt { table: "pending_actions", detail: e.to_string() })?,
+            question: row.try_get("question")?,
+            created_at: ts(&row, "created_at", "pending_actions")?,
+        }))
+    }
+
     async fn list_turns(&self, limit: u32) -> StoreResult<Vec<TurnRecord>> {
         let rows = sqlx::query("SELECT * FROM turn_traces ORDER BY id DESC LIMIT ?")
             .bind(i64::from(limit))

@@ -68,12 +68,28 @@ pub const CALL_CAP: &str = "Je n'ai pas terminé : la limite de cinq appels au m
 pub const MODEL_FAILED: &str = "Le modèle de langage ne répond plus : je n'ai pas pu terminer.";
 pub const NO_MODEL: &str = "Aucun modèle de langage n'est configuré : je suis hors ligne et je ne comprends pas encore les phrases libres sans lui. Rien n'a été fait.";
 
-fn code(written: String, spoken: String) -> AnswerPart {
+/// Said when the user answers "non" to a confirmation question.
+pub const CANCELLED: &str = "D'accord, je n'ai rien fait.";
+/// Opens every offline answer.
+pub const OFFLINE_NO_MODEL: &str = "Je suis hors ligne : aucun modèle de langage n'est configuré.";
+pub const OFFLINE_UNREACHABLE: &str = "Je suis hors ligne : aucun modèle de langage ne répond.";
+pub const OFFLINE_UNSUPPORTED: &str = "Je ne peux pas faire ça hors ligne. Rien n'a été fait.";
+
+pub(crate) fn code(written: String, spoken: String) -> AnswerPart {
     AnswerPart { source: PartSource::Code, written, spoken }
 }
 
-fn fixed(text: &str) -> AnswerPart {
+pub(crate) fn code_part(written: String, spoken: String) -> AnswerPart {
+    code(written, spoken)
+}
+
+pub(crate) fn fixed(text: &str) -> AnswerPart {
     code(text.to_string(), text.to_string())
+}
+
+/// The written and spoken report of one call.
+pub(crate) fn report_part(call: &ToolCall, outcome: &Outcome, now: DateTime<Utc>, tz: Tz) -> AnswerPart {
+    code(compose_written(&call.name, outcome, tz), compose_spoken(&call.name, outcome, now, tz))
 }
 
 fn is_write(name: &str) -> bool {
@@ -88,9 +104,7 @@ pub fn compose(
     now: DateTime<Utc>,
     tz: Tz,
 ) -> (Vec<AnswerPart>, Vec<String>) {
-    let report = |call: &ToolCall, outcome: &Outcome| {
-        code(compose_written(&call.name, outcome, tz), compose_spoken(&call.name, outcome, now, tz))
-    };
+    let report = |call: &ToolCall, outcome: &Outcome| report_part(call, outcome, now, tz);
     let wrote = executed.iter().any(|(c, o)| is_write(&c.name) && matches!(o, Outcome::Done(_)));
     let mut parts = Vec::new();
     let mut withheld = Vec::new();

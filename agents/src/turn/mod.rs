@@ -122,6 +122,51 @@ fn tool_specs(tools: &ToolBox, agent: AgentKind) -> Vec<ToolSpec> {
         .collect()
 }
 
+/// How long a write awaiting "oui" stays valid.
+pub const PENDING_TTL_MINUTES: i64 = 5;
+
+/// The agent whose list holds a tool (shared tools go to the Intendant).
+fn agent_for(tool: &str) -> AgentKind {
+    if crate::tools::MENTOR_OWN.contains(&tool) {
+        AgentKind::Mentor
+    } else {
+        AgentKind::Intendant
+    }
+}
+
+/// Everything a turn accumulates while it runs.
+#[derive(Default)]
+struct TurnState {
+    calls: Vec<CallTrace>,
+    tools: Vec<ToolTrace>,
+    executed: Vec<(ToolCall, Outcome)>,
+    first_incident: Option<usize>,
+    withdrawn_drafts: Vec<String>,
+    model_time_us: u64,
+}
+
+impl TurnState {
+    fn record(&mut self, call: ToolCall, outcome: Outcome, elapsed_us: u64) {
+        self.tools.push(ToolTrace {
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            outcome: outcome.kind(),
+            detail: outcome.clone(),
+            elapsed_us,
+        });
+        if outcome.is_incident() && self.first_incident.is_none() {
+            self.first_incident = Some(self.executed.len());
+        }
+        self.executed.push((call, outcome));
+    }
+}
+
+/// How the answer is made: from the loop's outcomes, or given directly.
+enum Flow {
+    Loop(End),
+    Direct(Vec<AnswerPart>, &'static str),
+}
+
 /// What the model re-reads after a tool ran: the code-composed report.
 fn tool_message_content(call: &ToolCall, outcome: &Outcome, ctx: &ToolContext) -> String {
     format!("[{}] {}", outcome.kind(), compose_written(&call.name, outcome, ctx.tz))
@@ -145,6 +190,15 @@ impl TurnEngine {
         map.entry(conversation.to_string()).or_default().clone()
     }
 
+    async fn run_tool(&self, agent: AgentKind, call: &ToolCall, state: &mut TurnState) -> Outcome {
+        let raw: Value =
+            serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::String(call.arguments.clone()));
+        let t = Instant::now();
+        let outcome = self.tools.invoke_as(agent, &self.ctx, &call.name, &raw).await;
+        state.record(call.clone(), outcome.clone(), t.elapsed().as_micros() as u64);
+        outcome
+    }
+
     /// Runs one turn in `conversation` (a new one when `None`).
     pub async fn run(
         &self,
@@ -160,131 +214,61 @@ impl TurnEngine {
         let _guard = lock.lock().await;
         store.create_conversation(&conversation_id, now).await?;
         let turn_id = store.begin_turn(&conversation_id, text, now).await?;
-        let emit = |e: TurnEvent| {
-            if let Some(sink) = events {
-                sink(e)
+        let mut state = TurnState::default();
+
+        // A write awaiting confirmation is answered first, deterministically; any other
+        // message drops it.
+        let pending = match store.take_pending(&conversation_id).await? {
+            Some(p) if now - p.created_at <= chrono::Duration::minutes(PENDING_TTL_MINUTES) => {
+                crate::offline::yes_no(text).map(|yes| (p, yes))
             }
+            _ => None,
         };
 
-        let mut model_time_us: u64 = 0;
-        let mut calls: Vec<CallTrace> = Vec::new();
-        let mut tool_traces: Vec<ToolTrace> = Vec::new();
-        let mut executed: Vec<(ToolCall, Outcome)> = Vec::new();
-        let mut first_incident: Option<usize> = None;
-        let mut withdrawn_drafts: Vec<String> = Vec::new();
-
-        let (decision, end) = match &self.llm {
-            None => (
-                supervisor::fallback(text, supervisor::FallbackReason::ModelUnavailable, String::new(), None),
-                End::NoModel,
-            ),
-            Some(llm) => {
-                emit(TurnEvent::Status("routage".into()));
-                let t = Instant::now();
-                let decision = supervisor::route(llm.as_ref(), text).await;
-                model_time_us += t.elapsed().as_micros() as u64;
-                // The domain labels the conversation on its first exchange only.
-                store.label_conversation(&conversation_id, decision.domain.as_str()).await?;
-
-                let history = store.recent_messages(&conversation_id, HISTORY_MESSAGES).await?;
-                let preferences = store.active_preferences(self.ctx.preferences_cap).await?;
-                let mut messages =
-                    vec![Message::system(crate::prompts::specialist(decision.agent, now, self.ctx.tz, &preferences))];
-                for (role, content) in history {
-                    messages.push(if role == "user" {
-                        Message::user(content)
-                    } else {
-                        Message::assistant(content, vec![])
-                    });
+        let (decision, flow) = match (pending, &self.llm) {
+            (Some((p, yes)), _) => {
+                let decision =
+                    supervisor::fallback(&p.question, supervisor::FallbackReason::Confirmation, String::new(), None);
+                if yes {
+                    let call = ToolCall {
+                        id: "confirmation".into(),
+                        name: p.tool.clone(),
+                        arguments: p.arguments.to_string(),
+                    };
+                    self.run_tool(agent_for(&call.name), &call, &mut state).await;
+                    (decision, Flow::Loop(End::Incident))
+                } else {
+                    (decision, Flow::Direct(vec![compose::fixed(compose::CANCELLED)], "cancelled"))
                 }
-                messages.push(Message::user(text));
-                let specs = tool_specs(&self.tools, decision.agent);
-
-                let mut end = End::CallCap;
-                for _ in 0..MAX_MODEL_CALLS {
-                    emit(TurnEvent::Status("réflexion".into()));
-                    let request = ChatRequest {
-                        role: ModelRole::Chat,
-                        messages: messages.clone(),
-                        tools: specs.clone(),
-                        json_mode: false,
-                        temperature: Some(0.3),
-                        max_tokens: Some(800),
-                    };
-                    let drafted = AtomicBool::new(false);
-                    let withdrawn = AtomicBool::new(false);
-                    let on_stream = |ev: StreamEvent| match ev {
-                        StreamEvent::TextDelta(t) => {
-                            drafted.store(true, Ordering::SeqCst);
-                            emit(TurnEvent::Draft(t));
-                        }
-                        StreamEvent::ToolCallStarted { .. } => {
-                            if drafted.load(Ordering::SeqCst) && !withdrawn.swap(true, Ordering::SeqCst) {
-                                emit(TurnEvent::DraftWithdrawn);
-                            }
-                        }
-                    };
-                    let t = Instant::now();
-                    let result =
-                        llm.chat(&request, events.map(|_| &on_stream as &(dyn Fn(StreamEvent) + Send + Sync))).await;
-                    model_time_us += t.elapsed().as_micros() as u64;
-                    let response = match result {
-                        Ok(r) => r,
-                        Err(e) => {
-                            tracing::error!(error = %e, "specialist model call failed");
-                            calls.push(CallTrace::from_error(&e));
-                            end = End::ModelFailed;
-                            break;
-                        }
-                    };
-                    calls.push(CallTrace::from_response(&response));
-                    if response.tool_calls.is_empty() {
-                        end = End::Answered(response.content.clone());
-                        break;
-                    }
-                    // Text that came with tool calls is never an answer.
-                    if !response.content.trim().is_empty() {
-                        withdrawn_drafts.push(response.content.clone());
-                        if drafted.load(Ordering::SeqCst) && !withdrawn.swap(true, Ordering::SeqCst) {
-                            emit(TurnEvent::DraftWithdrawn);
-                        }
-                    }
-                    messages.push(Message::assistant(response.content.clone(), response.tool_calls.clone()));
-                    // The whole batch runs, in the order requested, before any cut.
-                    for call in &response.tool_calls {
-                        emit(TurnEvent::Status(format!("outil {}", call.name)));
-                        let raw: Value = serde_json::from_str(&call.arguments)
-                            .unwrap_or_else(|_| Value::String(call.arguments.clone()));
-                        let t = Instant::now();
-                        let outcome = self.tools.invoke_as(decision.agent, &self.ctx, &call.name, &raw).await;
-                        tool_traces.push(ToolTrace {
-                            name: call.name.clone(),
-                            arguments: call.arguments.clone(),
-                            outcome: outcome.kind(),
-                            detail: outcome.clone(),
-                            elapsed_us: t.elapsed().as_micros() as u64,
-                        });
-                        messages.push(Message::tool(call, tool_message_content(call, &outcome, &self.ctx)));
-                        if outcome.is_incident() && first_incident.is_none() {
-                            first_incident = Some(executed.len());
-                        }
-                        executed.push((call.clone(), outcome));
-                    }
-                    if first_incident.is_some() {
-                        end = End::Incident;
-                        break;
-                    }
-                }
-                (decision, end)
             }
+            (None, None) => {
+                let decision =
+                    supervisor::fallback(text, supervisor::FallbackReason::ModelUnavailable, String::new(), None);
+                let flow = self.offline(&conversation_id, text, compose::OFFLINE_NO_MODEL, &mut state).await?;
+                (decision, flow)
+            }
+            (None, Some(llm)) => self.online(llm.as_ref(), &conversation_id, text, now, events, &mut state).await?,
         };
 
         let now_end = self.ctx.now();
-        let (parts, withheld) = compose::compose(&executed, &end, decision.action, now_end, self.ctx.tz);
+        let (parts, withheld, end_label) = match flow {
+            Flow::Loop(end) => {
+                let (parts, withheld) = compose::compose(&state.executed, &end, decision.action, now_end, self.ctx.tz);
+                let label = match &end {
+                    End::Answered(_) => "answered",
+                    End::Incident => "incident",
+                    End::CallCap => "call_cap",
+                    End::ModelFailed => "model_failed",
+                    End::NoModel => "no_model",
+                };
+                (parts, withheld, label)
+            }
+            Flow::Direct(parts, label) => (parts, Vec::new(), label),
+        };
         let written = parts.iter().map(|p| p.written.as_str()).collect::<Vec<_>>().join("\n");
         let spoken = parts.iter().map(|p| p.spoken.as_str()).collect::<Vec<_>>().join(" ");
-        let incident = first_incident.map(|i| {
-            let (call, outcome) = &executed[i];
+        let incident = state.first_incident.map(|i| {
+            let (call, outcome) = &state.executed[i];
             let kind = match outcome {
                 Outcome::Refused(_) => IncidentKind::Refus,
                 Outcome::Failed(_) => IncidentKind::Panne,
@@ -292,22 +276,16 @@ impl TurnEngine {
             };
             Incident { kind, tool: call.name.clone() }
         });
-        let end_label = match &end {
-            End::Answered(_) => "answered",
-            End::Incident => "incident",
-            End::CallCap => "call_cap",
-            End::ModelFailed => "model_failed",
-            End::NoModel => "no_model",
-        };
-        let llm_calls = calls.len() as u32;
-        let overhead_us = (started.elapsed().as_micros() as u64).saturating_sub(model_time_us);
+        let llm_calls = state.calls.len() as u32;
+        let overhead_us = (started.elapsed().as_micros() as u64).saturating_sub(state.model_time_us);
+        let tools = state.executed.iter().map(|(c, o)| ToolUse { name: c.name.clone(), outcome: o.kind() }).collect();
         let trace = TurnTrace {
             router: serde_json::to_value(&decision).unwrap_or(Value::Null),
-            calls,
-            tools: tool_traces,
+            calls: state.calls,
+            tools: state.tools,
             end: end_label,
             withheld_claims: withheld,
-            withdrawn_drafts,
+            withdrawn_drafts: state.withdrawn_drafts,
             overhead_us,
         };
         let trace_json = serde_json::to_value(&trace).unwrap_or(Value::Null);
@@ -323,9 +301,169 @@ impl TurnEngine {
             agent: decision.agent,
             domain: decision.domain,
             incident,
-            tools: executed.iter().map(|(c, o)| ToolUse { name: c.name.clone(), outcome: o.kind() }).collect(),
+            tools,
             llm_calls,
             trace,
+        })
+    }
+
+    /// The online turn: one routing call, then the specialist loop. Falls back to the
+    /// offline parser when no model answers before any tool ran.
+    async fn online(
+        &self,
+        llm: &dyn ChatModel,
+        conversation_id: &str,
+        text: &str,
+        now: DateTime<Utc>,
+        events: Option<EventSink<'_>>,
+        state: &mut TurnState,
+    ) -> Result<(RouterDecision, Flow), StoreError> {
+        let store = self.ctx.store.as_ref();
+        let emit = |e: TurnEvent| {
+            if let Some(sink) = events {
+                sink(e)
+            }
+        };
+        emit(TurnEvent::Status("routage".into()));
+        let t = Instant::now();
+        let decision = supervisor::route(llm, text).await;
+        state.model_time_us += t.elapsed().as_micros() as u64;
+        // The domain labels the conversation on its first exchange only.
+        store.label_conversation(conversation_id, decision.domain.as_str()).await?;
+        if decision.fallback == Some(supervisor::FallbackReason::ModelUnavailable) {
+            let flow = self.offline(conversation_id, text, compose::OFFLINE_UNREACHABLE, state).await?;
+            return Ok((decision, flow));
+        }
+
+        let history = store.recent_messages(conversation_id, HISTORY_MESSAGES).await?;
+        let preferences = store.active_preferences(self.ctx.preferences_cap).await?;
+        let mut messages =
+            vec![Message::system(crate::prompts::specialist(decision.agent, now, self.ctx.tz, &preferences))];
+        for (role, content) in history {
+            messages.push(if role == "user" { Message::user(content) } else { Message::assistant(content, vec![]) });
+        }
+        messages.push(Message::user(text));
+        let specs = tool_specs(&self.tools, decision.agent);
+
+        for _ in 0..MAX_MODEL_CALLS {
+            emit(TurnEvent::Status("réflexion".into()));
+            let request = ChatRequest {
+                role: ModelRole::Chat,
+                messages: messages.clone(),
+                tools: specs.clone(),
+                json_mode: false,
+                temperature: Some(0.3),
+                max_tokens: Some(800),
+            };
+            let drafted = AtomicBool::new(false);
+            let withdrawn = AtomicBool::new(false);
+            let on_stream = |ev: StreamEvent| match ev {
+                StreamEvent::TextDelta(t) => {
+                    drafted.store(true, Ordering::SeqCst);
+                    emit(TurnEvent::Draft(t));
+                }
+                StreamEvent::ToolCallStarted { .. } => {
+                    if drafted.load(Ordering::SeqCst) && !withdrawn.swap(true, Ordering::SeqCst) {
+                        emit(TurnEvent::DraftWithdrawn);
+                    }
+                }
+            };
+            let t = Instant::now();
+            let result = llm.chat(&request, events.map(|_| &on_stream as &(dyn Fn(StreamEvent) + Send + Sync))).await;
+            state.model_time_us += t.elapsed().as_micros() as u64;
+            let response = match result {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::error!(error = %e, "specialist model call failed");
+                    state.calls.push(CallTrace::from_error(&e));
+                    if drafted.load(Ordering::SeqCst) && !withdrawn.swap(true, Ordering::SeqCst) {
+                        emit(TurnEvent::DraftWithdrawn);
+                    }
+                    if state.executed.is_empty() {
+                        // Nothing ran yet: the offline parser can still serve the request.
+                        let flow = self.offline(conversation_id, text, compose::OFFLINE_UNREACHABLE, state).await?;
+                        return Ok((decision, flow));
+                    }
+                    return Ok((decision, Flow::Loop(End::ModelFailed)));
+                }
+            };
+            state.calls.push(CallTrace::from_response(&response));
+            if response.tool_calls.is_empty() {
+                return Ok((decision, Flow::Loop(End::Answered(response.content.clone()))));
+            }
+            // Text that came with tool calls is never an answer.
+            if !response.content.trim().is_empty() {
+                state.withdrawn_drafts.push(response.content.clone());
+                if drafted.load(Ordering::SeqCst) && !withdrawn.swap(true, Ordering::SeqCst) {
+                    emit(TurnEvent::DraftWithdrawn);
+                }
+            }
+            messages.push(Message::assistant(response.content.clone(), response.tool_calls.clone()));
+            // The whole batch runs, in the order requested, before any cut.
+            for call in &response.tool_calls {
+                emit(TurnEvent::Status(format!("outil {}", call.name)));
+                let outcome = self.run_tool(decision.agent, call, state).await;
+                messages.push(Message::tool(call, tool_message_content(call, &outcome, &self.ctx)));
+            }
+            if state.first_incident.is_some() {
+                return Ok((decision, Flow::Loop(End::Incident)));
+            }
+        }
+        Ok((decision, Flow::Loop(End::CallCap)))
+    }
+
+    /// The offline path: the deterministic parser, the same tools and reports, a question
+    /// before an unsure write, and an honest refusal for anything else.
+    async fn offline(
+        &self,
+        conversation_id: &str,
+        text: &str,
+        why: &'static str,
+        state: &mut TurnState,
+    ) -> Result<Flow, StoreError> {
+        use crate::offline::{confirmation_question, parse, OfflineAction};
+        let now = self.ctx.now();
+        let tz = self.ctx.tz;
+        Ok(match parse(text, now, tz) {
+            OfflineAction::Unsupported => Flow::Direct(
+                vec![compose::fixed(&format!("{why} {}", compose::OFFLINE_UNSUPPORTED))],
+                "offline_unsupported",
+            ),
+            OfflineAction::DailyBriefing => {
+                let briefing = crate::memory::briefing::daily(self.ctx.store.as_ref(), now, tz).await?;
+                Flow::Direct(
+                    vec![
+                        compose::fixed(why),
+                        compose::code_part(briefing.clone(), crate::report::spoken_text(&briefing)),
+                    ],
+                    "offline_briefing",
+                )
+            }
+            OfflineAction::Tool { name, args, confident } => {
+                if !confident && compose::WRITE_TOOLS.contains(&name) {
+                    let question = confirmation_question(name, &args, now, tz);
+                    self.ctx
+                        .store
+                        .set_pending(&crate::memory::PendingAction {
+                            conversation_id: conversation_id.to_string(),
+                            tool: name.to_string(),
+                            arguments: args,
+                            question: question.clone(),
+                            created_at: now,
+                        })
+                        .await?;
+                    Flow::Direct(vec![compose::fixed(why), compose::fixed(&question)], "offline_confirm")
+                } else {
+                    let call = ToolCall { id: "offline".into(), name: name.to_string(), arguments: args.to_string() };
+                    self.run_tool(agent_for(name), &call, state).await;
+                    Flow::Direct(
+                        std::iter::once(compose::fixed(why))
+                            .chain(state.executed.iter().map(|(c, o)| compose::report_part(c, o, now, tz)))
+                            .collect(),
+                        "offline",
+                    )
+                }
+            }
         })
     }
 }

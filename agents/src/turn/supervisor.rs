@@ -59,6 +59,8 @@ pub enum FallbackReason {
     BadAgent,
     /// `domain` missing or not one of the three.
     BadDomain,
+    /// The message answered a confirmation question: no routing was needed.
+    Confirmation,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

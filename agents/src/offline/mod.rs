@@ -1,0 +1,336 @@
+//! Offline mode: a deterministic French command parser for when no model is configured or
+//! none answered. It maps the most common spoken commands to the same tools, outcomes and
+//! reports as the online turn, asks before a write it is unsure of, and never guesses:
+//! anything else is an honest "je ne peux pas faire ça hors ligne".
+
+pub mod text;
+pub mod when;
+
+use std::sync::LazyLock;
+
+use chrono::{DateTime, Datelike, Duration, Utc};
+use chrono_tz::Tz;
+use regex::Regex;
+use serde_json::{json, Value};
+
+use text::{tidy, trim_edges, Utterance};
+use when::NUM_WORDS;
+
+/// What the parser understood.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OfflineAction {
+    /// One tool call; `confident` is false when a default was guessed (then ask first).
+    Tool { name: &'static str, args: Value, confident: bool },
+    /// The briefing of the day (composed from the store, no tool).
+    DailyBriefing,
+    /// Not a command the parser knows.
+    Unsupported,
+}
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(&pattern.replace("NUM", &format!(r"(?:\d{{1,4}}|{NUM_WORDS})"))).unwrap()
+}
+
+macro_rules! rx {
+    ($name:ident, $pattern:expr) => {
+        static $name: LazyLock<Regex> = LazyLock::new(|| re($pattern));
+    };
+}
+
+rx!(
+    WEEKLY,
+    r"\b(?:briefing|bilan|point|resume|recap(?:itulatif)?)\b.*\b(?:semaine|hebdo(?:madaire)?)\b|^(?:ma|la) semaine$"
+);
+rx!(
+    DAILY,
+    r"\b(?:briefing|bilan|point|resume|recap(?:itulatif)?)\b|\bqu'est-ce que j'ai (?:de prevu )?aujourd'hui\b|^ma journee$"
+);
+rx!(
+    MARK_DONE_A,
+    r"\b(?:rappel|tache)\s*(?:numero|n°|no|nr|#)?\s*(?P<n>NUM)\b.*\b(?:fait|faite|coche|cochee|termine|terminee|fini|finie|effectue|regle|valide)\b"
+);
+rx!(
+    MARK_DONE_B,
+    r"\b(?:marque|coche|valide|termine|j'ai fait|j'ai fini|j'ai termine)\b.*\b(?:rappel|tache)\s*(?:numero|n°|no|nr|#)?\s*(?P<n>NUM)\b"
+);
+rx!(
+    PREF_OFF,
+    r"\b(?:desactive|oublie|retire|supprime|enleve|annule|efface)\b.*\bpreference\s*(?:numero|n°|no|#)?\s*(?P<n>NUM)\b"
+);
+rx!(PREF_LIST, r"\b(?:mes|les|quelles|liste|lis|montre|donne|rappelle)\b.*\bpreferences\b|^preferences$");
+rx!(
+    PREF_ADD,
+    r"^(?:(?:retiens|memorise|souviens-toi|rappelle-toi|enregistre|garde en tete)\s+(?:bien\s+)?(?:que|qu')\s*|(?:nouvelle|ajoute une|ajoute la|enregistre une|memorise une|memorise la) preference\s*(?::|que)?\s*|preference\s*:\s*)(?P<c>.+)$"
+);
+rx!(
+    PREF_HINT,
+    r"^(?:je prefere|j'aime que tu|j'aimerais que tu|je veux que tu|je ne veux plus que tu|je voudrais que tu|desormais|dorenavant|a l'avenir)\b"
+);
+rx!(
+    PREF_LIKE,
+    r"^(?:je prefere|j'aime|je n'aime pas|je deteste|je veux que tu|je ne veux plus que tu|j'aimerais que tu|tu dois|ne me|appelle-moi|tutoie|vouvoie|reponds|parle|desormais|dorenavant)\b"
+);
+rx!(
+    SESSION_START,
+    r"^(?:je\s+(?:commence|demarre|attaque|me\s+mets|me\s+remets|m'y\s+mets)\s+(?:a\s+(?:travailler|bosser)\s+)?(?:sur|a)|je\s+(?:bosse|travaille)\s+(?:maintenant\s+)?sur|(?:demarre|lance|commence)\s+(?:une\s+session|le\s+chrono|la\s+session|le\s+minuteur)(?:\s+de\s+travail)?\s+(?:sur|pour)|(?:demarre|commence)\s+(?:sur|a\s+travailler\s+sur)|session\s+(?:de\s+travail\s+)?(?:sur|pour)|chrono\s+(?:sur|pour))\s+(?:le\s+projet\s+)?(?P<p>.+)$"
+);
+rx!(
+    SESSION_PAUSE,
+    r"^(?:pause|je\s+(?:fais|prends)\s+une\s+pause|(?:mets?|met)\s+(?:le\s+chrono\s+|la\s+session\s+)?en\s+pause|suspends?\s*(?:le\s+chrono|la\s+session)?|pause\s+(?:du\s+)?chrono|petite\s+pause)$"
+);
+rx!(
+    SESSION_RESUME,
+    r"^(?:je\s+reprends(?:\s+le\s+travail)?|reprends(?:\s+le\s+chrono|\s+la\s+session)?|reprise|on\s+reprend|je\s+m'y\s+remets|fin\s+de\s+(?:la\s+)?pause|relance\s+le\s+chrono|c'est\s+reparti)$"
+);
+rx!(
+    SESSION_STOP,
+    r"^(?:j'arrete(?:\s+de\s+travailler|\s+de\s+bosser|\s+la\s+session|\s+le\s+chrono)?|(?:arrete|stoppe|coupe)\s+(?:le\s+chrono|la\s+session|de\s+travailler|tout)|stop(?:\s+chrono|\s+session)?|fin\s+de\s+(?:la\s+)?session|j'ai\s+(?:fini|termine)(?:\s+de\s+travailler|\s+pour\s+aujourd'hui)?|je\s+m'arrete(?:\s+la)?|termine\s+la\s+session|c'est\s+fini\s+pour\s+aujourd'hui)$"
+);
+rx!(
+    WORKTIME,
+    r"\bcombien\b.*\b(?:travaille|bosse|temps)\b|\btemps\s+de\s+travail\b|\bj'ai\s+(?:travaille|bosse)\s+combien\b|\bmon\s+temps\b"
+);
+rx!(
+    WORKTIME_PROJECT,
+    r"\bsur\s+(?:le\s+projet\s+)?(?P<p>[^,?]+?)(?:\s+(?:aujourd'hui|cette\s+semaine|hier|la\s+semaine\s+derniere|ce\s+mois(?:-ci)?))?$"
+);
+rx!(
+    REMINDERS_LIST,
+    r"\b(?:mes|les|quels?|quelles?|liste|lis|montre|donne|affiche)\b.*\brappels\b|^rappels$|\bqu'est-ce que j'ai a faire\b|\bj'ai quoi a faire\b|\bqu'est-ce qu'il me reste a faire\b"
+);
+rx!(NOTES_LIST, r"\b(?:mes|les|quelles?|liste|lis|montre|donne|affiche|relis)\b.*\bnotes\b|^notes$");
+rx!(NOTES_PROJECT, r"\b(?:du|pour le|sur le)\s+projet\s+(?P<p>.+)$");
+rx!(
+    SEARCH,
+    r"^(?:cherche|recherche|retrouve|fouille)\s+(?:dans\s+(?:ma|la|tes|mes)\s+(?:memoire|souvenirs)\s*)?(?:(?:ce\s+que\s+(?:je\s+sais|tu\s+sais|j'ai\s+dit)\s+(?:sur|de|a\s+propos\s+de))\s+)?(?P<q>.+)$|\btu\s+te\s+souviens\s+(?:de\s+|du\s+|des\s+|d')(?P<q2>.+)$|\bqu'est-ce\s+que\s+(?:je\s+sais|tu\s+sais|tu\s+te\s+rappelles)\s+(?:sur|de|du|des|a\s+propos\s+de)\s+(?P<q3>.+)$|\bque\s+sais-tu\s+(?:sur|de)\s+(?P<q4>.+)$"
+);
+rx!(
+    REMINDER,
+    r"\b(?:rappelle[- ]moi|rappelle[- ]nous|fais[- ]moi\s+penser|fais\s+moi\s+penser|n'oublie\s+pas\s+de\s+me\s+rappeler|pense\s+a\s+me\s+rappeler|(?:mets|met|mets-moi|cree|ajoute|programme|enregistre)\s+(?:un|le|moi\s+un)\s+rappel|nouveau\s+rappel|un\s+rappel|^rappel)\b\s*(?::|,)?"
+);
+rx!(
+    NOTE,
+    r"^(?:note|notes|noter|prends\s+note|prend\s+note|nouvelle\s+note|ajoute\s+une\s+note|cree\s+une\s+note|memo|mets\s+une\s+note|une\s+note|ecris)\b\s*(?::|,)?"
+);
+rx!(NOTE_PROJECT_HEAD, r"^(?:pour|sur|dans)\s+(?:le\s+)?projet\s+(?P<p>[^\s:,]+(?:\s+[^\s:,]+)?)\s*[:,]\s*");
+rx!(NOTE_PROJECT_TAIL, r"\s+(?:pour|sur|dans)\s+le\s+projet\s+(?P<p>[^\s:,]+)$");
+
+fn num(raw: &str) -> Option<i64> {
+    raw.parse::<i64>().ok().or_else(|| when::number(raw).map(i64::from))
+}
+
+fn tool(name: &'static str, args: Value) -> OfflineAction {
+    OfflineAction::Tool { name, args, confident: true }
+}
+
+/// Parses one utterance (a whisper transcript or typed text).
+pub fn parse(raw: &str, now: DateTime<Utc>, tz: Tz) -> OfflineAction {
+    let u = Utterance::new(raw);
+    let f = u.folded.as_str();
+    if f.is_empty() {
+        return OfflineAction::Unsupported;
+    }
+    let local_now = now.with_timezone(&tz).naive_local();
+    let today = local_now.date();
+
+    if WEEKLY.is_match(f) {
+        return tool("lire_briefing_hebdo", json!({}));
+    }
+    if let Some(c) = MARK_DONE_A.captures(f).or_else(|| MARK_DONE_B.captures(f)) {
+        if let Some(id) = c.name("n").and_then(|n| num(n.as_str())) {
+            return tool("marquer_rappel_fait", json!({ "id": id }));
+        }
+    }
+    if let Some(c) = PREF_OFF.captures(f) {
+        if let Some(id) = c.name("n").and_then(|n| num(n.as_str())) {
+            return tool("desactiver_preference", json!({ "id": id }));
+        }
+    }
+    if PREF_LIST.is_match(f) {
+        return tool("lister_preferences", json!({}));
+    }
+    if let Some(c) = SESSION_START.captures(f) {
+        let p = c.name("p").unwrap();
+        let projet = tidy(&u.original_slice(p.start(), p.end()));
+        if !projet.is_empty() {
+            return tool("demarrer_session", json!({ "projet": projet }));
+        }
+    }
+    if SESSION_PAUSE.is_match(f) {
+        return tool("suspendre_session", json!({}));
+    }
+    if SESSION_RESUME.is_match(f) {
+        return tool("reprendre_session", json!({}));
+    }
+    if SESSION_STOP.is_match(f) {
+        return tool("arreter_session", json!({}));
+    }
+    if WORKTIME.is_match(f) {
+        let (debut, fin) = if f.contains("semaine derniere") {
+            let monday = crate::time::week_start(today) - Duration::days(7);
+            (monday, monday + Duration::days(6))
+        } else if f.contains("semaine") {
+            (crate::time::week_start(today), today)
+        } else if f.contains("mois") {
+            (today.with_day(1).unwrap_or(today), today)
+        } else if f.contains("hier") {
+            (today - Duration::days(1), today - Duration::days(1))
+        } else {
+            (today, today)
+        };
+        let mut args = json!({ "debut": debut.to_string() });
+        if fin != debut {
+            args["fin"] = json!(fin.to_string());
+        }
+        if let Some(c) = WORKTIME_PROJECT.captures(f) {
+            let p = c.name("p").unwrap();
+            let projet = tidy(&u.original_slice(p.start(), p.end()));
+            let folded_p = &f[p.start()..p.end()];
+            if !projet.is_empty() && !matches!(folded_p.trim(), "la semaine" | "le mois" | "aujourd'hui") {
+                args["projet"] = json!(projet);
+            }
+        }
+        return tool("lire_temps_travail", args);
+    }
+    if let Some(c) = SEARCH.captures(f) {
+        let m = ["q", "q2", "q3", "q4"].iter().find_map(|n| c.name(n)).unwrap();
+        let requete = tidy(&u.original_slice(m.start(), m.end()));
+        if !requete.is_empty() {
+            return tool("chercher_dans_memoire", json!({ "requete": requete }));
+        }
+    }
+    if let Some(m) = REMINDER.find(f) {
+        let moment = when::extract(f, local_now);
+        let cuts: Vec<(usize, usize)> = moment.as_ref().map(|w| w.spans.clone()).unwrap_or_default();
+        let mut texte = tidy(&u.original_without(m.end(), f.len(), &cuts));
+        if texte.is_empty() {
+            texte = tidy(&u.original_without(0, m.start(), &cuts));
+        }
+        if texte.is_empty() {
+            return OfflineAction::Unsupported;
+        }
+        let (at, confident) = match moment {
+            Some(w) => (w.at, w.explicit_time),
+            // No moment said: tomorrow 9:00, to be confirmed.
+            None => (today.succ_opt().unwrap_or(today).and_hms_opt(9, 0, 0).unwrap_or(local_now), false),
+        };
+        return OfflineAction::Tool {
+            name: "creer_rappel",
+            args: json!({ "texte": texte, "echeance": at.format("%Y-%m-%dT%H:%M").to_string() }),
+            confident,
+        };
+    }
+    if REMINDERS_LIST.is_match(f) {
+        let all = f.contains("faits") || f.contains("tous");
+        return tool("lister_rappels", if all { json!({"inclure_faits": true}) } else { json!({}) });
+    }
+    if NOTES_LIST.is_match(f) {
+        if let Some(c) = NOTES_PROJECT.captures(f) {
+            let p = c.name("p").unwrap();
+            return tool("lister_notes", json!({ "projet": tidy(&u.original_slice(p.start(), p.end())) }));
+        }
+        return tool("lister_notes", json!({}));
+    }
+    if let Some(c) = PREF_ADD.captures(f) {
+        let m = c.name("c").unwrap();
+        let texte = tidy(&u.original_slice(m.start(), m.end()));
+        if !texte.is_empty() {
+            // "retiens que X" is a preference only when X speaks of how to behave.
+            let folded_c = &f[m.start()..m.end()];
+            let explicit = f.contains("preference") || PREF_LIKE.is_match(folded_c);
+            return OfflineAction::Tool {
+                name: "memoriser_preference",
+                args: json!({ "texte": texte }),
+                confident: explicit,
+            };
+        }
+    }
+    if PREF_HINT.is_match(f) {
+        let texte = tidy(&u.original.iter().collect::<String>());
+        return OfflineAction::Tool { name: "memoriser_preference", args: json!({ "texte": texte }), confident: false };
+    }
+    if let Some(m) = NOTE.find(f) {
+        let rest_start = m.end();
+        let rest = &f[rest_start..];
+        let (projet, content_start, content_end) = if let Some(c) = NOTE_PROJECT_HEAD.captures(rest.trim_start()) {
+            let offset = rest_start + (rest.len() - rest.trim_start().len());
+            let p = c.name("p").unwrap();
+            (
+                Some(tidy(&u.original_slice(offset + p.start(), offset + p.end()))),
+                offset + c.get(0).unwrap().end(),
+                f.len(),
+            )
+        } else if let Some(c) = NOTE_PROJECT_TAIL.captures(rest) {
+            let p = c.name("p").unwrap();
+            (
+                Some(tidy(&u.original_slice(rest_start + p.start(), rest_start + p.end()))),
+                rest_start,
+                rest_start + c.get(0).unwrap().start(),
+            )
+        } else {
+            (None, rest_start, f.len())
+        };
+        let raw = trim_edges(&u.original_slice(content_start, content_end));
+        // "note que X": the "que" belongs to the command; "d'après…" stays as said.
+        let lower = raw.to_lowercase();
+        let texte = if lower.starts_with("que ") {
+            trim_edges(&raw[4..])
+        } else if lower.starts_with("qu'") {
+            trim_edges(&raw[3..])
+        } else {
+            raw
+        };
+        if !texte.is_empty() {
+            let mut args = json!({ "texte": texte });
+            if let Some(p) = projet.filter(|p| !p.is_empty()) {
+                args["projet"] = json!(p);
+            }
+            return tool("creer_note", args);
+        }
+    }
+    if DAILY.is_match(f) {
+        return OfflineAction::DailyBriefing;
+    }
+    OfflineAction::Unsupported
+}
+
+/// The question asked before a write the parser is unsure of, composed from its arguments.
+pub fn confirmation_question(name: &str, args: &Value, now: DateTime<Utc>, tz: Tz) -> String {
+    let texte = args.get("texte").and_then(Value::as_str).unwrap_or_default();
+    match name {
+        "creer_rappel" => {
+            let when = args
+                .get("echeance")
+                .and_then(Value::as_str)
+                .and_then(|e| crate::time::DueAt::parse(e, tz))
+                .map(|d| crate::fr::spoken_datetime(d.0, now, tz))
+                .unwrap_or_default();
+            format!("Tu veux que je crée le rappel « {texte} » pour {when} ?")
+        }
+        "memoriser_preference" => format!("Tu veux que je retienne la préférence « {texte} » ?"),
+        "creer_note" => format!("Tu veux que je crée la note « {texte} » ?"),
+        other => format!("Tu veux que j'exécute {other} ?"),
+    }
+}
+
+static YES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:oui|ouais|ouai|yes|ok|okay|d'accord|daccord|vas-y|vas y|va-y|confirme|je confirme|c'est ca|c'est bon|exactement|parfait|bien sur|tout a fait|absolument|volontiers|carrement|yep)(?:\s+(?:merci|vas-y|c'est ca|stp|s'il te plait|oui|confirme|parfait))*$").unwrap()
+});
+static NO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:non|nan|no|nope|annule|laisse tomber|pas du tout|surtout pas|non merci|oublie|oublie ca|stop|pas maintenant|ce n'est pas ca|c'est pas ca)(?:\s+(?:merci|annule|laisse tomber|c'est pas ca))*$").unwrap()
+});
+
+/// A yes/no answer to a confirmation question, if the utterance is one.
+pub fn yes_no(raw: &str) -> Option<bool> {
+    let u = Utterance::new(raw);
+    let cleaned = u.folded.replace([',', '.', '!'], " ");
+    let f = cleaned.split_whitespace().collect::<Vec<_>>().join(" ");
+    let f = f.as_str();
+    if YES.is_match(f) {
+        Some(true)
+    } else if NO.is_match(f) {
+        Some(false)
+    } else {
+        None
+    }
+}

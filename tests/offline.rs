@@ -1,0 +1,160 @@
+//! Offline mode end to end through `arthur ask --json`: with no provider configured, and
+//! with a provider that answers 500 — the same tools, outcomes and reports as the online
+//! turn, said to be offline; a question before an unsure write; "oui" and "non".
+
+use std::process::Command;
+
+use arthur_agents::llm::scripted::{Reply, ScriptedLlm};
+use serde_json::Value;
+
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    fn new() -> Self {
+        Self { dir: tempfile::tempdir().unwrap() }
+    }
+
+    fn command(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
+        c.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path())
+            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .env("ARTHUR_DATA_DIR", self.dir.path().join("data"));
+        c
+    }
+
+    /// The code report of one tool run directly (`arthur tool`).
+    fn tool_report(&self, provider: Option<&str>, name: &str, args: &str) -> String {
+        let mut c = self.command();
+        if let Some(base) = provider {
+            c.env("MISTRAL_API_KEY", "test-key").env("MISTRAL_BASE_URL", base);
+        }
+        let out = c.args(["tool", name, args]).output().unwrap();
+        String::from_utf8(out.stdout).unwrap().trim_end().to_string()
+    }
+
+    fn ask(&self, provider: Option<&str>, args: &[&str]) -> Value {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
+        c.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path())
+            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .env("ARTHUR_DATA_DIR", self.dir.path().join("data"))
+            .arg("ask")
+            .arg("--json")
+            .args(args);
+        if let Some(base) = provider {
+            c.env("MISTRAL_API_KEY", "test-key").env("MISTRAL_BASE_URL", base);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let conversation = stderr.lines().find_map(|l| l.strip_prefix("conversation: ")).unwrap_or_default();
+        v["_conversation"] = Value::String(conversation.to_string());
+        v
+    }
+}
+
+/// Commands, and the tool call the online model makes for them.
+const COMMANDS: &[(&str, &str, &str)] = &[
+    (
+        "rappelle-moi d'appeler la banque le 3 décembre 2099 à 9 h",
+        "creer_rappel",
+        r#"{"texte": "appeler la banque", "echeance": "2099-12-03T09:00"}"#,
+    ),
+    ("note : acheter du pain", "creer_note", r#"{"texte": "acheter du pain"}"#),
+    ("quels sont mes rappels ?", "lister_rappels", "{}"),
+    ("le rappel 7 est fait", "marquer_rappel_fait", r#"{"id": 7}"#),
+    (
+        "retiens que je préfère des réponses courtes",
+        "memoriser_preference",
+        r#"{"texte": "je préfère des réponses courtes"}"#,
+    ),
+    ("désactive la préférence 3", "desactiver_preference", r#"{"id": 3}"#),
+    ("je fais une pause", "suspendre_session", "{}"),
+    ("je commence à travailler sur Atlas", "demarrer_session", r#"{"projet": "Atlas"}"#),
+    ("cherche le code du portail", "chercher_dans_memoire", r#"{"requete": "le code du portail"}"#),
+    ("quelles sont mes préférences ?", "lister_preferences", "{}"),
+];
+
+/// The code-composed report lines (everything after the offline notice).
+fn reports(v: &Value) -> String {
+    let written = v["written"].as_str().unwrap();
+    written.lines().filter(|l| !l.starts_with("Je suis hors ligne")).collect::<Vec<_>>().join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offline_gives_the_same_outcomes_and_reports_as_online() {
+    let failing = ScriptedLlm::start().await;
+    failing.set_fallback(Some(Reply::status(500, "internal error")));
+    for (said, tool, args) in COMMANDS {
+        let online_home = Home::new();
+        // A fresh script per command: a refusal leaves the final answer unused.
+        let online_llm = ScriptedLlm::start().await;
+        online_llm.push(Reply::text(r#"{"agent": "intendant", "domain": "QUOTIDIEN", "action": "ecriture"}"#));
+        online_llm.push(Reply::tool_calls("", &[(tool, args)]));
+        online_llm.push(Reply::text("Voilà."));
+        let online = online_home.ask(Some(&online_llm.base_url()), &[said]);
+
+        let offline = Home::new().ask(None, &[said]);
+        let unreachable = Home::new().ask(Some(&failing.base_url()), &[said]);
+
+        let failing_url = failing.base_url();
+        for (label, v, provider) in
+            [("no provider", &offline, None), ("provider failing", &unreachable, Some(failing_url.as_str()))]
+        {
+            assert_eq!(v["tools"], online["tools"], "{said}: {label}");
+            assert_eq!(v["incident"], online["incident"], "{said}: {label}");
+            // Writes: the receipt the online turn gave. Reads: the tool's own code report
+            // (online, the model presents what it read).
+            let expected = if online["written"].as_str().unwrap().trim() == "Voilà." {
+                Home::new().tool_report(provider, tool, args)
+            } else {
+                reports(&online).lines().filter(|l| *l != "Voilà.").collect::<Vec<_>>().join("\n")
+            };
+            assert_eq!(reports(v), expected, "{said}: {label}");
+            assert!(v["written"].as_str().unwrap().starts_with("Je suis hors ligne"), "{said}: {label}: {v}");
+            assert!(v["spoken"].as_str().unwrap().starts_with("Je suis hors ligne"), "{said}: {label}");
+        }
+        assert_eq!(offline["llm_calls"], 0);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsure_write_waits_for_oui_and_non_cancels() {
+    let home = Home::new();
+    let first = home.ask(None, &["rappelle-moi d'appeler le notaire"]);
+    assert!(
+        first["written"].as_str().unwrap().contains("Tu veux que je crée le rappel « appeler le notaire » pour"),
+        "{first}"
+    );
+    assert_eq!(first["tools"], serde_json::json!([]), "nothing written before the answer");
+    let conversation = first["_conversation"].as_str().unwrap().to_string();
+    let yes = home.ask(None, &["--conversation", &conversation, "oui"]);
+    assert_eq!(yes["tools"], serde_json::json!([{"name": "creer_rappel", "outcome": "done"}]));
+    assert!(yes["written"].as_str().unwrap().contains("Rappel n°1 enregistré : « appeler le notaire »"), "{yes}");
+
+    let again = home.ask(None, &["--conversation", &conversation, "retiens que Paul a deux enfants"]);
+    assert!(again["written"].as_str().unwrap().contains("Tu veux que je retienne la préférence"), "{again}");
+    let no = home.ask(None, &["--conversation", &conversation, "non"]);
+    assert_eq!(no["written"], "D'accord, je n'ai rien fait.");
+    assert_eq!(no["tools"], serde_json::json!([]));
+    // "oui" with nothing pending is not a command.
+    let stray = home.ask(None, &["--conversation", &conversation, "oui"]);
+    assert!(stray["written"].as_str().unwrap().contains("Je ne peux pas faire ça hors ligne"), "{stray}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsupported_requests_are_refused_honestly_offline() {
+    let v = Home::new().ask(None, &["raconte-moi une blague"]);
+    assert_eq!(
+        v["written"],
+        "Je suis hors ligne : aucun modèle de langage n'est configuré. Je ne peux pas faire ça hors ligne. Rien n'a été fait."
+    );
+    assert_eq!(v["tools"], serde_json::json!([]));
+    assert_eq!(v["incident"], Value::Null);
+}
