@@ -23,7 +23,7 @@ pub struct App {
     pub store: Arc<SqliteStore>,
     pub tools: ToolBox,
     pub ctx: ToolContext,
-    pub engine: TurnEngine,
+    pub engine: Arc<TurnEngine>,
 }
 
 impl App {
@@ -51,7 +51,7 @@ impl App {
             embedder: embedder(&settings)?,
             preferences_cap: settings.preferences_cap,
         };
-        let engine = TurnEngine::new(llm_client(&settings)?, ctx.clone());
+        let engine = Arc::new(TurnEngine::new(llm_client(&settings)?, ctx.clone()));
         Ok(Self { settings, store, tools: ToolBox::new(), ctx, engine })
     }
 }

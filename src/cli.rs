@@ -44,6 +44,8 @@ pub enum Command {
         #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
     },
+    /// The web interface alone (chat and memory pages), on ARTHUR_WEB_ADDR.
+    Web,
     /// Run one tool directly: `arthur tool creer_note '{"texte": "…"}'`.
     Tool(ToolCmd),
     /// List the tools with their JSON Schema.
@@ -147,7 +149,9 @@ pub fn main() -> ExitCode {
 
 fn french_summary(e: &anyhow::Error) -> &'static str {
     let text = format!("{e:#}");
-    if text.contains("config") || text.contains("time zone") || text.contains("invalid value") {
+    if text.contains("access token") || text.contains("listen") {
+        "l'interface web ne peut pas démarrer."
+    } else if text.contains("config") || text.contains("time zone") || text.contains("invalid value") {
         "la configuration est invalide."
     } else if text.contains("database") || text.contains("data directory") {
         "impossible d'ouvrir la base de données."
@@ -187,6 +191,23 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let app = open().await?;
             run_tool(&app, cmd).await
         }
+        Command::Web => {
+            let app = open().await?;
+            let addr = crate::web::listen_address(&app.settings.web_addr, app.settings.web_token.as_ref())
+                .context("web configuration")?;
+            let listener = crate::web::bind(addr).await?;
+            let state = std::sync::Arc::new(crate::web::WebState {
+                engine: app.engine.clone(),
+                store: app.ctx.store.clone(),
+                tz: app.ctx.tz,
+                preferences_cap: app.ctx.preferences_cap,
+                demo: app.settings.demo,
+                token: app.settings.web_token.clone(),
+            });
+            eprintln!("Arthur : interface web sur http://{}", listener.local_addr()?);
+            crate::web::run(listener, state, shutdown_signal()).await.context("web server")?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Tools { json } => {
             let tools = arthur_agents::tools::ToolBox::new();
             if json {
@@ -224,6 +245,26 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutdown requested");
 }
 
 async fn run_tool(app: &App, cmd: ToolCmd) -> anyhow::Result<ExitCode> {

@@ -86,6 +86,10 @@ pub struct Settings {
     pub timezone: Tz,
     pub preferences_cap: u32,
     pub web_addr: String,
+    /// Required to bind the web server off loopback; then every request must carry it.
+    pub web_token: Option<Secret>,
+    /// Read-only demonstration mode (`ARTHUR_DEMO=1`): no writes, no background tasks.
+    pub demo: bool,
     pub providers: Providers,
     pub models: Models,
     pub voice: Voice,
@@ -102,6 +106,7 @@ struct FileSettings {
     data_dir: Option<PathBuf>,
     database_url: Option<String>,
     timezone: Option<String>,
+    demo: Option<bool>,
     #[serde(default)]
     memory: FileMemory,
     #[serde(default)]
@@ -126,6 +131,7 @@ struct FileMemory {
 #[serde(deny_unknown_fields)]
 struct FileWeb {
     addr: Option<String>,
+    token: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -321,6 +327,11 @@ impl Settings {
             timezone,
             preferences_cap,
             web_addr: env.var("ARTHUR_WEB_ADDR").or(file.web.addr).unwrap_or_else(|| DEFAULT_WEB_ADDR.into()),
+            web_token: env.var("ARTHUR_WEB_TOKEN").or(file.web.token).filter(|t| !t.trim().is_empty()).map(Secret::new),
+            demo: match env.var("ARTHUR_DEMO") {
+                Some(raw) => parse_bool("ARTHUR_DEMO", raw)?,
+                None => file.demo.unwrap_or(false),
+            },
             providers,
             models,
             voice,

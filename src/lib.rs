@@ -6,3 +6,4 @@ pub mod bench;
 pub mod chat;
 pub mod cli;
 pub mod config;
+pub mod web;

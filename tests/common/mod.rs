@@ -129,3 +129,59 @@ pub async fn spawn_turn_app() -> TurnApp {
 pub fn route(agent: &str, domain: &str, action: &str) -> Reply {
     Reply::text(format!(r#"{{"agent": "{agent}", "domain": "{domain}", "action": "{action}"}}"#))
 }
+
+// ---------- the web server on port 0 ----------
+
+pub struct WebApp {
+    pub turn: TurnApp,
+    pub base: String,
+    pub http: reqwest::Client,
+}
+
+/// The web router over a test app and a scripted model, listening on 127.0.0.1:0.
+pub async fn spawn_web_app(demo: bool, token: Option<&str>) -> WebApp {
+    let turn = spawn_turn_app().await;
+    let engine = Arc::new(TurnEngine::new(
+        Some(Arc::new(
+            LlmClient::new(
+                vec![ProviderEndpoint::new(ProviderKind::Mistral, turn.llm.base_url(), Secret::new("test-key"))],
+                ConfiguredModels::default(),
+                test_client_options(),
+            )
+            .unwrap(),
+        )),
+        turn.app.ctx.clone(),
+    ));
+    let state = Arc::new(arthur::web::WebState {
+        engine,
+        store: turn.app.ctx.store.clone(),
+        tz: turn.app.ctx.tz,
+        preferences_cap: turn.app.ctx.preferences_cap,
+        demo,
+        token: token.map(Secret::new),
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(arthur::web::run(listener, state, std::future::pending()));
+    WebApp { turn, base, http: reqwest::Client::new() }
+}
+
+impl WebApp {
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.http.get(format!("{}{path}", self.base)).send().await.unwrap()
+    }
+
+    /// POST /api/chat; returns the NDJSON lines.
+    pub async fn chat(&self, message: &str, conversation: Option<&str>) -> Vec<Value> {
+        let response = self
+            .http
+            .post(format!("{}/api/chat", self.base))
+            .json(&serde_json::json!({"message": message, "conversation": conversation}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let text = response.text().await.unwrap();
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+}

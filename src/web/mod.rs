@@ -1,0 +1,208 @@
+//! The web fallback: the chat page with its NDJSON stream, one page per memory kind (the
+//! pages that `Failed` reports name), the journal of turns, the reminders as an iCalendar
+//! feed, and the export. Loopback by default; anywhere else only with an access token.
+
+mod chat;
+mod ics;
+mod pages;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use arthur_agents::memory::MemoryStore;
+use arthur_agents::secret::Secret;
+use arthur_agents::turn::TurnEngine;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono_tz::Tz;
+
+pub use ics::reminders_calendar;
+
+/// Name of the cookie that carries the access token after a `?token=` visit.
+const TOKEN_COOKIE: &str = "arthur_token";
+
+/// Everything the handlers need.
+pub struct WebState {
+    pub engine: Arc<TurnEngine>,
+    pub store: Arc<dyn MemoryStore>,
+    pub tz: Tz,
+    pub preferences_cap: u32,
+    pub demo: bool,
+    pub token: Option<Secret>,
+}
+
+impl WebState {
+    fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.engine.context().now()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WebError {
+    #[error("refusing to listen on {0} without an access token: set ARTHUR_WEB_TOKEN (or [web] token)")]
+    TokenRequired(SocketAddr),
+    #[error("invalid listen address {0:?}")]
+    BadAddress(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+}
+
+/// Parses the listen address and refuses a non-loopback one without a token.
+pub fn listen_address(raw: &str, token: Option<&Secret>) -> Result<SocketAddr, WebError> {
+    let addr: SocketAddr = raw.parse().map_err(|_| WebError::BadAddress(raw.to_string()))?;
+    if !addr.ip().is_loopback() && token.is_none() {
+        return Err(WebError::TokenRequired(addr));
+    }
+    Ok(addr)
+}
+
+pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, WebError> {
+    tokio::net::TcpListener::bind(addr).await.map_err(|source| WebError::Bind { addr, source })
+}
+
+/// Serves until `shutdown` resolves; in-flight requests finish first.
+pub async fn run(
+    listener: tokio::net::TcpListener,
+    state: Arc<WebState>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    tracing::info!(addr = ?listener.local_addr().ok(), demo = state.demo, "web server listening");
+    axum::serve(listener, router(state)).with_graceful_shutdown(shutdown).await
+}
+
+pub fn router(state: Arc<WebState>) -> Router {
+    Router::new()
+        .route("/", get(pages::chat_page))
+        .route("/notes", get(pages::notes))
+        .route("/rappels", get(pages::rappels))
+        .route("/preferences", get(pages::preferences))
+        .route("/souvenirs", get(pages::souvenirs))
+        .route("/projets", get(pages::projets))
+        .route("/sessions", get(pages::sessions))
+        .route("/journal", get(pages::journal))
+        .route("/atlas", get(pages::atlas))
+        .route("/rappels.ics", get(ics::rappels_ics))
+        .route("/api/chat", post(chat::chat))
+        .route("/api/export", get(export))
+        .route("/healthz", get(healthz))
+        .route("/static/chat.js", get(|| async { asset("text/javascript; charset=utf-8", include_str!("chat.js")) }))
+        .route("/static/style.css", get(|| async { asset("text/css; charset=utf-8", include_str!("style.css")) }))
+        .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .layer(middleware::from_fn(security_headers))
+        .with_state(state)
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, content_type), (header::CACHE_CONTROL, "no-cache")], body).into_response()
+}
+
+fn plain(status: StatusCode, message: &'static str) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], message).into_response()
+}
+
+fn cookie_token(headers: &HeaderMap) -> Option<String> {
+    headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(';')).find_map(|kv| {
+        let (k, v) = kv.trim().split_once('=')?;
+        (k == TOKEN_COOKIE).then(|| v.to_string())
+    })
+}
+
+fn query_token(uri: &axum::http::Uri) -> Option<String> {
+    uri.query()?.split('&').find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        (k == "token").then(|| v.to_string())
+    })
+}
+
+/// Demo mode, access token, and cross-site protection, before any handler runs.
+async fn guard(State(state): State<Arc<WebState>>, request: Request, next: Next) -> Response {
+    let safe = matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    if state.demo && !safe {
+        return plain(StatusCode::METHOD_NOT_ALLOWED, "Mode démo : lecture seule");
+    }
+    let mut set_cookie = None;
+    if let Some(token) = &state.token {
+        let headers = request.headers();
+        let bearer = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::to_string);
+        let from_query = query_token(request.uri());
+        let presented = bearer.or_else(|| cookie_token(headers)).or_else(|| from_query.clone());
+        if presented.as_deref() != Some(token.expose()) {
+            return plain(StatusCode::UNAUTHORIZED, "Accès refusé : jeton manquant ou invalide.");
+        }
+        if from_query.is_some() {
+            set_cookie = Some(format!("{TOKEN_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict", token.expose()));
+        }
+    }
+    if !safe {
+        let headers = request.headers();
+        // Browsers say where a request comes from; a page of another site may not write.
+        if headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) == Some("cross-site") {
+            return plain(StatusCode::FORBIDDEN, "Requête refusée : elle vient d'un autre site.");
+        }
+        if let (Some(origin), Some(host)) = (
+            headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()),
+            headers.get(header::HOST).and_then(|v| v.to_str().ok()),
+        ) {
+            let origin_host = origin.split("://").nth(1).unwrap_or(origin);
+            if origin_host != host {
+                return plain(StatusCode::FORBIDDEN, "Requête refusée : elle vient d'un autre site.");
+            }
+        }
+        // A JSON body cannot be sent cross-site without a CORS preflight, which we never grant.
+        let json = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
+        if !json {
+            return plain(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Requête refusée : JSON attendu.");
+        }
+    }
+    let mut response = next.run(request).await;
+    if let Some(cookie) = set_cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+async fn security_headers(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"),
+    );
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    response
+}
+
+async fn export(State(state): State<Arc<WebState>>) -> Response {
+    match arthur_agents::memory::export::export(state.store.as_ref(), state.now()).await {
+        Ok(data) => Json(data).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "export failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, Json(serde_json::json!({"error": "database unavailable"})))
+                .into_response()
+        }
+    }
+}
+
+async fn healthz(State(state): State<Arc<WebState>>) -> Response {
+    let database = state.store.list_projets().await.is_ok();
+    let body = serde_json::json!({
+        "status": if database { "ok" } else { "degraded" },
+        "database": if database { "ok" } else { "error" },
+        "demo": state.demo,
+    });
+    let code = if database { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    (code, Json(body)).into_response()
+}

@@ -1,0 +1,110 @@
+//! The chat page in a real headless Chromium (Debian's `chromium` and `chromium-driver`,
+//! installed by scripts/setup), driven over WebDriver: a message to a scripted model, the
+//! verified answer and the refusal report appear, and `/rappels` shows the reminder that was
+//! written. Screenshots are saved under target/test-artifacts/.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use arthur_agents::llm::scripted::Reply;
+use common::{route, spawn_web_app};
+use fantoccini::{ClientBuilder, Locator};
+
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn artifacts() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target").join("test-artifacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+async fn start_chromedriver() -> (Driver, String) {
+    let port = free_port();
+    let mut child = Command::new("chromedriver")
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromedriver is required: run scripts/setup (Debian packages chromium and chromium-driver)");
+    let url = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::new();
+    for _ in 0..100 {
+        if http.get(format!("{url}/status")).send().await.is_ok() {
+            return (Driver(child), url);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("chromedriver did not start");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_in_the_browser_shows_receipts_refusals_and_the_written_reminder() {
+    // Two rustls crypto providers are linked in the test build; pick one for WebDriver.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let w = spawn_web_app(false, None).await;
+    w.turn.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
+    w.turn.llm.push(Reply::tool_calls(
+        "",
+        &[
+            ("creer_rappel", r#"{"texte": "appeler la banque", "echeance": "2026-12-01T09:00"}"#),
+            ("marquer_rappel_fait", r#"{"id": 99}"#),
+        ],
+    ));
+
+    let (_driver, driver_url) = start_chromedriver().await;
+    let profile = tempfile::tempdir().unwrap();
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".to_string(),
+        serde_json::json!({
+            "binary": "/usr/bin/chromium",
+            "args": [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+                "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--window-size=430,900", format!("--user-data-dir={}", profile.path().display()),
+            ]
+        }),
+    );
+    let client =
+        ClientBuilder::rustls().unwrap().capabilities(caps).connect(&driver_url).await.expect("WebDriver session");
+
+    client.goto(&w.base).await.unwrap();
+    let input = client.find(Locator::Css("#message")).await.unwrap();
+    input.send_keys("rappelle-moi d'appeler la banque demain à 9 h").await.unwrap();
+    client.find(Locator::Css("#send")).await.unwrap().click().await.unwrap();
+    let answer = client
+        .wait()
+        .at_most(Duration::from_secs(20))
+        .for_element(Locator::Css(".bubble.arthur[data-final='true']"))
+        .await
+        .expect("the final answer appears");
+    let text = answer.text().await.unwrap();
+    assert!(text.contains("Rappel n°1 enregistré : « appeler la banque »"), "{text}");
+    assert!(text.contains("aucun rappel n°99") && text.contains("Rien n'a été écrit"), "{text}");
+    let verified = client.find_all(Locator::Css(".bubble.arthur .part.code")).await.unwrap();
+    assert_eq!(verified.len(), 2, "both parts are marked as written by code");
+    std::fs::write(artifacts().join("browser-chat.png"), client.screenshot().await.unwrap()).unwrap();
+
+    client.goto(&format!("{}/rappels", w.base)).await.unwrap();
+    let item = client.find(Locator::Css("#rappel-1")).await.expect("the reminder is listed");
+    let item_text = item.text().await.unwrap();
+    assert!(item_text.contains("appeler la banque") && item_text.contains("n°1"), "{item_text}");
+    std::fs::write(artifacts().join("browser-rappels.png"), client.screenshot().await.unwrap()).unwrap();
+    client.close().await.unwrap();
+}
