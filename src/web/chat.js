@@ -18,6 +18,24 @@
     return div;
   }
 
+  // Reports name the page where to check ("(/rappels)"): make those names links.
+  const PAGES = ["/notes", "/rappels", "/preferences", "/souvenirs", "/projets", "/sessions", "/journal", "/atlas"];
+  function appendWithPageLinks(parent, text) {
+    const pattern = /\((\/[a-z]+)\)/g;
+    let last = 0;
+    let match;
+    while ((match = pattern.exec(text)) !== null) {
+      if (!PAGES.includes(match[1])) continue;
+      parent.appendChild(document.createTextNode(text.slice(last, match.index + 1)));
+      const link = document.createElement("a");
+      link.href = match[1];
+      link.textContent = match[1];
+      parent.appendChild(link);
+      last = match.index + 1 + match[1].length;
+    }
+    parent.appendChild(document.createTextNode(text.slice(last)));
+  }
+
   async function ask(message) {
     bubble("user", message);
     const status = bubble("status", "…");
@@ -71,7 +89,7 @@
               const span = document.createElement("span");
               span.className = "part " + part.source;
               if (part.source === "code" && event.incident) span.classList.add("incident");
-              span.textContent = part.text;
+              appendWithPageLinks(span, part.text);
               answer.appendChild(span);
             }
           } else if (event.type === "error") {
