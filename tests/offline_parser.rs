@@ -278,12 +278,6 @@ fn cases() -> Vec<Case> {
             true,
         ),
         (
-            "Peux-tu me rappeler... non : rappelle-moi demain à 9 h de voter",
-            "creer_rappel",
-            r("voter", "2026-12-01T09:00"),
-            true,
-        ),
-        (
             "Rappelle-moi s'il te plaît d'envoyer le colis demain à 16 h",
             "creer_rappel",
             r("envoyer le colis", "2026-12-01T16:00"),
@@ -362,6 +356,12 @@ fn cases() -> Vec<Case> {
             "Mémo : le badge est dans la boîte aux lettres",
             "creer_note",
             json!({"texte": "le badge est dans la boîte aux lettres"}),
+            true,
+        ),
+        (
+            "note que mon temps de trajet est de 40 minutes",
+            "creer_note",
+            json!({"texte": "mon temps de trajet est de 40 minutes"}),
             true,
         ),
         ("note 3 baguettes et 2 croissants", "creer_note", json!({"texte": "3 baguettes et 2 croissants"}), true),
@@ -573,6 +573,42 @@ fn anything_else_is_unsupported_never_guessed() {
         "Combien font deux plus deux ?",
     ] {
         assert_eq!(parse(phrase, now(), chrono_tz::Europe::Paris), OfflineAction::Unsupported, "{phrase:?}");
+    }
+}
+
+#[test]
+fn questions_and_negations_never_write() {
+    for phrase in [
+        "le rappel 3 n'est pas fait",
+        "est-ce que le rappel 2 est fait ?",
+        "quand se termine le rappel 4 ?",
+        "ne supprime pas la préférence 2",
+        "pourquoi as-tu retiré la préférence 2 ?",
+        "est-ce que j'ai un rappel demain à 9 h ?",
+        "tu as noté le pain ?",
+        "je ne fais pas de pause",
+    ] {
+        match parse(phrase, now(), chrono_tz::Europe::Paris) {
+            OfflineAction::Tool { name, .. } => assert!(
+                ![
+                    "marquer_rappel_fait",
+                    "desactiver_preference",
+                    "creer_rappel",
+                    "creer_note",
+                    "suspendre_session",
+                    "memoriser_preference"
+                ]
+                .contains(&name),
+                "{phrase:?} gave the write {name}"
+            ),
+            OfflineAction::DailyBriefing | OfflineAction::Unsupported => {}
+        }
+    }
+    // A reminder whose moment could not be read waits for confirmation, and never marks
+    // reminder 10 done.
+    match parse("mets un rappel dix minutes avant, pour vérifier que c'est fait", now(), chrono_tz::Europe::Paris) {
+        OfflineAction::Tool { name, confident, .. } => assert_eq!((name, confident), ("creer_rappel", false)),
+        other => panic!("{other:?}"),
     }
 }
 

@@ -181,6 +181,19 @@ async fn cross_site_writes_are_refused_before_any_handler() {
 }
 
 #[tokio::test]
+async fn a_foreign_host_name_gets_nothing_without_a_token() {
+    let w = spawn_web_app(false, None).await;
+    // DNS rebinding: a hostile name resolved to 127.0.0.1.
+    let r = w.http.get(format!("{}/api/export", w.base)).header("host", "evil.example:8737").send().await.unwrap();
+    assert_eq!(r.status(), 421);
+    let r = w.http.get(format!("{}/notes", w.base)).header("host", "localhost").send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let port = w.base.rsplit(':').next().unwrap();
+    let r = w.http.get(format!("{}/notes", w.base)).header("host", format!("[::1]:{port}")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+}
+
+#[tokio::test]
 async fn demo_mode_is_read_only() {
     let w = spawn_web_app(true, None).await;
     let r = w.http.post(format!("{}/api/chat", w.base)).json(&json!({"message": "note : x"})).send().await.unwrap();

@@ -323,7 +323,6 @@ fn spoken_count(count: usize, one: &str, many: &str) -> String {
 /// short. `tool` is the name taken from the emitted call.
 pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chrono::Utc>, tz: Tz) -> String {
     use crate::fr::{spoken_datetime as when, spoken_duration as dur, spoken_time};
-    let _ = tool;
     match outcome {
         Outcome::Done(receipt) => match receipt {
             Receipt::NoteCreated { note } => match &note.projet {
@@ -350,7 +349,10 @@ pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chron
             Receipt::Reminders { rappels, .. } => format!(
                 "{} : {}.",
                 capitalise(&spoken_count(rappels.len(), "rappel", "rappels")),
-                spoken_list(rappels, |r| format!("numéro {}, {}, {}", n(r.id), r.texte, when(r.echeance, now, tz)))
+                spoken_list(rappels, |r| {
+                    let done = if r.fait { ", fait" } else { "" };
+                    format!("numéro {}, {}, {}{done}", n(r.id), r.texte, when(r.echeance, now, tz))
+                })
             ),
             Receipt::ReminderDone { rappel } => {
                 format!("Rappel numéro {} marqué comme fait : {}.", n(rappel.id), rappel.texte)
@@ -436,10 +438,13 @@ pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chron
             }
         },
         Outcome::Refused(refusal) => format!("Je n'ai rien écrit : {}", spoken_refusal(refusal, now, tz)),
-        Outcome::Failed(failure) => format!(
+        Outcome::Failed(failure) if crate::tools::WRITE_TOOLS.contains(&tool) => format!(
             "Une erreur est survenue, je ne sais pas si c'est enregistré. Vérifie la page {}.",
             failure.page.label()
         ),
+        Outcome::Failed(failure) => {
+            format!("Une erreur est survenue, je n'ai pas pu lire. Vérifie la page {}.", failure.page.label())
+        }
         Outcome::Briefing(briefing) => spoken_text(&briefing.text),
     }
 }

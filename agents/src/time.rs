@@ -55,9 +55,9 @@ impl IsoDate {
     pub fn parse(raw: &str) -> Option<Self> {
         let raw = raw.trim();
         if let Ok(d) = NaiveDate::parse_from_str(raw, "%Y-%m-%d") {
-            return Some(Self(d));
+            return plausible(d).then_some(Self(d));
         }
-        parse_datetime_any(raw).map(|(naive, _)| Self(naive.date()))
+        parse_datetime_any(raw).map(|(naive, _)| Self(naive.date())).filter(|d| plausible(d.0))
     }
 
     /// First instant of this day in `tz`, as UTC.
@@ -72,6 +72,12 @@ impl std::fmt::Display for IsoDate {
     }
 }
 
+/// Years a calendar date may have: four digits, so that storage and arithmetic never
+/// overflow ("+262142-12-31" is not a date anyone means).
+fn plausible(d: NaiveDate) -> bool {
+    (1..=9999).contains(&d.year())
+}
+
 /// A due date for a reminder: ISO 8601 date-time, with or without offset (without: the
 /// user's time zone), or a bare date (then 09:00 local, said explicitly in the receipt).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,15 +88,24 @@ pub const BARE_DATE_REMINDER_HOUR: u32 = 9;
 
 impl DueAt {
     pub fn parse(raw: &str, tz: Tz) -> Option<Self> {
+        Self::parse_with_kind(raw, tz).map(|(due, _)| due)
+    }
+
+    /// Also tells whether a bare date (no time) was given.
+    pub fn parse_with_kind(raw: &str, tz: Tz) -> Option<(Self, bool)> {
         let raw = raw.trim();
         if let Ok(d) = NaiveDate::parse_from_str(raw, "%Y-%m-%d") {
+            if !plausible(d) {
+                return None;
+            }
             let t = NaiveTime::from_hms_opt(BARE_DATE_REMINDER_HOUR, 0, 0)?;
-            return Some(Self(local_to_utc(d.and_time(t), tz)));
+            return Some((Self(local_to_utc(d.and_time(t), tz)), true));
         }
-        match parse_datetime_any(raw)? {
-            (_, Some(utc)) => Some(Self(utc)),
-            (naive, None) => Some(Self(local_to_utc(naive, tz))),
+        let (naive, exact) = parse_datetime_any(raw)?;
+        if !plausible(naive.date()) {
+            return None;
         }
+        Some((Self(exact.unwrap_or_else(|| local_to_utc(naive, tz))), false))
     }
 }
 
@@ -158,12 +173,15 @@ mod tests {
         assert_eq!(to_db(bare.0), "2026-12-01T08:00:00.000Z");
         assert!(DueAt::parse("demain", tz).is_none());
         assert!(DueAt::parse("2026-13-01", tz).is_none());
+        assert!(DueAt::parse("+10000-01-01T09:00", tz).is_none());
+        assert_eq!(DueAt::parse_with_kind("2027-1-5", tz).map(|(_, bare)| bare), Some(true));
     }
 
     #[test]
     fn iso_date_rejects_what_is_not_a_date() {
         assert!(IsoDate::parse("2026-02-30").is_none());
         assert!(IsoDate::parse("30/11/2026").is_none());
+        assert!(IsoDate::parse("+262142-12-31").is_none());
         assert_eq!(IsoDate::parse("2026-11-30").unwrap().to_string(), "2026-11-30");
         assert_eq!(IsoDate::parse("2026-11-30T10:00:00").unwrap().to_string(), "2026-11-30");
     }

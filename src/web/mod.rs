@@ -118,6 +118,22 @@ fn query_token(uri: &axum::http::Uri) -> Option<String> {
     })
 }
 
+/// Compares without stopping at the first difference.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The Host header names this machine's loopback interface.
+fn loopback_host(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else { return false };
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        host.rsplit_once(':').map_or(host, |(name, _)| name)
+    };
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 /// Demo mode, access token, and cross-site protection, before any handler runs.
 async fn guard(State(state): State<Arc<WebState>>, request: Request, next: Next) -> Response {
     let safe = matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
@@ -125,6 +141,11 @@ async fn guard(State(state): State<Arc<WebState>>, request: Request, next: Next)
         return plain(StatusCode::METHOD_NOT_ALLOWED, "Mode démo : lecture seule");
     }
     let mut set_cookie = None;
+    if state.token.is_none() && !loopback_host(request.headers()) {
+        // Without a token only loopback names are served: a page of another site whose
+        // name was rebound to 127.0.0.1 (DNS rebinding) gets nothing.
+        return plain(StatusCode::MISDIRECTED_REQUEST, "Requête refusée : nom d'hôte inattendu.");
+    }
     if let Some(token) = &state.token {
         let headers = request.headers();
         let bearer = headers
@@ -134,7 +155,7 @@ async fn guard(State(state): State<Arc<WebState>>, request: Request, next: Next)
             .map(str::to_string);
         let from_query = query_token(request.uri());
         let presented = bearer.or_else(|| cookie_token(headers)).or_else(|| from_query.clone());
-        if presented.as_deref() != Some(token.expose()) {
+        if !presented.is_some_and(|p| constant_time_eq(p.as_bytes(), token.expose().as_bytes())) {
             return plain(StatusCode::UNAUTHORIZED, "Accès refusé : jeton manquant ou invalide.");
         }
         if from_query.is_some() {

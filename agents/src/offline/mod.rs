@@ -39,23 +39,23 @@ macro_rules! rx {
 
 rx!(
     WEEKLY,
-    r"\b(?:briefing|bilan|point|resume|recap(?:itulatif)?)\b.*\b(?:semaine|hebdo(?:madaire)?)\b|^(?:ma|la) semaine$"
+    r"^(?:(?:fais-moi|fais moi|donne-moi|donne moi|lis-moi|lis moi|fais|donne|lis)\s+)?(?:le|mon|un|ton)?\s*(?:briefing|bilan|point|resume|recap(?:itulatif)?)\b.*\b(?:semaine|hebdo(?:madaire)?)\b|^(?:ma|la) semaine$"
 );
 rx!(
     DAILY,
-    r"\b(?:briefing|bilan|point|resume|recap(?:itulatif)?)\b|\bqu'est-ce que j'ai (?:de prevu )?aujourd'hui\b|^ma journee$"
+    r"^(?:(?:fais-moi|fais moi|donne-moi|donne moi|lis-moi|lis moi|fais|donne|lis)\s+)?(?:le|mon|un|ton)?\s*(?:briefing|bilan|point|resume|recap(?:itulatif)?)\b|^qu'est-ce que j'ai (?:de prevu )?aujourd'hui$|^ma journee$"
 );
 rx!(
     MARK_DONE_A,
-    r"\b(?:rappel|tache)\s*(?:numero|n°|no|nr|#)?\s*(?P<n>NUM)\b.*\b(?:fait|faite|coche|cochee|termine|terminee|fini|finie|effectue|regle|valide)\b"
+    r"^(?:le\s+|la\s+)?(?:rappel|tache)\s*(?:numero|n°|no|nr|#)?\s*(?P<n>NUM)\s+(?:est\s+|a\s+ete\s+)?(?:bien\s+)?(?:fait|faite|coche|cochee|termine|terminee|fini|finie|effectue|regle|valide)$"
 );
 rx!(
     MARK_DONE_B,
-    r"\b(?:marque|coche|valide|termine|j'ai fait|j'ai fini|j'ai termine)\b.*\b(?:rappel|tache)\s*(?:numero|n°|no|nr|#)?\s*(?P<n>NUM)\b"
+    r"^(?:marque|coche|valide|termine|j'ai fait|j'ai fini|j'ai termine)\s+(?:le\s+|la\s+)?(?:rappel|tache)\s*(?:numero|n°|no|nr|#)?\s*(?P<n>NUM)(?:\s+comme\s+(?:fait|faite|termine|terminee))?$"
 );
 rx!(
     PREF_OFF,
-    r"\b(?:desactive|oublie|retire|supprime|enleve|annule|efface)\b.*\bpreference\s*(?:numero|n°|no|#)?\s*(?P<n>NUM)\b"
+    r"^(?:desactive|oublie|retire|supprime|enleve|annule|efface)\s+(?:la\s+)?preference\s*(?:numero|n°|no|#)?\s*(?P<n>NUM)$"
 );
 rx!(PREF_LIST, r"\b(?:mes|les|quelles|liste|lis|montre|donne|rappelle)\b.*\bpreferences\b|^preferences$");
 rx!(
@@ -115,6 +115,23 @@ rx!(
 rx!(NOTE_PROJECT_HEAD, r"^(?:pour|sur|dans)\s+(?:le\s+)?projet\s+(?P<p>[^\s:,]+(?:\s+[^\s:,]+)?)\s*[:,]\s*");
 rx!(NOTE_PROJECT_TAIL, r"\s+(?:pour|sur|dans)\s+le\s+projet\s+(?P<p>[^\s:,]+)$");
 
+rx!(NEGATION, r"\b(?:pas|plus|jamais|ne|n')\b|\bn'");
+
+/// The reminder trigger leads the sentence, or follows only the moment it is for
+/// ("Demain à 9 h, rappelle-moi…").
+fn trigger_leads(f: &str, start: usize, now: chrono::NaiveDateTime) -> bool {
+    let before = &f[..start];
+    if before.trim().is_empty() {
+        return true;
+    }
+    let Some(moment) = when::extract(before, now) else { return false };
+    let mut rest = before.to_string();
+    for &(a, b) in moment.spans.iter().rev() {
+        rest.replace_range(a..b, "");
+    }
+    rest.trim_matches(|c: char| c.is_whitespace() || c == ',').is_empty()
+}
+
 fn num(raw: &str) -> Option<i64> {
     raw.parse::<i64>().ok().or_else(|| when::number(raw).map(i64::from))
 }
@@ -133,18 +150,108 @@ pub fn parse(raw: &str, now: DateTime<Utc>, tz: Tz) -> OfflineAction {
     let local_now = now.with_timezone(&tz).naive_local();
     let today = local_now.date();
 
+    // A question or a negation never triggers a write: "le rappel 3 n'est pas fait",
+    // "pourquoi as-tu retiré la préférence 2 ?".
+    let negated = NEGATION.is_match(f);
+    let asks = u.question;
+    if !asks && !negated {
+        if let Some(c) = MARK_DONE_A.captures(f).or_else(|| MARK_DONE_B.captures(f)) {
+            if let Some(id) = c.name("n").and_then(|n| num(n.as_str())) {
+                return tool("marquer_rappel_fait", json!({ "id": id }));
+            }
+        }
+        if let Some(c) = PREF_OFF.captures(f) {
+            if let Some(id) = c.name("n").and_then(|n| num(n.as_str())) {
+                return tool("desactiver_preference", json!({ "id": id }));
+            }
+        }
+    }
+    if !asks {
+        if let Some(m) = REMINDER.find(f).filter(|m| trigger_leads(f, m.start(), local_now)) {
+            let moment = when::extract(f, local_now);
+            let cuts: Vec<(usize, usize)> = moment.as_ref().map(|w| w.spans.clone()).unwrap_or_default();
+            let mut texte = tidy(&u.original_without(m.end(), f.len(), &cuts));
+            if texte.is_empty() {
+                texte = tidy(&u.original_without(0, m.start(), &cuts));
+            }
+            if texte.is_empty() {
+                return OfflineAction::Unsupported;
+            }
+            let (at, confident) = match moment {
+                Some(w) => (w.at, w.explicit_time),
+                // No moment said: tomorrow 9:00, to be confirmed.
+                None => (today.succ_opt().unwrap_or(today).and_hms_opt(9, 0, 0).unwrap_or(local_now), false),
+            };
+            return OfflineAction::Tool {
+                name: "creer_rappel",
+                args: json!({ "texte": texte, "echeance": at.format("%Y-%m-%dT%H:%M").to_string() }),
+                confident,
+            };
+        }
+        if let Some(m) = NOTE.find(f) {
+            let rest_start = m.end();
+            let rest = &f[rest_start..];
+            let (projet, content_start, content_end) = if let Some(c) = NOTE_PROJECT_HEAD.captures(rest.trim_start()) {
+                let offset = rest_start + (rest.len() - rest.trim_start().len());
+                let p = c.name("p").unwrap();
+                (
+                    Some(tidy(&u.original_slice(offset + p.start(), offset + p.end()))),
+                    offset + c.get(0).unwrap().end(),
+                    f.len(),
+                )
+            } else if let Some(c) = NOTE_PROJECT_TAIL.captures(rest) {
+                let p = c.name("p").unwrap();
+                (
+                    Some(tidy(&u.original_slice(rest_start + p.start(), rest_start + p.end()))),
+                    rest_start,
+                    rest_start + c.get(0).unwrap().start(),
+                )
+            } else {
+                (None, rest_start, f.len())
+            };
+            let raw = trim_edges(&u.original_slice(content_start, content_end));
+            // "note que X": the "que" belongs to the command; "d'après…" stays as said.
+            let lower = raw.to_lowercase();
+            let texte = if lower.starts_with("que ") {
+                trim_edges(&raw[4..])
+            } else if lower.starts_with("qu'") {
+                trim_edges(&raw[3..])
+            } else {
+                raw
+            };
+            if !texte.is_empty() {
+                let mut args = json!({ "texte": texte });
+                if let Some(p) = projet.filter(|p| !p.is_empty()) {
+                    args["projet"] = json!(p);
+                }
+                return tool("creer_note", args);
+            }
+        }
+        if let Some(c) = PREF_ADD.captures(f) {
+            let m = c.name("c").unwrap();
+            let texte = tidy(&u.original_slice(m.start(), m.end()));
+            if !texte.is_empty() {
+                // "retiens que X" is a preference only when X speaks of how to behave.
+                let folded_c = &f[m.start()..m.end()];
+                let explicit = f.contains("preference") || PREF_LIKE.is_match(folded_c);
+                return OfflineAction::Tool {
+                    name: "memoriser_preference",
+                    args: json!({ "texte": texte }),
+                    confident: explicit,
+                };
+            }
+        }
+        if PREF_HINT.is_match(f) {
+            let texte = tidy(&u.original.iter().collect::<String>());
+            return OfflineAction::Tool {
+                name: "memoriser_preference",
+                args: json!({ "texte": texte }),
+                confident: false,
+            };
+        }
+    }
     if WEEKLY.is_match(f) {
         return tool("lire_briefing_hebdo", json!({}));
-    }
-    if let Some(c) = MARK_DONE_A.captures(f).or_else(|| MARK_DONE_B.captures(f)) {
-        if let Some(id) = c.name("n").and_then(|n| num(n.as_str())) {
-            return tool("marquer_rappel_fait", json!({ "id": id }));
-        }
-    }
-    if let Some(c) = PREF_OFF.captures(f) {
-        if let Some(id) = c.name("n").and_then(|n| num(n.as_str())) {
-            return tool("desactiver_preference", json!({ "id": id }));
-        }
     }
     if PREF_LIST.is_match(f) {
         return tool("lister_preferences", json!({}));
@@ -199,27 +306,6 @@ pub fn parse(raw: &str, now: DateTime<Utc>, tz: Tz) -> OfflineAction {
             return tool("chercher_dans_memoire", json!({ "requete": requete }));
         }
     }
-    if let Some(m) = REMINDER.find(f) {
-        let moment = when::extract(f, local_now);
-        let cuts: Vec<(usize, usize)> = moment.as_ref().map(|w| w.spans.clone()).unwrap_or_default();
-        let mut texte = tidy(&u.original_without(m.end(), f.len(), &cuts));
-        if texte.is_empty() {
-            texte = tidy(&u.original_without(0, m.start(), &cuts));
-        }
-        if texte.is_empty() {
-            return OfflineAction::Unsupported;
-        }
-        let (at, confident) = match moment {
-            Some(w) => (w.at, w.explicit_time),
-            // No moment said: tomorrow 9:00, to be confirmed.
-            None => (today.succ_opt().unwrap_or(today).and_hms_opt(9, 0, 0).unwrap_or(local_now), false),
-        };
-        return OfflineAction::Tool {
-            name: "creer_rappel",
-            args: json!({ "texte": texte, "echeance": at.format("%Y-%m-%dT%H:%M").to_string() }),
-            confident,
-        };
-    }
     if REMINDERS_LIST.is_match(f) {
         let all = f.contains("faits") || f.contains("tous");
         return tool("lister_rappels", if all { json!({"inclure_faits": true}) } else { json!({}) });
@@ -230,63 +316,6 @@ pub fn parse(raw: &str, now: DateTime<Utc>, tz: Tz) -> OfflineAction {
             return tool("lister_notes", json!({ "projet": tidy(&u.original_slice(p.start(), p.end())) }));
         }
         return tool("lister_notes", json!({}));
-    }
-    if let Some(c) = PREF_ADD.captures(f) {
-        let m = c.name("c").unwrap();
-        let texte = tidy(&u.original_slice(m.start(), m.end()));
-        if !texte.is_empty() {
-            // "retiens que X" is a preference only when X speaks of how to behave.
-            let folded_c = &f[m.start()..m.end()];
-            let explicit = f.contains("preference") || PREF_LIKE.is_match(folded_c);
-            return OfflineAction::Tool {
-                name: "memoriser_preference",
-                args: json!({ "texte": texte }),
-                confident: explicit,
-            };
-        }
-    }
-    if PREF_HINT.is_match(f) {
-        let texte = tidy(&u.original.iter().collect::<String>());
-        return OfflineAction::Tool { name: "memoriser_preference", args: json!({ "texte": texte }), confident: false };
-    }
-    if let Some(m) = NOTE.find(f) {
-        let rest_start = m.end();
-        let rest = &f[rest_start..];
-        let (projet, content_start, content_end) = if let Some(c) = NOTE_PROJECT_HEAD.captures(rest.trim_start()) {
-            let offset = rest_start + (rest.len() - rest.trim_start().len());
-            let p = c.name("p").unwrap();
-            (
-                Some(tidy(&u.original_slice(offset + p.start(), offset + p.end()))),
-                offset + c.get(0).unwrap().end(),
-                f.len(),
-            )
-        } else if let Some(c) = NOTE_PROJECT_TAIL.captures(rest) {
-            let p = c.name("p").unwrap();
-            (
-                Some(tidy(&u.original_slice(rest_start + p.start(), rest_start + p.end()))),
-                rest_start,
-                rest_start + c.get(0).unwrap().start(),
-            )
-        } else {
-            (None, rest_start, f.len())
-        };
-        let raw = trim_edges(&u.original_slice(content_start, content_end));
-        // "note que X": the "que" belongs to the command; "d'après…" stays as said.
-        let lower = raw.to_lowercase();
-        let texte = if lower.starts_with("que ") {
-            trim_edges(&raw[4..])
-        } else if lower.starts_with("qu'") {
-            trim_edges(&raw[3..])
-        } else {
-            raw
-        };
-        if !texte.is_empty() {
-            let mut args = json!({ "texte": texte });
-            if let Some(p) = projet.filter(|p| !p.is_empty()) {
-                args["projet"] = json!(p);
-            }
-            return tool("creer_note", args);
-        }
     }
     if DAILY.is_match(f) {
         return OfflineAction::DailyBriefing;

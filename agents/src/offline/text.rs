@@ -41,23 +41,32 @@ static POLITE: LazyLock<Regex> = LazyLock::new(|| {
 pub struct Utterance {
     pub original: Vec<char>,
     pub folded: String,
+    /// It was asked, not ordered: a question mark, or a question word in front.
+    pub question: bool,
 }
+
+static QUESTION_START: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(?:est-ce|est ce|pourquoi|quand|comment|où|ou est|qui|quel|quelle|quels|quelles|combien|qu'est-ce|as-tu|avais-tu|ai-je|y a-t-il|dois-je|faut-il)\b").unwrap()
+});
 
 impl Utterance {
     pub fn new(raw: &str) -> Self {
         let mut text = raw.replace(['’', '`'], "'");
         text = WAKE.replace(&text, "").into_owned();
         text = SPACES.replace_all(text.trim(), " ").into_owned();
-        // Politeness around the command ("peux-tu…", "…s'il te plaît").
+        // Politeness around the command ("peux-tu…", "…s'il te plaît"): a request, even
+        // with a question mark, is not a question.
+        let request = POLITE.find(&text).is_some_and(|m| m.start() == 0 && !m.as_str().trim().is_empty());
         for _ in 0..2 {
             text = POLITE.replace_all(&text, "").trim().to_string();
         }
         text = POLITE_ANYWHERE.replace_all(&text, " ").into_owned();
         text = SPLIT_ELISION.replace_all(&text, "$1'$2").into_owned();
+        let question = !request && (text.trim_end().ends_with('?') || QUESTION_START.is_match(text.trim()));
         let text = text.trim().trim_end_matches(['.', '!', '?', ',', ';', ':', '…']).trim().to_string();
         let original: Vec<char> = text.chars().collect();
         let folded: String = original.iter().map(|c| fold_char(*c)).collect();
-        Self { original, folded }
+        Self { original, folded, question }
     }
 
     /// The original characters behind a byte range of the folded text.

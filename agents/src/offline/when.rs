@@ -10,6 +10,9 @@ use regex::Regex;
 /// Number words as a regex alternative (folded text), longest forms first.
 pub const NUM_WORDS: &str = r"(?:(?:vingt|trente|quarante|cinquante)(?:[- ](?:et[- ])?(?:une|un|deux|trois|quatre|cinq|six|sept|huit|neuf))?|dix[- ](?:sept|huit|neuf)|zero|une|un|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|onze|douze|treize|quatorze|quinze|seize|premier)";
 
+/// Number words without "un"/"une", which are too often articles ("une heure de tennis").
+pub const NUM_WORDS_NOT_ONE: &str = r"(?:(?:vingt|trente|quarante|cinquante)(?:[- ](?:et[- ])?(?:une|un|deux|trois|quatre|cinq|six|sept|huit|neuf))?|dix[- ](?:sept|huit|neuf)|zero|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|onze|douze|treize|quatorze|quinze|seize)";
+
 /// 0–59 from digits or French words ("vingt et une" → 21, "premier" → 1).
 pub fn number(raw: &str) -> Option<u32> {
     let raw = raw.trim();
@@ -78,7 +81,12 @@ const MONTHS: [&str; 12] = [
 const WEEKDAYS: [&str; 7] = ["lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"];
 
 fn re(pattern: &str) -> Regex {
-    Regex::new(&pattern.replace("NUM", &format!(r"(?:\d{{1,2}}|{NUM_WORDS})"))).unwrap()
+    Regex::new(
+        &pattern
+            .replace("NUM1", &format!(r"(?:\d{{1,2}}|{NUM_WORDS_NOT_ONE})"))
+            .replace("NUM", &format!(r"(?:\d{{1,2}}|{NUM_WORDS})")),
+    )
+    .unwrap()
 }
 
 static RELATIVE: LazyLock<Regex> = LazyLock::new(|| {
@@ -88,7 +96,8 @@ static RELATIVE: LazyLock<Regex> = LazyLock::new(|| {
 });
 static TIME: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?:\b(?:a|vers|pour|des|avant)\s+)?\b(?P<h>NUM)\s*(?:h|heures?)(?:\s*(?P<m>\d{2}\b|NUM\b|et quart|et demie?|moins le quart|pile))?(?:\s+(?P<per>du matin|du soir|de l'apres[- ]midi|de l'aprem))?\b",
+        // "une heure" is an hour only after a preposition, not in "une heure de tennis".
+        r"(?:\b(?:a|vers|pour|des|avant)\s+(?P<h>NUM)|\b(?P<h2>NUM1))\s*(?:h|heures?)(?:\s*(?P<m>\d{2}\b|NUM\b|et quart|et demie?|moins le quart|pile))?(?:\s+(?P<per>du matin|du soir|de l'apres[- ]midi|de l'aprem))?\b",
     )
 });
 static CLOCK: LazyLock<Regex> = LazyLock::new(|| re(r"(?:\b(?:a|vers)\s+)?\b(?P<h>\d{1,2}):(?P<m>\d{2})\b"));
@@ -242,7 +251,7 @@ pub fn extract(folded: &str, now: NaiveDateTime) -> Option<When> {
 
     if let Some(c) = TIME.captures(folded) {
         let m = c.get(0)?;
-        let mut h = number(c.name("h")?.as_str())?;
+        let mut h = number(c.name("h").or_else(|| c.name("h2"))?.as_str())?;
         let mut minutes = minutes_word(c.name("m").map(|x| x.as_str())).unwrap_or(0);
         match c.name("per").map(|x| x.as_str()) {
             Some("du soir") | Some("de l'apres-midi") | Some("de l'apres midi") | Some("de l'aprem") if h < 12 => {

@@ -174,9 +174,7 @@ impl Args {
         if raw.trim().is_empty() {
             return Err(ArgError::new(field, ArgProblem::Empty));
         }
-        let due = DueAt::parse(raw, tz).ok_or(ArgError::new(field, ArgProblem::BadDateTime))?;
-        let bare = raw.trim().len() == 10;
-        Ok((due, bare))
+        DueAt::parse_with_kind(raw, tz).ok_or(ArgError::new(field, ArgProblem::BadDateTime))
     }
 }
 

@@ -236,7 +236,10 @@ impl Tool for LireTempsTravail {
             },
         };
         let from = debut.start_utc(ctx.tz);
-        let day_after = IsoDate(fin.0 + Duration::days(1)).start_utc(ctx.tz);
+        let Some(next_day) = fin.0.succ_opt() else {
+            return Ok(Outcome::Refused(Refusal::InvalidArguments(ArgError::new("fin", ArgProblem::BadDate))));
+        };
+        let day_after = IsoDate(next_day).start_utc(ctx.tz);
         let until_now = day_after > now;
         let to = day_after.min(now);
         let sessions = ctx.store.sessions_overlapping(from, to, projet_id).await?;

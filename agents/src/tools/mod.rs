@@ -143,6 +143,23 @@ pub const SHARED: [&str; 12] = [
     "arreter_session",
 ];
 
+/// Tools that write to the store: a failure of one of them leaves the effect unknown.
+pub const WRITE_TOOLS: [&str; 13] = [
+    "creer_note",
+    "creer_rappel",
+    "marquer_rappel_fait",
+    "memoriser_preference",
+    "desactiver_preference",
+    "demarrer_session",
+    "suspendre_session",
+    "reprendre_session",
+    "arreter_session",
+    "creer_projet",
+    "modifier_projet",
+    "acter_decision",
+    "memoriser_souvenir",
+];
+
 /// Every tool, in one registry.
 pub struct ToolBox {
     tools: Vec<Box<dyn DynTool>>,

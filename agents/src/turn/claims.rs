@@ -50,6 +50,38 @@ const PARTICIPLES: &[&str] = &[
     "pris note",
 ];
 
+/// Infinitives of the same actions ("je viens d'ajouter").
+const INFINITIVES: &[&str] = &[
+    "noter",
+    "ajouter",
+    "enregistrer",
+    "creer",
+    "retirer",
+    "supprimer",
+    "desactiver",
+    "memoriser",
+    "marquer",
+    "demarrer",
+    "arreter",
+    "lancer",
+    "programmer",
+    "modifier",
+    "acter",
+    "retenir",
+    "garder",
+    "inscrire",
+    "planifier",
+    "effacer",
+    "enlever",
+    "reprendre",
+    "sauvegarder",
+    "cocher",
+    "valider",
+    "mettre",
+    "suspendre",
+    "changer",
+];
+
 /// Memory nouns whose passive voice is a claim ("ton rappel a été créé").
 const NOUNS: &[&str] = &[
     "rappel",
@@ -125,10 +157,28 @@ pub fn is_action_claim(sentence: &str) -> bool {
     if PHRASES.iter().any(|p| joined.contains(p)) {
         return true;
     }
-    // "j'ai (bien|déjà|aussi|donc) noté", "je l'ai ajouté", "je les ai retirées", "on a créé".
+    // "je viens d'ajouter le rappel", "il vient d'être créé".
+    for pair in words.windows(3) {
+        if matches!(pair[0].as_str(), "viens" | "vient" | "venons")
+            && pair[1] == "d"
+            && (INFINITIVES.contains(&pair[2].as_str()) || pair[2] == "etre")
+        {
+            return true;
+        }
+    }
+    // A memory noun directly followed by a participle: "Rappel ajouté.", "note enregistrée".
+    for pair in words.windows(2) {
+        if NOUNS.contains(&pair[0].as_str()) && is_participle(&pair[1]) {
+            return true;
+        }
+    }
+    // "j'ai (bien|déjà|aussi|donc) noté", "je l'ai ajouté", "je t'ai créé", "on a créé".
     for (i, w) in words.iter().enumerate() {
         let subject = match w.as_str() {
-            "ai" => i >= 1 && matches!(words[i - 1].as_str(), "j" | "l" | "les"),
+            "ai" => {
+                i >= 1
+                    && matches!(words[i - 1].as_str(), "j" | "l" | "les" | "t" | "m" | "vous" | "lui" | "nous" | "leur")
+            }
             "a" => i >= 1 && words[i - 1] == "on",
             "avons" => i >= 1 && words[i - 1] == "nous",
             _ => false,
@@ -221,6 +271,12 @@ mod tests {
             "OK, ajouté !",
             "J'ai mis à jour le projet.",
             "J'ai démarré le chrono.",
+            "Rappel ajouté.",
+            "Note enregistrée !",
+            "Je t'ai ajouté un rappel pour demain.",
+            "Je viens d'ajouter le rappel.",
+            "Voilà, rappel enregistré pour demain 9 h.",
+            "Je t'ai aussi créé une note.",
         ] {
             assert!(is_action_claim(s), "not caught: {s}");
         }

@@ -12,21 +12,7 @@ use crate::report::{compose_spoken, compose_written, spoken_text};
 use crate::tools::Outcome;
 
 /// Tools that write to the store: their receipts are always part of the answer.
-pub const WRITE_TOOLS: [&str; 13] = [
-    "creer_note",
-    "creer_rappel",
-    "marquer_rappel_fait",
-    "memoriser_preference",
-    "desactiver_preference",
-    "demarrer_session",
-    "suspendre_session",
-    "reprendre_session",
-    "arreter_session",
-    "creer_projet",
-    "modifier_projet",
-    "acter_decision",
-    "memoriser_souvenir",
-];
+pub use crate::tools::WRITE_TOOLS;
 
 /// Who wrote a part of the answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -120,10 +106,20 @@ pub fn compose(
             let (kept, removed) = strip_claims(text);
             withheld = removed;
             if !wrote && executed.is_empty() && expected == Some(ExpectedAction::Ecriture) {
-                // A write was expected and no tool ran: the model's text (which may invent
-                // a reason) is not shown.
-                withheld.extend(super::claims::sentences(&kept));
-                parts.push(fixed(NOTHING_RECORDED_NO_TOOL));
+                // A write was expected and no tool ran: the model's statements (which may
+                // invent a reason) are not shown; a clarifying question is.
+                let (questions, statements): (Vec<String>, Vec<String>) =
+                    super::claims::sentences(&kept).into_iter().partition(|s| s.trim_end().ends_with('?'));
+                withheld.extend(statements);
+                if questions.is_empty() {
+                    parts.push(fixed(NOTHING_RECORDED_NO_TOOL));
+                } else {
+                    if !withheld.is_empty() {
+                        parts.push(fixed(NOTHING_RECORDED));
+                    }
+                    let text = questions.join(" ");
+                    parts.push(AnswerPart { source: PartSource::Model, spoken: spoken_text(&text), written: text });
+                }
             } else {
                 if !wrote && !withheld.is_empty() {
                     parts.push(fixed(NOTHING_RECORDED));
@@ -236,6 +232,31 @@ mod tests {
             let spoken: String = parts.iter().map(|p| p.spoken.as_str()).collect::<Vec<_>>().join(" ");
             prop_assert!(!spoken.contains('*') && !spoken.contains("n°"), "{}", spoken);
         }
+    }
+
+    #[test]
+    fn a_clarifying_question_on_a_write_is_kept() {
+        let (parts, _) = compose(
+            &[],
+            &End::Answered("À quelle heure veux-tu ce rappel ?".into()),
+            Some(ExpectedAction::Ecriture),
+            now(),
+            chrono_tz::Europe::Paris,
+        );
+        assert_eq!(parts.len(), 1);
+        assert_eq!(
+            (parts[0].source, parts[0].written.as_str()),
+            (PartSource::Model, "À quelle heure veux-tu ce rappel ?")
+        );
+        let (parts, _) = compose(
+            &[],
+            &End::Answered("C'est noté ! Pour quelle heure ? Ta sœur s'en occupe.".into()),
+            Some(ExpectedAction::Ecriture),
+            now(),
+            chrono_tz::Europe::Paris,
+        );
+        let written: Vec<&str> = parts.iter().map(|p| p.written.as_str()).collect();
+        assert_eq!(written, [NOTHING_RECORDED, "Pour quelle heure ?"]);
     }
 
     #[test]

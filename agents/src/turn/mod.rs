@@ -134,6 +134,23 @@ fn agent_for(tool: &str) -> AgentKind {
     }
 }
 
+/// Forgets a conversation's lock once no other turn holds or awaits it, so the map of
+/// locks does not grow with every conversation ever seen.
+struct LockCleanup<'a> {
+    engine: &'a TurnEngine,
+    conversation: String,
+}
+
+impl Drop for LockCleanup<'_> {
+    fn drop(&mut self) {
+        let mut map = self.engine.conversation_locks.lock().unwrap_or_else(|e| e.into_inner());
+        // Two references remain: the map's and this turn's own, released right after.
+        if map.get(&self.conversation).is_some_and(|l| Arc::strong_count(l) <= 2) {
+            map.remove(&self.conversation);
+        }
+    }
+}
+
 /// Everything a turn accumulates while it runs.
 #[derive(Default)]
 struct TurnState {
@@ -212,6 +229,7 @@ impl TurnEngine {
         let conversation_id = conversation.map(str::to_string).unwrap_or_else(|| new_conversation_id(now));
         let lock = self.lock_for(&conversation_id);
         let _guard = lock.lock().await;
+        let _cleanup = LockCleanup { engine: self, conversation: conversation_id.clone() };
         store.create_conversation(&conversation_id, now).await?;
         let turn_id = store.begin_turn(&conversation_id, text, now).await?;
         let mut state = TurnState::default();
@@ -227,16 +245,17 @@ impl TurnEngine {
 
         let (decision, flow) = match (pending, &self.llm) {
             (Some((p, yes)), _) => {
-                let decision =
+                let mut decision =
                     supervisor::fallback(&p.question, supervisor::FallbackReason::Confirmation, String::new(), None);
+                decision.agent = agent_for(&p.tool);
                 if yes {
                     let call = ToolCall {
                         id: "confirmation".into(),
                         name: p.tool.clone(),
                         arguments: p.arguments.to_string(),
                     };
-                    self.run_tool(agent_for(&call.name), &call, &mut state).await;
-                    (decision, Flow::Loop(End::Incident))
+                    let outcome = self.run_tool(decision.agent, &call, &mut state).await;
+                    (decision, Flow::Direct(vec![compose::report_part(&call, &outcome, now, self.ctx.tz)], "confirmed"))
                 } else {
                     (decision, Flow::Direct(vec![compose::fixed(compose::CANCELLED)], "cancelled"))
                 }
