@@ -1,8 +1,13 @@
 //! Arthur's ears and voice: capture, voice activity detection, speech-to-text,
 //! text-to-speech and playback. Input is PCM or WAV, output is text or PCM; this crate
 //! knows nothing of agents, storage or HTTP.
-//!
-//! Skeleton for now: the voice issue fills it (cpal, whisper-rs, piper-rs, rodio).
 
 /// Every stage of the pipeline works on 16 kHz mono samples.
 pub const SAMPLE_RATE_HZ: u32 = 16_000;
+
+pub mod earcon;
+pub mod stt;
+pub mod tts;
+pub mod vad;
+pub mod wake;
+pub mod wav;

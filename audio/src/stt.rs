@@ -1,0 +1,1 @@
+//! Speech-to-text (being written).
