@@ -44,6 +44,23 @@ pub enum Command {
         #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
     },
+    /// Print the text spoken in a WAV file (whisper; language ARTHUR_STT_LANG).
+    Transcribe {
+        /// The recording (any PCM WAV: resampled to 16 kHz mono).
+        file: std::path::PathBuf,
+        /// Threads for whisper (default 2).
+        #[arg(long)]
+        threads: Option<u32>,
+    },
+    /// Speak a text into a WAV file, sentence by sentence.
+    Say {
+        /// What to say.
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+        /// Output WAV file.
+        #[arg(short, long)]
+        output: std::path::PathBuf,
+    },
     /// The web interface alone (chat and memory pages), on ARTHUR_WEB_ADDR.
     Web,
     /// Run one tool directly: `arthur tool creer_note '{"texte": "…"}'`.
@@ -149,7 +166,11 @@ pub fn main() -> ExitCode {
 
 fn french_summary(e: &anyhow::Error) -> &'static str {
     let text = format!("{e:#}");
-    if text.contains("access token") || text.contains("listen") {
+    if text.contains("whisper model") || text.contains("ARTHUR_WHISPER_MODEL") {
+        "aucun modèle de reconnaissance vocale : lance models/fetch."
+    } else if text.contains("reading") && text.contains(".wav") {
+        "le fichier audio est illisible."
+    } else if text.contains("access token") || text.contains("listen") {
         "l'interface web ne peut pas démarrer."
     } else if text.contains("config") || text.contains("time zone") || text.contains("invalid value") {
         "la configuration est invalide."
@@ -190,6 +211,23 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tool(cmd) => {
             let app = open().await?;
             run_tool(&app, cmd).await
+        }
+        Command::Transcribe { file, threads } => {
+            let settings = Settings::load().context("loading configuration")?;
+            let text = tokio::task::spawn_blocking(move || crate::voice::transcribe(&settings, &file, threads))
+                .await
+                .context("transcription task")??;
+            println!("{text}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Say { text, output } => {
+            let settings = Settings::load().context("loading configuration")?;
+            let text = text.join(" ");
+            let secs = tokio::task::spawn_blocking(move || crate::voice::say(&settings, &text, &output))
+                .await
+                .context("synthesis task")??;
+            eprintln!("{secs:.1} s de parole écrits.");
+            Ok(ExitCode::SUCCESS)
         }
         Command::Web => {
             let app = open().await?;

@@ -6,4 +6,5 @@ pub mod bench;
 pub mod chat;
 pub mod cli;
 pub mod config;
+pub mod voice;
 pub mod web;

@@ -1,1 +1,312 @@
-//! Speech-to-text (being written).
+//! Speech-to-text with whisper.cpp (through whisper-rs): one utterance of 16 kHz mono PCM
+//! in, one trimmed line of text out, with whisper's known silence hallucinations removed.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, Once};
+use std::time::Instant;
+
+use whisper_rs::{FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperState};
+
+/// File name of the default (multilingual base) model in Arthur's model directory.
+pub const DEFAULT_MODEL_FILE: &str = "ggml-base.bin";
+
+/// What went wrong while loading a model or transcribing.
+#[derive(Debug, thiserror::Error)]
+pub enum SttError {
+    #[error("whisper model not found at {path} (run `models/fetch --offline` or `models/fetch`)")]
+    ModelMissing { path: PathBuf },
+    #[error("whisper could not load the model {path}: {source}")]
+    Load { path: PathBuf, source: whisper_rs::WhisperError },
+    #[error("whisper transcription failed: {0}")]
+    Whisper(#[from] whisper_rs::WhisperError),
+    #[error("invalid speech-to-text option: {0}")]
+    InvalidOption(String),
+    #[error("the whisper state lock was poisoned by a panic in another transcription")]
+    Poisoned,
+}
+
+/// How the recogniser runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SttOptions {
+    /// Whisper language code ("fr", "en", …); English-only models (`*.en`) need "en".
+    pub language: String,
+    /// CPU threads used by whisper.cpp.
+    pub threads: u32,
+    /// Text given to the decoder before the audio: the user's vocabulary (project names…).
+    pub initial_prompt: Option<String>,
+    /// Encoder context in frames of 20 ms (1500 = the full 30 s window). Shorter is faster
+    /// for short utterances; `None` keeps whisper.cpp's default.
+    pub audio_ctx: Option<i32>,
+}
+
+impl Default for SttOptions {
+    fn default() -> Self {
+        Self { language: "fr".to_owned(), threads: 2, initial_prompt: None, audio_ctx: None }
+    }
+}
+
+/// A loaded whisper model, ready to transcribe one utterance at a time.
+pub struct Transcriber {
+    ctx: WhisperContext,
+    state: Mutex<WhisperState>,
+    options: SttOptions,
+}
+
+impl std::fmt::Debug for Transcriber {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transcriber")
+            .field("multilingual", &self.ctx.is_multilingual())
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+static LOG_HOOKS: Once = Once::new();
+
+impl Transcriber {
+    /// Loads a whisper.cpp ggml model.
+    pub fn load(path: &Path, options: SttOptions) -> Result<Self, SttError> {
+        if !path.is_file() {
+            return Err(SttError::ModelMissing { path: path.to_owned() });
+        }
+        if options.threads == 0 {
+            return Err(SttError::InvalidOption("threads must be at least 1".to_owned()));
+        }
+        if options.language.is_empty() || !options.language.chars().all(|c| c.is_ascii_lowercase()) {
+            return Err(SttError::InvalidOption(format!("language {:?} is not a whisper code", options.language)));
+        }
+        if let Some(ctx) = options.audio_ctx {
+            if !(1..=1500).contains(&ctx) {
+                return Err(SttError::InvalidOption(format!("audio_ctx {ctx} is outside 1..=1500")));
+            }
+        }
+        // whisper.cpp and ggml log to stderr by default; send them to `tracing` instead.
+        LOG_HOOKS.call_once(whisper_rs::install_logging_hooks);
+        let started = Instant::now();
+        let load_err = |source| SttError::Load { path: path.to_owned(), source };
+        let ctx = WhisperContext::new_with_params(path, WhisperContextParameters::default()).map_err(load_err)?;
+        if !ctx.is_multilingual() && options.language != "en" {
+            return Err(SttError::InvalidOption(format!(
+                "{} is an English-only model; language {:?} needs a multilingual one",
+                path.display(),
+                options.language
+            )));
+        }
+        let state = ctx.create_state().map_err(load_err)?;
+        tracing::info!(
+            model = %path.display(),
+            multilingual = ctx.is_multilingual(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "whisper model loaded"
+        );
+        Ok(Self { ctx, state: Mutex::new(state), options })
+    }
+
+    /// The options this transcriber runs with.
+    pub fn options(&self) -> &SttOptions {
+        &self.options
+    }
+
+    /// Transcribes one utterance (16 kHz mono samples in -1..1): greedy decoding, no
+    /// timestamps, one segment. Returns an empty string for silence and for whisper's known
+    /// hallucinations.
+    pub fn transcribe(&self, pcm_16k_mono: &[f32]) -> Result<String, SttError> {
+        // whisper.cpp refuses input shorter than 100 ms (and pads everything to 1 s anyway).
+        if pcm_16k_mono.len() < crate::SAMPLE_RATE_HZ as usize / 10 {
+            return Ok(String::new());
+        }
+        let started = Instant::now();
+        let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
+        params.set_n_threads(self.options.threads as i32);
+        params.set_language(Some(&self.options.language));
+        params.set_translate(false);
+        params.set_no_timestamps(true);
+        params.set_single_segment(true);
+        params.set_no_context(true);
+        params.set_suppress_blank(true);
+        params.set_print_special(false);
+        params.set_print_progress(false);
+        params.set_print_realtime(false);
+        params.set_print_timestamps(false);
+        if let Some(prompt) = self.options.initial_prompt.as_deref().filter(|p| !p.trim().is_empty()) {
+            params.set_initial_prompt(prompt);
+        }
+        if let Some(ctx) = self.options.audio_ctx {
+            params.set_audio_ctx(ctx);
+        }
+        let mut state = self.state.lock().map_err(|_| SttError::Poisoned)?;
+        state.full(params, pcm_16k_mono)?;
+        let mut text = String::new();
+        for i in 0..state.full_n_segments() {
+            if let Some(segment) = state.get_segment(i) {
+                text.push_str(&segment.to_str_lossy()?);
+            }
+        }
+        drop(state);
+        let text = text.trim().to_owned();
+        let filtered = is_hallucination(&text);
+        tracing::debug!(
+            audio_ms = pcm_16k_mono.len() as u64 * 1000 / u64::from(crate::SAMPLE_RATE_HZ),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            chars = text.chars().count(),
+            filtered,
+            "whisper transcription"
+        );
+        Ok(if filtered { String::new() } else { text })
+    }
+}
+
+/// Phrases whisper produces on silence or noise (learnt from subtitles), compared after
+/// [`fold`]: lowercase, accents removed, only letters and digits separated by one space.
+const HALLUCINATIONS: &[&str] = &[
+    "sous titres realises par la communaute d amara org",
+    "sous titres realises para la communaute d amara org",
+    "sous titrage st 501",
+    "sous titrage st501",
+    "sous titrage societe radio canada",
+    "sous titres par la communaute d amara org",
+    "merci d avoir regarde",
+    "merci d avoir regarde cette video",
+    "merci de votre attention",
+    "merci a tous",
+    "abonnez vous",
+    "n oubliez pas de vous abonner",
+    "thank you for watching",
+    "thanks for watching",
+    "thank you for watching and see you next time",
+    "please subscribe",
+    "subtitles by the amara org community",
+    "you",
+    "bye",
+    "musique",
+    "music",
+];
+
+/// Fragments that alone betray a subtitle credit, wherever they appear.
+const HALLUCINATION_FRAGMENTS: &[&str] = &["amara org", "sous titres realises par", "sous titrage st"];
+
+/// Whether `text` is one of whisper's known silence/noise hallucinations (subtitle credits,
+/// "thank you for watching", a bracketed sound description such as "[Musique]" or
+/// "(applaudissements)", music notes) or carries no word at all.
+pub fn is_hallucination(text: &str) -> bool {
+    let spoken = strip_annotations(text);
+    let folded = fold(&spoken);
+    if folded.is_empty() {
+        return true;
+    }
+    HALLUCINATIONS.contains(&folded.as_str()) || HALLUCINATION_FRAGMENTS.iter().any(|f| folded.contains(f))
+}
+
+/// Removes bracketed sound descriptions ("[Musique]", "(rires)", "*applause*") and music notes.
+fn strip_annotations(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut closing: Option<char> = None;
+    for c in text.chars() {
+        match closing {
+            Some(end) if c == end => closing = None,
+            Some(_) => {}
+            None => match c {
+                '[' => closing = Some(']'),
+                '(' => closing = Some(')'),
+                '*' => closing = Some('*'),
+                '♪' | '♫' | '♬' | '🎵' | '🎶' => {}
+                _ => out.push(c),
+            },
+        }
+    }
+    out
+}
+
+/// Lowercase, common Latin accents removed, every run of non-alphanumerics one space.
+fn fold(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pending_space = false;
+    for c in text.chars().flat_map(char::to_lowercase) {
+        let c = match c {
+            'à' | 'â' | 'ä' | 'á' => 'a',
+            'é' | 'è' | 'ê' | 'ë' => 'e',
+            'î' | 'ï' | 'í' => 'i',
+            'ô' | 'ö' | 'ó' => 'o',
+            'ù' | 'û' | 'ü' | 'ú' => 'u',
+            'ç' => 'c',
+            'ÿ' => 'y',
+            c => c,
+        };
+        if c.is_alphanumeric() {
+            if pending_space && !out.is_empty() {
+                out.push(' ');
+            }
+            pending_space = false;
+            out.push(c);
+        } else {
+            pending_space = true;
+        }
+    }
+    out
+}
+
+/// Arthur's model directory: `$XDG_DATA_HOME/arthur/models`, else
+/// `~/.local/share/arthur/models` (where `models/fetch` installs).
+pub fn model_dir() -> Option<PathBuf> {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")))?;
+    Some(data.join("arthur").join("models"))
+}
+
+/// The default model, `ggml-base.bin` in [`model_dir`], if it is installed.
+pub fn default_model_path() -> Option<PathBuf> {
+    model_dir().map(|dir| dir.join(DEFAULT_MODEL_FILE)).filter(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_hallucinations_are_recognised() {
+        for text in [
+            "Sous-titres réalisés par la communauté d'Amara.org",
+            " Merci d'avoir regardé !",
+            "Sous-titrage ST' 501",
+            "Thank you for watching.",
+            "[Musique]",
+            "(applaudissements)",
+            "♪ ♪",
+            "*music*",
+            "",
+            "   ",
+            "...",
+            " you",
+            "[BLANK_AUDIO]",
+        ] {
+            assert!(is_hallucination(text), "{text:?} should be a hallucination");
+        }
+    }
+
+    #[test]
+    fn real_commands_are_kept() {
+        for text in [
+            "Arthur, rappelle-moi d'appeler Marie demain à 9 h.",
+            "Merci",
+            "Note que le projet Atlas avance.",
+            "Set a reminder for tomorrow.",
+            "Thank you, Arthur.",
+        ] {
+            assert!(!is_hallucination(text), "{text:?} should be kept");
+        }
+    }
+
+    #[test]
+    fn fold_removes_case_accents_and_punctuation() {
+        assert_eq!(fold("  Déjà vu, l'Été !"), "deja vu l ete");
+    }
+
+    #[test]
+    fn missing_model_is_a_clear_error() {
+        let err = Transcriber::load(Path::new("/nonexistent/ggml-base.bin"), SttOptions::default()).unwrap_err();
+        assert!(matches!(err, SttError::ModelMissing { .. }));
+        assert!(err.to_string().contains("models/fetch"));
+    }
+}

@@ -1,1 +1,424 @@
-//! (being written: see ARCHITECTURE.md, audio crate)
+//! WAV files in and out, and the resampler: every stage downstream works on 16 kHz mono
+//! f32, so a file (any PCM format, any rate, any channel count) is converted here, and a
+//! `WavSource` replays it as fixed-size frames exactly as a microphone would deliver them.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use crate::SAMPLE_RATE_HZ;
+
+/// 30 ms at 16 kHz: the frame size the capture path and the VAD work with.
+pub const FRAME_SAMPLES: usize = 480;
+
+/// Zero crossings of the windowed sinc on each side of its centre (at the cut-off).
+const SINC_ZERO_CROSSINGS: f64 = 16.0;
+/// Kaiser window shape: about 80 dB of stop-band attenuation.
+const KAISER_BETA: f64 = 8.0;
+/// The pass band stops this fraction below the lower Nyquist frequency, leaving room for
+/// the transition band so that what aliases is attenuated.
+const CUTOFF_MARGIN: f64 = 0.92;
+/// Above this many distinct phases the kernel is computed per tap instead of tabulated.
+const MAX_TABLE_PHASES: u64 = 4096;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WavError {
+    #[error("cannot open WAV file {path}: {source}")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: hound::Error,
+    },
+    #[error("cannot read WAV file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: hound::Error,
+    },
+    #[error("cannot write WAV file {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: hound::Error,
+    },
+    #[error("unsupported WAV format in {path}: {bits}-bit {format}")]
+    Unsupported { path: PathBuf, bits: u16, format: &'static str },
+    #[error("invalid WAV parameters: {0}")]
+    Invalid(&'static str),
+}
+
+/// Reads any PCM WAV (8/16/24/32-bit integer or 32-bit float, any channel count, any
+/// rate) and returns 16 kHz mono samples in [-1, 1] (channels averaged).
+pub fn read_wav_16k_mono(path: impl AsRef<Path>) -> Result<Vec<f32>, WavError> {
+    let (samples, rate) = read_wav_mono(path)?;
+    Ok(resample(&samples, rate, SAMPLE_RATE_HZ))
+}
+
+/// Reads any PCM WAV as mono f32 at its own rate; returns the samples and the rate.
+pub fn read_wav_mono(path: impl AsRef<Path>) -> Result<(Vec<f32>, u32), WavError> {
+    let path = path.as_ref();
+    let reader = hound::WavReader::open(path).map_err(|source| WavError::Open { path: path.to_owned(), source })?;
+    let spec = reader.spec();
+    let read_err = |source| WavError::Read { path: path.to_owned(), source };
+    let interleaved: Vec<f32> = match (spec.sample_format, spec.bits_per_sample) {
+        (hound::SampleFormat::Float, 32) => reader.into_samples::<f32>().collect::<Result<_, _>>().map_err(read_err)?,
+        (hound::SampleFormat::Int, bits @ (8 | 16 | 24 | 32)) => {
+            // hound gives 8-bit (unsigned on disk) already centred on zero.
+            let scale = 1.0 / (1u64 << (bits - 1)) as f64;
+            reader
+                .into_samples::<i32>()
+                .map(|s| s.map(|v| (f64::from(v) * scale) as f32))
+                .collect::<Result<_, _>>()
+                .map_err(read_err)?
+        }
+        (format, bits) => {
+            return Err(WavError::Unsupported {
+                path: path.to_owned(),
+                bits,
+                format: match format {
+                    hound::SampleFormat::Float => "float",
+                    hound::SampleFormat::Int => "integer",
+                },
+            });
+        }
+    };
+    let channels = usize::from(spec.channels.max(1));
+    let mono = if channels == 1 {
+        interleaved
+    } else {
+        interleaved.chunks_exact(channels).map(|frame| frame.iter().sum::<f32>() / channels as f32).collect()
+    };
+    tracing::debug!(
+        path = %path.display(),
+        rate = spec.sample_rate,
+        channels,
+        bits = spec.bits_per_sample,
+        samples = mono.len(),
+        "read WAV file"
+    );
+    Ok((mono, spec.sample_rate))
+}
+
+/// Converts `input` sampled at `from_hz` to `to_hz` with a Kaiser-windowed sinc
+/// (polyphase when the rate ratio allows). When downsampling, the cut-off sits below the
+/// new Nyquist frequency, so what would alias is attenuated (about 80 dB in the stop band).
+/// Returns `ceil(len × to / from)` samples; an empty input or a zero rate gives an empty
+/// output, equal rates a copy.
+pub fn resample(input: &[f32], from_hz: u32, to_hz: u32) -> Vec<f32> {
+    if from_hz == 0 || to_hz == 0 || input.is_empty() {
+        return Vec::new();
+    }
+    if from_hz == to_hz {
+        return input.to_vec();
+    }
+    let g = gcd(u64::from(from_hz), u64::from(to_hz));
+    // Output sample n sits at input position n × down / up.
+    let up = u64::from(to_hz) / g;
+    let down = u64::from(from_hz) / g;
+    let cutoff = CUTOFF_MARGIN * (f64::from(to_hz) / f64::from(from_hz)).min(1.0);
+    let half_width = SINC_ZERO_CROSSINGS / cutoff;
+    let reach = half_width.ceil() as i64;
+    let taps = (2 * reach) as usize;
+    let out_len = (input.len() as u64 * up).div_ceil(down) as usize;
+
+    // Tap k (0..taps) of phase p weighs input sample i + k - reach + 1 for an output at
+    // position i + p / up.
+    let tap = |frac: f64, k: usize| kernel(frac - (k as f64 - reach as f64 + 1.0), cutoff, half_width);
+    let table: Option<Vec<f32>> = (up <= MAX_TABLE_PHASES).then(|| {
+        let mut t = Vec::with_capacity(up as usize * taps);
+        for p in 0..up {
+            let frac = p as f64 / up as f64;
+            t.extend((0..taps).map(|k| tap(frac, k) as f32));
+        }
+        t
+    });
+
+    let mut out = Vec::with_capacity(out_len);
+    let last = input.len() as i64 - 1;
+    for n in 0..out_len as u64 {
+        let pos = n * down;
+        let i = (pos / up) as i64;
+        let phase = pos % up;
+        let first = i - reach + 1;
+        let mut acc = 0.0f64;
+        match &table {
+            Some(t) => {
+                let kernel = &t[phase as usize * taps..(phase as usize + 1) * taps];
+                for (k, w) in kernel.iter().enumerate() {
+                    let j = first + k as i64;
+                    if (0..=last).contains(&j) {
+                        acc += f64::from(input[j as usize]) * f64::from(*w);
+                    }
+                }
+            }
+            None => {
+                let frac = phase as f64 / up as f64;
+                for k in 0..taps {
+                    let j = first + k as i64;
+                    if (0..=last).contains(&j) {
+                        acc += f64::from(input[j as usize]) * tap(frac, k);
+                    }
+                }
+            }
+        }
+        out.push(acc as f32);
+    }
+    out
+}
+
+/// Windowed sinc at distance `x` input samples from the output position.
+fn kernel(x: f64, cutoff: f64, half_width: f64) -> f64 {
+    if x.abs() >= half_width {
+        return 0.0;
+    }
+    let arg = std::f64::consts::PI * cutoff * x;
+    let sinc = if arg.abs() < 1e-12 { 1.0 } else { arg.sin() / arg };
+    let r = x / half_width;
+    let window = bessel_i0(KAISER_BETA * (1.0 - r * r).sqrt()) / bessel_i0(KAISER_BETA);
+    cutoff * sinc * window
+}
+
+/// Modified Bessel function of the first kind, order 0 (power series).
+fn bessel_i0(x: f64) -> f64 {
+    let half = x / 2.0;
+    let mut term = 1.0;
+    let mut sum = 1.0;
+    for k in 1..64 {
+        let f = half / k as f64;
+        term *= f * f;
+        sum += term;
+        if term < sum * 1e-16 {
+            break;
+        }
+    }
+    sum
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Duration of `samples` at `rate` Hz, in seconds.
+pub fn duration_secs(samples: &[f32], rate: u32) -> f64 {
+    if rate == 0 {
+        return 0.0;
+    }
+    samples.len() as f64 / f64::from(rate)
+}
+
+/// Root mean square of `samples` (0 for an empty slice).
+pub fn rms(samples: &[f32]) -> f32 {
+    if samples.is_empty() {
+        return 0.0;
+    }
+    let sum: f64 = samples.iter().map(|s| f64::from(*s) * f64::from(*s)).sum();
+    (sum / samples.len() as f64).sqrt() as f32
+}
+
+/// A WAV file replayed as 16 kHz mono frames of a fixed size, the way the microphone
+/// delivers them; the last frame is padded with silence so every frame has the same size.
+#[derive(Debug, Clone)]
+pub struct WavSource {
+    samples: Vec<f32>,
+    frame_len: usize,
+    pos: usize,
+}
+
+impl WavSource {
+    /// Opens any PCM WAV (see [`read_wav_16k_mono`]) and yields frames of `frame_len`
+    /// samples (use [`FRAME_SAMPLES`] for 30 ms).
+    pub fn open(path: impl AsRef<Path>, frame_len: usize) -> Result<Self, WavError> {
+        Ok(Self::from_samples(read_wav_16k_mono(path)?, frame_len))
+    }
+
+    /// Frames from samples already at 16 kHz mono. A `frame_len` of 0 is taken as 1.
+    pub fn from_samples(samples: Vec<f32>, frame_len: usize) -> Self {
+        Self { samples, frame_len: frame_len.max(1), pos: 0 }
+    }
+
+    /// The next frame, or `None` at the end of the file.
+    pub fn next_frame(&mut self) -> Option<Vec<f32>> {
+        if self.pos >= self.samples.len() {
+            return None;
+        }
+        let end = (self.pos + self.frame_len).min(self.samples.len());
+        let mut frame = self.samples[self.pos..end].to_vec();
+        frame.resize(self.frame_len, 0.0);
+        self.pos = end;
+        Some(frame)
+    }
+
+    pub fn frame_len(&self) -> usize {
+        self.frame_len
+    }
+
+    /// Total length of the file, in 16 kHz samples.
+    pub fn len_samples(&self) -> usize {
+        self.samples.len()
+    }
+}
+
+impl Iterator for WavSource {
+    type Item = Vec<f32>;
+
+    fn next(&mut self) -> Option<Vec<f32>> {
+        self.next_frame()
+    }
+}
+
+/// Writes f32 samples (clamped to [-1, 1]) at `rate` Hz to a 16-bit mono WAV file,
+/// streaming: create, `write` as often as needed, then `finish`.
+pub struct WavSink {
+    path: PathBuf,
+    writer: hound::WavWriter<BufWriter<File>>,
+    written: u64,
+}
+
+impl WavSink {
+    pub fn create(path: impl AsRef<Path>, rate: u32) -> Result<Self, WavError> {
+        if rate == 0 {
+            return Err(WavError::Invalid("sample rate 0"));
+        }
+        let path = path.as_ref().to_owned();
+        let spec = hound::WavSpec {
+            channels: 1,
+            sample_rate: rate,
+            bits_per_sample: 16,
+            sample_format: hound::SampleFormat::Int,
+        };
+        let writer =
+            hound::WavWriter::create(&path, spec).map_err(|source| WavError::Write { path: path.clone(), source })?;
+        Ok(Self { path, writer, written: 0 })
+    }
+
+    pub fn write(&mut self, samples: &[f32]) -> Result<(), WavError> {
+        for s in samples {
+            let v = (s.clamp(-1.0, 1.0) * f32::from(i16::MAX)).round() as i16;
+            self.writer.write_sample(v).map_err(|source| WavError::Write { path: self.path.clone(), source })?;
+        }
+        self.written += samples.len() as u64;
+        Ok(())
+    }
+
+    /// Samples written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Finalises the header; the file is incomplete until this is called.
+    pub fn finish(self) -> Result<(), WavError> {
+        let Self { path, writer, written } = self;
+        writer.finalize().map_err(|source| WavError::Write { path: path.clone(), source })?;
+        tracing::debug!(path = %path.display(), samples = written, "wrote WAV file");
+        Ok(())
+    }
+}
+
+/// Writes `samples` at `rate` Hz to a 16-bit mono WAV file in one call.
+pub fn write_wav(path: impl AsRef<Path>, samples: &[f32], rate: u32) -> Result<(), WavError> {
+    let mut sink = WavSink::create(path, rate)?;
+    sink.write(samples)?;
+    sink.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sine(freq: f64, rate: u32, secs: f64, amp: f32) -> Vec<f32> {
+        let n = (f64::from(rate) * secs) as usize;
+        (0..n).map(|i| amp * (2.0 * std::f64::consts::PI * freq * i as f64 / f64::from(rate)).sin() as f32).collect()
+    }
+
+    /// Estimated frequency from the count of rising zero crossings.
+    fn frequency(samples: &[f32], rate: u32) -> f64 {
+        let crossings = samples.windows(2).filter(|w| w[0] < 0.0 && w[1] >= 0.0).count();
+        crossings as f64 / duration_secs(samples, rate)
+    }
+
+    /// The middle of a signal, away from the edge effects of the filter.
+    fn middle(s: &[f32]) -> &[f32] {
+        &s[s.len() / 10..s.len() * 9 / 10]
+    }
+
+    #[test]
+    fn resample_keeps_frequency_and_level() {
+        for from in [8_000, 22_050, 44_100, 48_000, 96_000] {
+            let input = sine(440.0, from, 1.0, 0.5);
+            let out = resample(&input, from, 16_000);
+            assert_eq!(out.len(), 16_000, "from {from}");
+            let f = frequency(middle(&out), 16_000);
+            assert!((f - 440.0).abs() < 3.0, "from {from}: {f} Hz");
+            let level = rms(middle(&out));
+            assert!((level - 0.5 / 2f32.sqrt()).abs() < 0.01, "from {from}: rms {level}");
+        }
+    }
+
+    #[test]
+    fn downsampling_rejects_what_would_alias() {
+        // 12 kHz is above the new Nyquist (8 kHz): it must not come back as a 4 kHz tone.
+        let input = sine(12_000.0, 48_000, 1.0, 0.5);
+        let out = resample(&input, 48_000, 16_000);
+        let ratio = rms(middle(&out)) / rms(&input);
+        let db = 20.0 * ratio.max(1e-12).log10();
+        assert!(db < -60.0, "aliased tone at {db:.1} dB");
+        // 9 kHz from 44.1 kHz as well (odd ratio, polyphase table).
+        let input = sine(9_000.0, 44_100, 1.0, 0.5);
+        let out = resample(&input, 44_100, 16_000);
+        let db = 20.0 * (rms(middle(&out)) / rms(&input)).max(1e-12).log10();
+        assert!(db < -40.0, "aliased tone at {db:.1} dB");
+    }
+
+    #[test]
+    fn resample_edge_cases() {
+        assert!(resample(&[], 48_000, 16_000).is_empty());
+        assert!(resample(&[1.0], 0, 16_000).is_empty());
+        assert_eq!(resample(&[0.1, 0.2], 16_000, 16_000), vec![0.1, 0.2]);
+        assert_eq!(resample(&[0.0; 3], 48_000, 16_000).len(), 1);
+        // A ratio too fine for a table still works (direct kernel).
+        let input = sine(300.0, 44_100, 0.2, 0.5);
+        let out = resample(&input, 44_100, 16_001);
+        assert_eq!(out.len(), (input.len() as u64 * 16_001).div_ceil(44_100) as usize);
+        let f = frequency(middle(&out), 16_001);
+        assert!((f - 300.0).abs() < 10.0, "{f}");
+    }
+
+    #[test]
+    fn source_yields_fixed_frames_and_pads_the_last() {
+        let mut src = WavSource::from_samples(vec![0.5; 1000], FRAME_SAMPLES);
+        let frames: Vec<_> = src.by_ref().collect();
+        assert_eq!(frames.len(), 3);
+        assert!(frames.iter().all(|f| f.len() == FRAME_SAMPLES));
+        assert_eq!(frames[2][1000 - 960 - 1], 0.5);
+        assert_eq!(frames[2][1000 - 960], 0.0);
+        assert!(src.next_frame().is_none());
+    }
+
+    #[test]
+    fn sink_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.wav");
+        let tone = sine(1_000.0, 16_000, 0.5, 0.25);
+        write_wav(&path, &tone, 16_000).unwrap();
+        let back = read_wav_16k_mono(&path).unwrap();
+        assert_eq!(back.len(), tone.len());
+        let max_err = tone.iter().zip(&back).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        assert!(max_err < 1e-4, "{max_err}");
+        assert!((duration_secs(&back, 16_000) - 0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn clamps_and_rejects_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.wav");
+        write_wav(&path, &[2.0, -2.0], 16_000).unwrap();
+        let back = read_wav_16k_mono(&path).unwrap();
+        assert!((back[0] - 32767.0 / 32768.0).abs() < 1e-6);
+        assert!((back[1] + 32767.0 / 32768.0).abs() < 1e-6);
+        assert!(matches!(write_wav(dir.path().join("z.wav"), &[0.0], 0), Err(WavError::Invalid(_))));
+        assert!(matches!(read_wav_16k_mono(dir.path().join("missing.wav")), Err(WavError::Open { .. })));
+    }
+}
