@@ -44,6 +44,24 @@ pub enum Command {
         #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
     },
+    /// Hands-free voice conversation: wake word "Arthur", then a follow-up window.
+    Listen {
+        /// Push-to-talk in the terminal instead of the wake word (not available yet).
+        #[arg(long)]
+        ptt: bool,
+        /// Listen to a recording instead of the microphone.
+        #[arg(long)]
+        input: Option<std::path::PathBuf>,
+        /// Write what Arthur says to this WAV file (with --input).
+        #[arg(long)]
+        output: Option<std::path::PathBuf>,
+        /// Wake word (default "Arthur").
+        #[arg(long, default_value = "Arthur")]
+        wake_word: String,
+        /// Follow-up window after an answer, in seconds.
+        #[arg(long, default_value_t = 8)]
+        follow_up: u64,
+    },
     /// Print the text spoken in a WAV file (whisper; language ARTHUR_STT_LANG).
     Transcribe {
         /// The recording (any PCM WAV: resampled to 16 kHz mono).
@@ -166,7 +184,9 @@ pub fn main() -> ExitCode {
 
 fn french_summary(e: &anyhow::Error) -> &'static str {
     let text = format!("{e:#}");
-    if text.contains("whisper model") || text.contains("ARTHUR_WHISPER_MODEL") {
+    if text.contains("not available yet") {
+        "cette façon d'écouter n'est pas encore disponible."
+    } else if text.contains("whisper model") || text.contains("ARTHUR_WHISPER_MODEL") {
         "aucun modèle de reconnaissance vocale : lance models/fetch."
     } else if text.contains("reading") && text.contains(".wav") {
         "le fichier audio est illisible."
@@ -211,6 +231,43 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tool(cmd) => {
             let app = open().await?;
             run_tool(&app, cmd).await
+        }
+        Command::Listen { ptt, input, output, wake_word, follow_up } => {
+            if ptt {
+                anyhow::bail!("push-to-talk is not available yet: use --input FILE.wav");
+            }
+            let Some(input) = input else {
+                anyhow::bail!("live microphone capture is not available yet: use --input FILE.wav");
+            };
+            let app = open().await?;
+            let model = crate::voice::whisper_model(&app.settings)?;
+            let options = arthur_audio::stt::SttOptions {
+                language: app.settings.voice.stt_lang.clone(),
+                initial_prompt: Some(crate::voice::vocabulary(&app).await),
+                ..Default::default()
+            };
+            let transcriber = std::sync::Arc::new(
+                arthur_audio::stt::Transcriber::load(&model, options)
+                    .with_context(|| format!("loading {}", model.display()))?,
+            );
+            let synth = arthur_audio::tts::EspeakNg::new("fr");
+            let hands_free = crate::listen::HandsFree {
+                engine: app.engine.as_ref(),
+                transcriber,
+                synth: &synth,
+                listener: arthur_audio::wake::ListenerConfig {
+                    wake_word,
+                    follow_up: std::time::Duration::from_secs(follow_up),
+                    ..Default::default()
+                },
+            };
+            for e in hands_free.run_wav(&input, output.as_deref()).await? {
+                match (&e.command, &e.written) {
+                    (Some(c), Some(w)) => println!("[{:.1} s] vous › {c}\narthur › {w}", e.at_secs),
+                    _ => println!("[{:.1} s] (ignoré, sans mot d'éveil) {}", e.at_secs, e.transcript),
+                }
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Transcribe { file, threads } => {
             let settings = Settings::load().context("loading configuration")?;

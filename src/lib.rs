@@ -6,5 +6,6 @@ pub mod bench;
 pub mod chat;
 pub mod cli;
 pub mod config;
+pub mod listen;
 pub mod voice;
 pub mod web;

@@ -22,6 +22,21 @@ pub fn whisper_model(settings: &Settings) -> anyhow::Result<PathBuf> {
         .context("no whisper model found: run models/fetch (or set ARTHUR_WHISPER_MODEL)")
 }
 
+/// The user's vocabulary, given to whisper as its initial prompt: the wake word and the
+/// project names, which it would otherwise misspell.
+pub async fn vocabulary(app: &crate::app::App) -> String {
+    let projects = app
+        .ctx
+        .store
+        .list_projets()
+        .await
+        .map(|p| p.into_iter().map(|p| p.nom).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let mut words = vec!["Arthur".to_string()];
+    words.extend(projects);
+    words.join(", ")
+}
+
 pub fn transcribe(settings: &Settings, wav: &Path, threads: Option<u32>) -> anyhow::Result<String> {
     let model = whisper_model(settings)?;
     let pcm = arthur_audio::wav::read_wav_16k_mono(wav).with_context(|| format!("reading {}", wav.display()))?;
