@@ -14,38 +14,12 @@ use arthur_audio::SAMPLE_RATE_HZ;
 
 /// Commands a user could give, in English because espeak-ng's French is not intelligible
 /// to whisper (see the voice issue); no digits, so that "nine" vs "9" does not count.
-const COMMANDS: &[&str] = &[
-    "Remind me to call Marie tomorrow morning.",
-    "Add a note about the garden project.",
-    "Start a work session on the website.",
-    "Stop the current work session.",
-    "Take a break for a few minutes.",
-    "What are my reminders for today?",
-    "Mark the dentist reminder as done.",
-    "Create a new project called kitchen renovation.",
-    "How much did I work this week?",
-    "Give me the daily briefing.",
-    "Remember that I prefer short answers.",
-    "Search my memory for the holiday plans.",
-    "Record a decision to switch to the new supplier.",
-    "Resume the work session please.",
-    "Show me the weekly summary.",
-    "Move the meeting reminder to the afternoon.",
-    "Delete the note about the old printer.",
-    "I prefer tea in the morning.",
-    "Change the phase of the book project to writing.",
-    "List all my active projects.",
-    "Remind me to water the plants this evening.",
-    "Note that the car needs new tyres.",
-    "What did I decide about the budget?",
-    "Cancel the reminder about the library books.",
-    "Pause the timer while I have lunch.",
-    "Tell me what is planned for tomorrow.",
-    "Add milk and bread to the shopping list.",
-    "Send a reminder to pay the electricity bill.",
-    "How long was my last work session?",
-    "Thank you Arthur, that will be all.",
-];
+/// The commands, one per line; `benches/stt.rs` uses the same file.
+const COMMANDS_TXT: &str = include_str!("data/commands_en.txt");
+
+fn commands() -> Vec<&'static str> {
+    COMMANDS_TXT.lines().filter(|l| !l.trim().is_empty()).collect()
+}
 
 /// Whisper already uses both cores: tests that run a model take turns instead of
 /// oversubscribing the CPU.
@@ -131,7 +105,7 @@ fn corpus() -> &'static Vec<(&'static str, Vec<f32>)> {
     static CORPUS: OnceLock<Vec<(&'static str, Vec<f32>)>> = OnceLock::new();
     CORPUS.get_or_init(|| {
         let dir = tempfile::tempdir().expect("temp dir");
-        COMMANDS.iter().enumerate().map(|(i, text)| (*text, speak(dir.path(), i, text))).collect()
+        commands().into_iter().enumerate().map(|(i, text)| (text, speak(dir.path(), i, text))).collect()
     })
 }
 

@@ -1,0 +1,129 @@
+//! `cargo bench -p arthur-audio --bench stt`: transcription time and word error rate of the
+//! same 30 synthetic English commands with whisper-rs (this crate) and faster-whisper
+//! (Python), same base weights, 2 threads, greedy, side by side in one run.
+//! Needs `models/fetch --offline`; the faster-whisper column needs `models/bench-setup`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use arthur_audio::stt::{SttOptions, Transcriber};
+use arthur_audio::wav;
+
+const COMMANDS_TXT: &str = include_str!("../tests/data/commands_en.txt");
+
+fn words(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .map(|w| w.chars().filter(|c| c.is_alphanumeric() || *c == '\'').collect::<String>().to_lowercase())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+fn edit_distance(a: &[String], b: &[String]) -> usize {
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, x) in a.iter().enumerate() {
+        let mut row = vec![i + 1; b.len() + 1];
+        for (j, y) in b.iter().enumerate() {
+            row[j + 1] = (prev[j] + usize::from(x != y)).min(prev[j + 1] + 1).min(row[j] + 1);
+        }
+        prev = row;
+    }
+    prev[b.len()]
+}
+
+fn wer(reference: &[&str], hypotheses: &[String]) -> f64 {
+    let (mut errors, mut total) = (0, 0);
+    for (r, h) in reference.iter().zip(hypotheses) {
+        let (r, h) = (words(r), words(h));
+        errors += edit_distance(&r, &h);
+        total += r.len();
+    }
+    100.0 * errors as f64 / total.max(1) as f64
+}
+
+fn corpus(dir: &Path, commands: &[&str]) -> (Vec<Vec<f32>>, f64) {
+    std::fs::write(dir.join("commands.txt"), commands.join("\n")).unwrap();
+    let mut clips = Vec::new();
+    let mut seconds = 0.0;
+    for (i, text) in commands.iter().enumerate() {
+        let raw = dir.join(format!("{i}-raw.wav"));
+        let out = dir.join(format!("{i}.wav"));
+        assert!(Command::new("espeak-ng").args(["-v", "en", "-w"]).arg(&raw).arg(text).status().unwrap().success());
+        assert!(Command::new("sox")
+            .arg(&raw)
+            .args(["-r", "16000", "-c", "1", "-b", "16"])
+            .arg(&out)
+            .status()
+            .unwrap()
+            .success());
+        let pcm = wav::read_wav_16k_mono(&out).unwrap();
+        seconds += wav::duration_secs(&pcm, 16_000);
+        clips.push(pcm);
+    }
+    (clips, seconds)
+}
+
+fn whisper_rs(model: &Path, clips: &[Vec<f32>], audio_ctx: Option<i32>) -> (f64, Vec<String>) {
+    let options = SttOptions { language: "en".into(), threads: 2, audio_ctx, ..SttOptions::default() };
+    let t = Transcriber::load(model, options).expect("model");
+    let start = Instant::now();
+    let texts = clips.iter().map(|c| t.transcribe(c).unwrap()).collect();
+    (start.elapsed().as_secs_f64(), texts)
+}
+
+fn faster_whisper(corpus: &Path, compute: &str) -> Option<(f64, Vec<String>)> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?
+        .join("arthur/bench");
+    let python = cache.join("venv/bin/python");
+    let model = cache.join("ct2-base");
+    if !python.is_file() || !model.join("model.bin").is_file() {
+        return None;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/run_faster_whisper.py");
+    let out = Command::new(python).arg(script).arg(corpus).arg(&model).arg(compute).arg("2").output().ok()?;
+    if !out.status.success() {
+        eprintln!("faster-whisper failed: {}", String::from_utf8_lossy(&out.stderr));
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let secs = text.lines().find_map(|l| l.strip_prefix("SECONDS\t"))?.parse().ok()?;
+    let texts = text.lines().filter_map(|l| l.strip_prefix("TEXT\t")).map(str::to_string).collect();
+    Some((secs, texts))
+}
+
+fn main() {
+    let commands: Vec<&str> = COMMANDS_TXT.lines().filter(|l| !l.trim().is_empty()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (clips, audio_secs) = corpus(dir.path(), &commands);
+    let models = arthur_audio::stt::model_dir().expect("data dir");
+    let base = models.join("ggml-base.bin");
+    assert!(base.is_file(), "run models/fetch --offline");
+    println!(
+        "STT bench: {} espeak-ng English commands, {audio_secs:.1} s of audio, base weights, 2 threads, greedy",
+        clips.len()
+    );
+    println!("{:<40} {:>10} {:>8} {:>8}", "engine", "seconds", "RTF", "WER %");
+    let row = |name: &str, secs: f64, texts: &[String]| {
+        println!("{name:<40} {secs:>10.2} {:>8.3} {:>8.1}", secs / audio_secs, wer(&commands, texts));
+        secs
+    };
+    let (s, t) = whisper_rs(&base, &clips, None);
+    let rs_full = row("whisper-rs (whisper.cpp), full window", s, &t);
+    let (s, t) = whisper_rs(&base, &clips, Some(500));
+    let rs_ctx = row("whisper-rs, audio_ctx=500", s, &t);
+    for compute in ["int8", "float32"] {
+        match faster_whisper(dir.path(), compute) {
+            Some((s, t)) => {
+                row(&format!("faster-whisper {compute}"), s, &t);
+                println!(
+                    "  ratio whisper-rs/faster-whisper {compute}: full {:.2}×, audio_ctx=500 {:.2}× (goal ≤ 1.0×)",
+                    rs_full / s,
+                    rs_ctx / s
+                );
+            }
+            None => println!("faster-whisper {compute}: unavailable (run models/bench-setup; errors above, if any)"),
+        }
+    }
+}
