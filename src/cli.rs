@@ -244,6 +244,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let options = arthur_audio::stt::SttOptions {
                 language: app.settings.voice.stt_lang.clone(),
                 initial_prompt: Some(crate::voice::vocabulary(&app).await),
+                adaptive_audio_ctx: true,
                 ..Default::default()
             };
             let transcriber = std::sync::Arc::new(

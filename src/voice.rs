@@ -43,6 +43,7 @@ pub fn transcribe(settings: &Settings, wav: &Path, threads: Option<u32>) -> anyh
     let options = SttOptions {
         language: settings.voice.stt_lang.clone(),
         threads: threads.unwrap_or(2),
+        adaptive_audio_ctx: true,
         ..SttOptions::default()
     };
     let transcriber = Transcriber::load(&model, options).with_context(|| format!("loading {}", model.display()))?;

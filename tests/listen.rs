@@ -59,7 +59,12 @@ async fn a_spoken_command_with_the_wake_word_writes_a_reminder_and_is_answered_a
     let transcriber = Arc::new(
         Transcriber::load(
             &model,
-            SttOptions { language: "en".into(), initial_prompt: Some("Arthur".into()), ..Default::default() },
+            SttOptions {
+                language: "en".into(),
+                initial_prompt: Some("Arthur".into()),
+                adaptive_audio_ctx: true,
+                ..Default::default()
+            },
         )
         .unwrap(),
     );

@@ -135,7 +135,7 @@ fn word_error_rate(stt: &Transcriber, label: &str) -> f64 {
 }
 
 fn english(audio_ctx: Option<i32>) -> SttOptions {
-    SttOptions { language: "en".to_owned(), threads: 2, initial_prompt: None, audio_ctx }
+    SttOptions { language: "en".to_owned(), threads: 2, initial_prompt: None, audio_ctx, adaptive_audio_ctx: false }
 }
 
 // Figures measured on the 2-core development machine (whisper-rs 0.16, f16 models from
