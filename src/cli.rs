@@ -44,17 +44,26 @@ pub enum Command {
         #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
     },
-    /// Hands-free voice conversation: wake word "Arthur", then a follow-up window.
+    /// Voice conversation: hands-free (wake word "Arthur", then a follow-up window), or
+    /// push-to-talk in the terminal with --ptt.
     Listen {
-        /// Push-to-talk in the terminal instead of the wake word (not available yet).
+        /// Push-to-talk: Space starts and stops recording, Esc quits; no wake word.
         #[arg(long)]
         ptt: bool,
-        /// Listen to a recording instead of the microphone.
+        /// Listen to a recording instead of the microphone (played in real time, or in
+        /// audio time with --output and without --ptt).
         #[arg(long)]
         input: Option<std::path::PathBuf>,
-        /// Write what Arthur says to this WAV file (with --input).
+        /// Write what Arthur says to this WAV file instead of the loudspeaker.
         #[arg(long)]
         output: Option<std::path::PathBuf>,
+        /// Microphone: a device id (`pulseaudio:…`, `alsa:…`) or part of its name
+        /// (default ARTHUR_AUDIO_INPUT, else the default input).
+        #[arg(long)]
+        device: Option<String>,
+        /// List the audio input devices and exit.
+        #[arg(long)]
+        devices: bool,
         /// Wake word (default "Arthur").
         #[arg(long, default_value = "Arthur")]
         wake_word: String,
@@ -232,42 +241,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let app = open().await?;
             run_tool(&app, cmd).await
         }
-        Command::Listen { ptt, input, output, wake_word, follow_up } => {
-            if ptt {
-                anyhow::bail!("push-to-talk is not available yet: use --input FILE.wav");
-            }
-            let Some(input) = input else {
-                anyhow::bail!("live microphone capture is not available yet: use --input FILE.wav");
-            };
-            let app = open().await?;
-            let model = crate::voice::whisper_model(&app.settings)?;
-            let options = arthur_audio::stt::SttOptions {
-                language: app.settings.voice.stt_lang.clone(),
-                initial_prompt: Some(crate::voice::vocabulary(&app).await),
-                adaptive_audio_ctx: true,
-                ..Default::default()
-            };
-            let transcriber = std::sync::Arc::new(
-                arthur_audio::stt::Transcriber::load(&model, options)
-                    .with_context(|| format!("loading {}", model.display()))?,
-            );
-            let synth = arthur_audio::tts::EspeakNg::new("fr");
-            let hands_free = crate::listen::HandsFree {
-                engine: app.engine.as_ref(),
-                transcriber,
-                synth: &synth,
-                listener: arthur_audio::wake::ListenerConfig {
-                    wake_word,
-                    follow_up: std::time::Duration::from_secs(follow_up),
-                    ..Default::default()
-                },
-            };
-            for e in hands_free.run_wav(&input, output.as_deref()).await? {
-                match (&e.command, &e.written) {
-                    (Some(c), Some(w)) => println!("[{:.1} s] vous › {c}\narthur › {w}", e.at_secs),
-                    _ => println!("[{:.1} s] (ignoré, sans mot d'éveil) {}", e.at_secs, e.transcript),
+        Command::Listen { ptt, input, output, device, devices, wake_word, follow_up } => {
+            if devices {
+                for d in arthur_audio::capture::input_devices() {
+                    println!("{d}");
                 }
+                return Ok(ExitCode::SUCCESS);
             }
+            let app = open().await?;
+            let listen = crate::voice::ListenArgs { ptt, input, output, device, wake_word, follow_up };
+            crate::voice::listen(&app, listen).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Transcribe { file, threads } => {

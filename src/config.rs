@@ -59,6 +59,11 @@ pub struct Voice {
     pub stt_lang: String,
     pub whisper_model: Option<PathBuf>,
     pub piper_voice: Option<PathBuf>,
+    /// Microphone (`ARTHUR_AUDIO_INPUT`): a cpal device id or part of a device name.
+    pub input_device: Option<String>,
+    /// Speech during playback stops it (`ARTHUR_BARGE_IN`, default on). Off, the
+    /// microphone is ignored while Arthur speaks (loudspeakers without echo cancellation).
+    pub barge_in: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -167,6 +172,8 @@ struct FileVoice {
     stt_lang: Option<String>,
     whisper_model: Option<PathBuf>,
     piper_voice: Option<PathBuf>,
+    input_device: Option<String>,
+    barge_in: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -294,6 +301,11 @@ impl Settings {
             stt_lang: env.var("ARTHUR_STT_LANG").or(fv.stt_lang).unwrap_or_else(|| "fr".into()),
             whisper_model: env.var("ARTHUR_WHISPER_MODEL").map(PathBuf::from).or(fv.whisper_model),
             piper_voice: env.var("ARTHUR_PIPER_VOICE").map(PathBuf::from).or(fv.piper_voice),
+            input_device: env.var("ARTHUR_AUDIO_INPUT").or(fv.input_device),
+            barge_in: match env.var("ARTHUR_BARGE_IN") {
+                Some(raw) => parse_bool("ARTHUR_BARGE_IN", raw)?,
+                None => fv.barge_in.unwrap_or(true),
+            },
         };
         let fa = file.atlas;
         let num = |name: &'static str, file_value: Option<u64>, default: u64| -> Result<u64, ConfigError> {

@@ -1,11 +1,20 @@
-//! The voice commands that stand alone: `arthur transcribe FILE.wav` (whisper, through the
-//! VAD-free path: the whole file) and `arthur say TEXT -o FILE.wav` (sentence by sentence).
+//! The voice commands: `arthur transcribe FILE.wav` (whisper on the whole file), `arthur
+//! say TEXT -o FILE.wav` (sentence by sentence), and `arthur listen` — choosing the
+//! microphone or a recording, the loudspeaker or a WAV file, the Piper voice or espeak-ng.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{bail, Context};
+use arthur_audio::piper::{PiperOptions, PiperVoice};
+use arthur_audio::playback::{DeviceSpeaker, Speaker, WavSpeaker};
 use arthur_audio::stt::{SttOptions, Transcriber};
-use arthur_audio::tts::{self, EspeakNg};
+use arthur_audio::tts::{self, EspeakNg, Synthesizer};
+use arthur_audio::wav::{WavSource, FRAME_SAMPLES};
+use tokio::sync::mpsc;
+
+use crate::listen::{LoopEvent, PttKey, VoiceLoop};
 
 use crate::config::Settings;
 
@@ -50,16 +59,212 @@ pub fn transcribe(settings: &Settings, wav: &Path, threads: Option<u32>) -> anyh
     transcriber.transcribe(&pcm).context("transcribing")
 }
 
-pub fn say(settings: &Settings, text: &str, out: &Path) -> anyhow::Result<f32> {
-    if settings.voice.piper_voice.is_some() {
-        tracing::warn!("Piper voices are not supported yet: speaking with espeak-ng");
+/// The voice Arthur speaks with: the Piper voice configured (`ARTHUR_PIPER_VOICE`), else
+/// an installed Piper voice of the conversation's language, else espeak-ng. A configured
+/// voice that does not load is an error; an installed one falls back with a warning.
+pub fn synthesizer(settings: &Settings) -> anyhow::Result<Arc<dyn Synthesizer>> {
+    let lang = if settings.voice.stt_lang.starts_with("en") { "en" } else { "fr" };
+    let options = PiperOptions::default();
+    if let Some(path) = &settings.voice.piper_voice {
+        let voice =
+            PiperVoice::load(path, &options).with_context(|| format!("ARTHUR_PIPER_VOICE={}", path.display()))?;
+        return Ok(Arc::new(voice));
     }
-    let voice = if settings.voice.stt_lang.starts_with("en") { "en" } else { "fr" };
-    let synth = EspeakNg::new(voice);
-    let pcm = tts::speak(&synth, text, |_| {}).context("synthesising speech")?;
+    if let Some(path) = arthur_audio::piper::default_voice_path(lang) {
+        match PiperVoice::load(&path, &options) {
+            Ok(voice) => return Ok(Arc::new(voice)),
+            Err(e) => {
+                tracing::warn!(voice = %path.display(), error = %e, "Piper voice unusable: speaking with espeak-ng")
+            }
+        }
+    }
+    Ok(Arc::new(EspeakNg::new(lang)))
+}
+
+pub fn say(settings: &Settings, text: &str, out: &Path) -> anyhow::Result<f32> {
+    let synth = synthesizer(settings)?;
+    let pcm = tts::speak(synth.as_ref(), text, |_| {}).context("synthesising speech")?;
     if pcm.samples.is_empty() {
         bail!("nothing to say");
     }
     arthur_audio::wav::write_wav(out, &pcm.samples, pcm.rate).with_context(|| format!("writing {}", out.display()))?;
     Ok(pcm.duration_secs())
+}
+
+/// `arthur listen` as typed.
+#[derive(Debug, Clone)]
+pub struct ListenArgs {
+    pub ptt: bool,
+    pub input: Option<PathBuf>,
+    pub output: Option<PathBuf>,
+    pub device: Option<String>,
+    pub wake_word: String,
+    pub follow_up: u64,
+}
+
+/// The loaded recogniser for the conversation: the user's vocabulary as initial prompt,
+/// the encoder sized to each utterance.
+pub async fn transcriber(app: &crate::app::App) -> anyhow::Result<Arc<Transcriber>> {
+    let model = whisper_model(&app.settings)?;
+    let options = SttOptions {
+        language: app.settings.voice.stt_lang.clone(),
+        initial_prompt: Some(vocabulary(app).await),
+        adaptive_audio_ctx: true,
+        ..Default::default()
+    };
+    let transcriber = tokio::task::spawn_blocking(move || {
+        Transcriber::load(&model, options).with_context(|| format!("loading {}", model.display()))
+    })
+    .await
+    .context("loading task")??;
+    Ok(Arc::new(transcriber))
+}
+
+pub async fn listen(app: &crate::app::App, args: ListenArgs) -> anyhow::Result<()> {
+    let settings = &app.settings;
+    arthur_audio::piper::prepare_espeak_data();
+    let transcriber = transcriber(app).await?;
+    let synth = {
+        let settings = settings.clone();
+        tokio::task::spawn_blocking(move || synthesizer(&settings)).await.context("loading the voice")??
+    };
+    tracing::info!(voice = synth.name(), "voice ready");
+    let voice_loop = VoiceLoop {
+        engine: app.engine.as_ref(),
+        transcriber,
+        synth,
+        listener: arthur_audio::wake::ListenerConfig {
+            wake_word: args.wake_word.clone(),
+            follow_up: std::time::Duration::from_secs(args.follow_up),
+            ..Default::default()
+        },
+        barge_in: settings.voice.barge_in,
+    };
+
+    // A recording with a WAV output and no push-to-talk: replayed in audio time.
+    if let (Some(input), Some(output), false) = (&args.input, &args.output, args.ptt) {
+        for e in voice_loop.run_wav(input, Some(output)).await? {
+            match (&e.command, &e.written) {
+                (Some(c), Some(w)) => println!("[{:.1} s] vous › {c}\narthur › {w}", e.at_secs),
+                _ => println!("[{:.1} s] (ignoré, sans mot d'éveil) {}", e.at_secs, e.transcript),
+            }
+            if let Some(at) = e.interrupted_at_secs {
+                println!("[{at:.1} s] (réponse interrompue)");
+            }
+        }
+        return Ok(());
+    }
+
+    // Otherwise in real time: the microphone, or the recording played like one.
+    let (_capture, mut frames) = match &args.input {
+        Some(input) => {
+            let source =
+                WavSource::open(input, FRAME_SAMPLES).with_context(|| format!("reading {}", input.display()))?;
+            (None, crate::listen::replay(source, Some(std::time::Duration::from_secs(2))))
+        }
+        None => {
+            let config = arthur_audio::capture::CaptureConfig {
+                device: args.device.clone().or_else(|| settings.voice.input_device.clone()),
+            };
+            let (capture, frames) = crate::listen::capture_frames(&config).context("opening the microphone")?;
+            eprintln!("Micro : {}", capture.info().device);
+            (Some(capture), frames)
+        }
+    };
+    let mut wav_speaker = args.output.as_ref().map(|_| WavSpeaker::new());
+    let mut device_speaker = None;
+    let speaker: &mut dyn Speaker = match wav_speaker.as_mut() {
+        Some(s) => s,
+        None => device_speaker.insert(
+            DeviceSpeaker::open_default()
+                .context("opening the loudspeaker (use --output FILE.wav to write the answers instead)")?,
+        ),
+    };
+
+    let exchanges = if args.ptt {
+        push_to_talk_in_terminal(&voice_loop, &mut frames, speaker).await?
+    } else {
+        voice_loop
+            .hands_free(&mut frames, speaker, crate::cli::shutdown_signal(), |event| print_event(event, "\n"))
+            .await?
+    };
+    tracing::info!(exchanges = exchanges.len(), "voice conversation ended");
+    if let (Some(speaker), Some(path)) = (&wav_speaker, &args.output) {
+        speaker.write(path).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn print_event(event: &LoopEvent, newline: &str) {
+    let line = match event {
+        LoopEvent::Ready => "Prêt.".to_string(),
+        LoopEvent::Recording => "● J'écoute… (Espace pour terminer)".to_string(),
+        LoopEvent::Transcribing => return,
+        LoopEvent::Ignored(t) => format!("(ignoré, sans mot d'éveil) {t}"),
+        LoopEvent::Heard(t) => format!("vous › {t}"),
+        LoopEvent::Answer(t) => format!("arthur › {}", t.replace('\n', &format!("{newline}         "))),
+        LoopEvent::BargeIn => "(réponse interrompue)".to_string(),
+        LoopEvent::NothingHeard => "(rien entendu)".to_string(),
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = write!(out, "{line}{newline}");
+    let _ = out.flush();
+}
+
+/// Restores the terminal when push-to-talk ends, however it ends.
+struct RawMode;
+
+impl RawMode {
+    fn enable() -> anyhow::Result<Self> {
+        crossterm::terminal::enable_raw_mode().context("push-to-talk needs a terminal (raw mode unavailable)")?;
+        Ok(Self)
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        let _ = crossterm::terminal::disable_raw_mode();
+    }
+}
+
+async fn push_to_talk_in_terminal(
+    voice_loop: &VoiceLoop<'_>,
+    frames: &mut mpsc::Receiver<Vec<f32>>,
+    speaker: &mut dyn Speaker,
+) -> anyhow::Result<Vec<crate::listen::Exchange>> {
+    use crossterm::event::{Event, EventStream, KeyCode, KeyEventKind, KeyModifiers};
+    use futures_util::StreamExt;
+
+    if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        bail!("push-to-talk needs a terminal: run it in one, or use hands-free mode without --ptt");
+    }
+    let _raw = RawMode::enable()?;
+    print!("Arthur, appui pour parler : [Espace] parler / terminer · [Échap] quitter\r\n");
+    let (key_tx, mut keys) = mpsc::channel(16);
+    let reader = tokio::spawn(async move {
+        let mut events = EventStream::new();
+        while let Some(Ok(event)) = events.next().await {
+            let Event::Key(key) = event else { continue };
+            if key.kind == KeyEventKind::Release {
+                continue;
+            }
+            let mapped = match key.code {
+                KeyCode::Char(' ') | KeyCode::Enter => Some(PttKey::Toggle),
+                KeyCode::Esc | KeyCode::Char('q') => Some(PttKey::Quit),
+                KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => Some(PttKey::Quit),
+                _ => None,
+            };
+            if let Some(k) = mapped {
+                if key_tx.send(k).await.is_err() || k == PttKey::Quit {
+                    break;
+                }
+            }
+        }
+    });
+    let result = voice_loop
+        .push_to_talk(frames, &mut keys, speaker, crate::cli::shutdown_signal(), |event| print_event(event, "\r\n"))
+        .await;
+    reader.abort();
+    print!("Au revoir.\r\n");
+    result
 }

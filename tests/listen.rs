@@ -1,22 +1,25 @@
-//! The hands-free loop end to end on a recorded source: English speech made with espeak-ng
-//! (whisper base does not understand espeak's French), the wake word, a scripted model,
-//! the reminder in the database, Arthur's spoken answer in the output WAV, a follow-up
-//! inside the window taken without the wake word, and one outside it ignored.
+//! The hands-free loop end to end on a recorded source, in audio time: English speech made
+//! with espeak-ng (whisper base does not understand espeak's French), the wake word, a
+//! scripted model, the reminder in the database, Arthur's spoken answer in the output WAV,
+//! a follow-up inside the window taken without the wake word, one outside it ignored; the
+//! round trip through our Piper voice and whisper; barge-in.
 
 mod common;
 
+use std::path::Path;
 use std::sync::Arc;
 
-use arthur::listen::HandsFree;
+use arthur::listen::VoiceLoop;
 use arthur_agents::llm::scripted::Reply;
 use arthur_agents::memory::MemoryStore;
+use arthur_audio::piper::{PiperOptions, PiperVoice};
 use arthur_audio::stt::{SttOptions, Transcriber};
-use arthur_audio::tts::EspeakNg;
+use arthur_audio::tts::{EspeakNg, Synthesizer};
 use arthur_audio::wake::ListenerConfig;
 use arthur_audio::wav;
 use common::{route, spawn_turn_app};
 
-fn speech(text: &str, dir: &std::path::Path, name: &str) -> Vec<f32> {
+fn speech(text: &str, dir: &Path, name: &str) -> Vec<f32> {
     let path = dir.join(name);
     let status = std::process::Command::new("espeak-ng")
         .args(["-v", "en", "-s", "150", "-w", path.to_str().unwrap(), text])
@@ -30,6 +33,35 @@ fn silence(secs: f32) -> Vec<f32> {
     vec![0.0; (secs * 16_000.0) as usize]
 }
 
+fn english_transcriber() -> Arc<Transcriber> {
+    let model = arthur_audio::stt::model_dir().unwrap().join("ggml-base.bin");
+    assert!(model.is_file(), "run models/fetch --offline");
+    Arc::new(
+        Transcriber::load(
+            &model,
+            SttOptions {
+                language: "en".into(),
+                initial_prompt: Some("Arthur".into()),
+                adaptive_audio_ctx: true,
+                ..Default::default()
+            },
+        )
+        .unwrap(),
+    )
+}
+
+fn joe() -> Arc<dyn Synthesizer> {
+    let model = arthur_audio::stt::model_dir().unwrap().join("en_US-joe-medium.onnx");
+    assert!(model.is_file(), "run models/fetch --offline (it installs the joe voice)");
+    Arc::new(PiperVoice::load(&model, &PiperOptions::default()).expect("the Piper voice loads"))
+}
+
+fn write_input(dir: &Path, samples: &[f32]) -> std::path::PathBuf {
+    let path = dir.join("input.wav");
+    wav::write_wav(&path, samples, 16_000).unwrap();
+    path
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spoken_command_with_the_wake_word_writes_a_reminder_and_is_answered_aloud() {
     let dir = tempfile::tempdir().unwrap();
@@ -40,8 +72,7 @@ async fn a_spoken_command_with_the_wake_word_writes_a_reminder_and_is_answered_a
     input.extend(silence(40.0));
     input.extend(speech("Call my mother.", dir.path(), "c.wav"));
     input.extend(silence(1.5));
-    let input_path = dir.path().join("input.wav");
-    wav::write_wav(&input_path, &input, 16_000).unwrap();
+    let input_path = write_input(dir.path(), &input);
 
     let t = spawn_turn_app().await;
     t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
@@ -54,32 +85,24 @@ async fn a_spoken_command_with_the_wake_word_writes_a_reminder_and_is_answered_a
     t.llm.push(Reply::tool_calls("", &[("lister_rappels", "{}")]));
     t.llm.push(Reply::text("Tu as un rappel : appeler la banque."));
 
-    let model = arthur_audio::stt::model_dir().unwrap().join("ggml-base.bin");
-    assert!(model.is_file(), "run models/fetch --offline");
-    let transcriber = Arc::new(
-        Transcriber::load(
-            &model,
-            SttOptions {
-                language: "en".into(),
-                initial_prompt: Some("Arthur".into()),
-                adaptive_audio_ctx: true,
-                ..Default::default()
-            },
-        )
-        .unwrap(),
-    );
-    let synth = EspeakNg::new("fr");
-    let hands_free = HandsFree { engine: &t.engine, transcriber, synth: &synth, listener: ListenerConfig::default() };
+    let voice_loop = VoiceLoop {
+        engine: &t.engine,
+        transcriber: english_transcriber(),
+        synth: Arc::new(EspeakNg::new("fr")),
+        listener: ListenerConfig::default(),
+        barge_in: true,
+    };
     let output = dir.path().join("arthur.wav");
-    let exchanges = hands_free.run_wav(&input_path, Some(&output)).await.unwrap();
+    let exchanges = voice_loop.run_wav(&input_path, Some(&output)).await.unwrap();
 
     assert_eq!(exchanges.len(), 3, "{exchanges:#?}");
     let first = &exchanges[0];
     let command = first.command.as_deref().unwrap().to_lowercase();
     assert!(command.contains("remind") && command.contains("call"), "{first:?}");
-    assert!(!first.command.as_deref().unwrap().to_lowercase().starts_with("arthur"), "wake word removed");
+    assert!(!command.starts_with("arthur"), "wake word removed");
     assert!(first.written.as_deref().unwrap().contains("Rappel n°1 enregistré"), "{first:?}");
     assert!(first.spoken.as_deref().unwrap().contains("Rappel numéro un enregistré"));
+    assert_eq!(first.interrupted_at_secs, None, "nobody spoke over the answer");
     // Within the follow-up window: taken without the wake word.
     assert!(exchanges[1].command.is_some(), "{:?}", exchanges[1]);
     assert!(exchanges[1].written.as_deref().unwrap().contains("Tu as un rappel"));
@@ -95,4 +118,112 @@ async fn a_spoken_command_with_the_wake_word_writes_a_reminder_and_is_answered_a
     let secs = wav::duration_secs(&said, 16_000);
     assert!(secs > 3.0, "Arthur's answers were spoken: {secs} s");
     assert!(wav::rms(&said) > 0.01);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_piper_voice_is_understood_by_our_whisper() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = silence(0.5);
+    input.extend(speech("Arthur, what are my reminders?", dir.path(), "a.wav"));
+    input.extend(silence(2.0));
+    let input_path = write_input(dir.path(), &input);
+
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
+    t.llm.push(Reply::tool_calls("", &[("lister_rappels", "{}")]));
+    t.llm.push(Reply::text("You have no reminder. The garden party is on Sunday afternoon."));
+
+    let transcriber = english_transcriber();
+    let voice_loop = VoiceLoop {
+        engine: &t.engine,
+        transcriber: transcriber.clone(),
+        synth: joe(),
+        listener: ListenerConfig::default(),
+        barge_in: true,
+    };
+    let output = dir.path().join("arthur.wav");
+    let exchanges = voice_loop.run_wav(&input_path, Some(&output)).await.unwrap();
+    assert_eq!(exchanges.len(), 1, "{exchanges:#?}");
+    let spoken = exchanges[0].spoken.clone().unwrap();
+    assert!(spoken.contains("garden party"), "the model's text is spoken: {spoken}");
+
+    let said = wav::read_wav_16k_mono(&output).unwrap();
+    assert!(wav::duration_secs(&said, 16_000) > 2.5);
+    assert!(wav::rms(&said) > 0.02, "speech, not silence");
+    let heard = transcriber.transcribe(&said).unwrap().to_lowercase();
+    for word in ["garden", "party", "sunday"] {
+        assert!(heard.contains(word), "whisper heard {heard:?} in our voice saying {spoken:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn speaking_over_the_answer_stops_it_and_is_heard_without_the_wake_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = silence(0.5);
+    input.extend(speech("Arthur, what are my reminders?", dir.path(), "a.wav"));
+    // The utterance ends 0.6 s into this silence (the VAD's hangover): the answer starts
+    // then, and the user talks over it 1.4 s later.
+    input.extend(silence(2.0));
+    let interruption_at = input.len() as f64 / 16_000.0;
+    input.extend(speech("Stop. Call my mother.", dir.path(), "b.wav"));
+    input.extend(silence(10.0));
+    let input_path = write_input(dir.path(), &input);
+
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
+    t.llm.push(Reply::tool_calls("", &[("lister_rappels", "{}")]));
+    let long_answer = "You have no reminder today. Tomorrow you have a meeting with the bank at nine, \
+                       then lunch with your mother, then the garden party until the evening.";
+    t.llm.push(Reply::text(long_answer));
+    t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
+    t.llm.push(Reply::tool_calls("", &[("lister_rappels", "{}")]));
+    t.llm.push(Reply::text("Noted."));
+
+    let synth = joe();
+    let full = arthur_audio::tts::speak(synth.as_ref(), long_answer, |_| {}).unwrap();
+    let voice_loop = VoiceLoop {
+        engine: &t.engine,
+        transcriber: english_transcriber(),
+        synth,
+        listener: ListenerConfig::default(),
+        barge_in: true,
+    };
+    let output = dir.path().join("arthur.wav");
+    let exchanges = voice_loop.run_wav(&input_path, Some(&output)).await.unwrap();
+    assert_eq!(exchanges.len(), 2, "{exchanges:#?}");
+    let stopped_at = exchanges[0].interrupted_at_secs.expect("the answer was interrupted");
+    let latency = stopped_at - interruption_at;
+    assert!((0.0..0.3).contains(&latency), "playback stopped {latency:.3} s after the user spoke");
+    let second = &exchanges[1];
+    assert!(second.command.as_deref().unwrap_or("").to_lowercase().contains("mother"), "{second:?}");
+
+    let said = wav::read_wav_16k_mono(&output).unwrap();
+    let played = wav::duration_secs(&said, 16_000);
+    assert!(played < full.duration_secs() as f64 - 2.0, "played {played:.1} s of {:.1} s", full.duration_secs());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_barge_in_the_answer_plays_to_the_end_and_the_microphone_is_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = silence(0.5);
+    input.extend(speech("Arthur, what are my reminders?", dir.path(), "a.wav"));
+    input.extend(silence(2.0));
+    input.extend(speech("Stop. Call my mother.", dir.path(), "b.wav"));
+    input.extend(silence(12.0));
+    let input_path = write_input(dir.path(), &input);
+
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
+    t.llm.push(Reply::tool_calls("", &[("lister_rappels", "{}")]));
+    t.llm.push(Reply::text("You have no reminder today. Tomorrow you have a meeting with the bank at nine."));
+    let voice_loop = VoiceLoop {
+        engine: &t.engine,
+        transcriber: english_transcriber(),
+        synth: Arc::new(EspeakNg::new("en")),
+        listener: ListenerConfig::default(),
+        barge_in: false,
+    };
+    let exchanges = voice_loop.run_wav(&input_path, None).await.unwrap();
+    assert_eq!(exchanges.len(), 1, "what was said during the answer was not heard: {exchanges:#?}");
+    assert_eq!(exchanges[0].interrupted_at_secs, None);
 }

@@ -5,7 +5,10 @@
 /// Every stage of the pipeline works on 16 kHz mono samples.
 pub const SAMPLE_RATE_HZ: u32 = 16_000;
 
+pub mod capture;
 pub mod earcon;
+pub mod piper;
+pub mod playback;
 pub mod stt;
 pub mod tts;
 pub mod vad;

@@ -166,6 +166,94 @@ pub fn resample(input: &[f32], from_hz: u32, to_hz: u32) -> Vec<f32> {
     out
 }
 
+/// The same conversion as [`resample`], for a stream that arrives in pieces (a capture
+/// callback): each output sample is computed once its whole kernel has arrived, so the
+/// output equals the one-shot resampling of the concatenated input, only delayed by half
+/// the kernel. The start of the stream is zero-padded like [`resample`].
+pub struct StreamResampler {
+    up: u64,
+    down: u64,
+    reach: i64,
+    taps: usize,
+    cutoff: f64,
+    half_width: f64,
+    table: Option<Vec<f32>>,
+    /// Input not yet fully used; `buf[0]` is stream sample `buf_start`.
+    buf: Vec<f32>,
+    buf_start: u64,
+    next_out: u64,
+}
+
+impl StreamResampler {
+    /// A converter from `from_hz` to `to_hz` (both > 0; equal rates pass samples through).
+    pub fn new(from_hz: u32, to_hz: u32) -> Result<Self, WavError> {
+        if from_hz == 0 || to_hz == 0 {
+            return Err(WavError::Invalid("sample rate 0"));
+        }
+        let g = gcd(u64::from(from_hz), u64::from(to_hz));
+        let up = u64::from(to_hz) / g;
+        let down = u64::from(from_hz) / g;
+        let cutoff = CUTOFF_MARGIN * (f64::from(to_hz) / f64::from(from_hz)).min(1.0);
+        let half_width = SINC_ZERO_CROSSINGS / cutoff;
+        let reach = half_width.ceil() as i64;
+        let taps = (2 * reach) as usize;
+        let table = (up <= MAX_TABLE_PHASES && up != down).then(|| {
+            let mut t = Vec::with_capacity(up as usize * taps);
+            for p in 0..up {
+                let frac = p as f64 / up as f64;
+                t.extend((0..taps).map(|k| kernel(frac - (k as f64 - reach as f64 + 1.0), cutoff, half_width) as f32));
+            }
+            t
+        });
+        Ok(Self { up, down, reach, taps, cutoff, half_width, table, buf: Vec::new(), buf_start: 0, next_out: 0 })
+    }
+
+    /// Feeds `input`; appends to `out` every output sample that can now be computed.
+    pub fn process(&mut self, input: &[f32], out: &mut Vec<f32>) {
+        if self.up == self.down {
+            out.extend_from_slice(input);
+            return;
+        }
+        self.buf.extend_from_slice(input);
+        let available = self.buf_start + self.buf.len() as u64;
+        loop {
+            let pos = self.next_out * self.down;
+            let i = (pos / self.up) as i64;
+            if i + self.reach >= available as i64 {
+                break;
+            }
+            let phase = pos % self.up;
+            let first = i - self.reach + 1;
+            let mut acc = 0.0f64;
+            for k in 0..self.taps {
+                let j = first + k as i64;
+                if j < 0 {
+                    continue;
+                }
+                let x = f64::from(self.buf[(j as u64 - self.buf_start) as usize]);
+                let w = match &self.table {
+                    Some(t) => f64::from(t[phase as usize * self.taps + k]),
+                    None => kernel(
+                        phase as f64 / self.up as f64 - (k as f64 - self.reach as f64 + 1.0),
+                        self.cutoff,
+                        self.half_width,
+                    ),
+                };
+                acc += x * w;
+            }
+            out.push(acc as f32);
+            self.next_out += 1;
+        }
+        // Drop the input no future output will reach.
+        let next_first = ((self.next_out * self.down / self.up) as i64 - self.reach + 1).max(0) as u64;
+        if next_first > self.buf_start {
+            let drop = ((next_first - self.buf_start) as usize).min(self.buf.len());
+            self.buf.drain(..drop);
+            self.buf_start += drop as u64;
+        }
+    }
+}
+
 /// Windowed sinc at distance `x` input samples from the output position.
 fn kernel(x: f64, cutoff: f64, half_width: f64) -> f64 {
     if x.abs() >= half_width {
@@ -327,6 +415,31 @@ pub fn write_wav(path: impl AsRef<Path>, samples: &[f32], rate: u32) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stream_resampler_matches_the_one_shot_resampler() {
+        let input: Vec<f32> =
+            (0..48_000).map(|i| ((i as f32) * 0.0131).sin() * 0.5 + ((i as f32) * 0.29).sin() * 0.2).collect();
+        for (from, to) in [(48_000, 16_000), (44_100, 16_000), (16_000, 16_000), (8_000, 16_000)] {
+            let whole = resample(&input, from, to);
+            let mut stream = StreamResampler::new(from, to).unwrap();
+            let mut out = Vec::new();
+            // Uneven pieces, like capture callbacks.
+            let mut rest = &input[..];
+            let mut n = 1;
+            while !rest.is_empty() {
+                let take = (n * 97 % 1013 + 1).min(rest.len());
+                stream.process(&rest[..take], &mut out);
+                rest = &rest[take..];
+                n += 1;
+            }
+            assert!(out.len() + 200 >= whole.len(), "{from}→{to}: {} of {}", out.len(), whole.len());
+            for (k, (a, b)) in out.iter().zip(&whole).enumerate() {
+                assert!((a - b).abs() < 1e-4, "{from}→{to} sample {k}: {a} vs {b}");
+            }
+        }
+        assert!(StreamResampler::new(0, 16_000).is_err());
+    }
 
     fn sine(freq: f64, rate: u32, secs: f64, amp: f32) -> Vec<f32> {
         let n = (f64::from(rate) * secs) as usize;

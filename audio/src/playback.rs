@@ -1,0 +1,228 @@
+//! Where Arthur's voice goes: a [`Speaker`] queues speech sentence by sentence and can be
+//! stopped at once (barge-in). [`DeviceSpeaker`] plays on the sound card with rodio;
+//! [`WavSpeaker`] plays in *audio time* — it advances only as the loop consumes input
+//! frames — and records what was played, so a replayed conversation (tests, `--output`)
+//! behaves exactly like the live one, interruptions included.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::tts::Pcm;
+use crate::wav;
+use crate::SAMPLE_RATE_HZ;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlaybackError {
+    #[error("no audio output device: {0}")]
+    NoDevice(String),
+    #[error("audio output failed: {0}")]
+    Failed(String),
+    #[error(transparent)]
+    Wav(#[from] wav::WavError),
+}
+
+/// Something that plays speech.
+pub trait Speaker: Send {
+    /// Queues `pcm` after what is already queued; returns at once.
+    fn enqueue(&mut self, pcm: &Pcm) -> Result<(), PlaybackError>;
+    /// Whether queued audio is still playing.
+    fn is_playing(&self) -> bool;
+    /// Stops now and drops everything queued (barge-in).
+    fn stop(&mut self);
+    /// Tells the speaker that `samples` of input (16 kHz) went by. Speakers that play in
+    /// audio time advance by that much; device speakers play on their own clock.
+    fn advance(&mut self, _samples: usize) {}
+    /// Waits until everything queued has been played.
+    fn drain(&mut self);
+}
+
+/// Plays on an output device through rodio. The device stream lives on a thread of its
+/// own; dropping the speaker closes it.
+pub struct DeviceSpeaker {
+    mixer: rodio::mixer::Mixer,
+    player: rodio::Player,
+    close: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    device: String,
+}
+
+impl DeviceSpeaker {
+    /// Opens the default output device.
+    pub fn open_default() -> Result<Self, PlaybackError> {
+        let (tx, rx) = mpsc::channel();
+        let close = Arc::new(AtomicBool::new(false));
+        let thread_close = close.clone();
+        let thread = std::thread::Builder::new()
+            .name("arthur-playback".into())
+            .spawn(move || {
+                let mut sink = match rodio::DeviceSinkBuilder::open_default_sink() {
+                    Ok(sink) => sink,
+                    Err(e) => {
+                        let _ = tx.send(Err(PlaybackError::NoDevice(e.to_string())));
+                        return;
+                    }
+                };
+                sink.log_on_drop(false);
+                let description =
+                    format!("{} Hz, {} channel(s)", sink.config().sample_rate(), sink.config().channel_count());
+                let _ = tx.send(Ok((sink.mixer().clone(), description)));
+                while !thread_close.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                drop(sink);
+            })
+            .map_err(|e| PlaybackError::Failed(e.to_string()))?;
+        let (mixer, device) = match rx.recv() {
+            Ok(Ok(opened)) => opened,
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                return Err(e);
+            }
+            Err(_) => {
+                let _ = thread.join();
+                return Err(PlaybackError::Failed("playback thread ended".into()));
+            }
+        };
+        tracing::info!(%device, "playing on the default output device");
+        let player = rodio::Player::connect_new(&mixer);
+        Ok(Self { mixer, player, close, thread: Some(thread), device })
+    }
+
+    pub fn device(&self) -> &str {
+        &self.device
+    }
+}
+
+impl Speaker for DeviceSpeaker {
+    fn enqueue(&mut self, pcm: &Pcm) -> Result<(), PlaybackError> {
+        let (Some(rate), Some(channels)) = (std::num::NonZero::new(pcm.rate), std::num::NonZero::new(1u16)) else {
+            return Err(PlaybackError::Failed("sample rate 0".into()));
+        };
+        if !pcm.samples.is_empty() {
+            self.player.append(rodio::buffer::SamplesBuffer::new(channels, rate, pcm.samples.clone()));
+        }
+        Ok(())
+    }
+
+    fn is_playing(&self) -> bool {
+        !self.player.empty()
+    }
+
+    fn stop(&mut self) {
+        self.player.stop();
+        // A stopped player waits for its queue to flush before taking more: start afresh.
+        self.player = rodio::Player::connect_new(&self.mixer);
+    }
+
+    fn drain(&mut self) {
+        self.player.sleep_until_end();
+    }
+}
+
+impl Drop for DeviceSpeaker {
+    fn drop(&mut self) {
+        self.close.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Plays in audio time and keeps what was played (16 kHz mono).
+#[derive(Debug, Default)]
+pub struct WavSpeaker {
+    queue: Vec<f32>,
+    pos: usize,
+    played: Vec<f32>,
+    stops: usize,
+}
+
+impl WavSpeaker {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Everything played so far, in order (16 kHz mono).
+    pub fn played(&self) -> &[f32] {
+        &self.played
+    }
+
+    /// How many times playback was stopped before its end.
+    pub fn interruptions(&self) -> usize {
+        self.stops
+    }
+
+    /// Writes what was played to a 16 kHz WAV file.
+    pub fn write(&self, path: impl AsRef<std::path::Path>) -> Result<(), PlaybackError> {
+        Ok(wav::write_wav(path, &self.played, SAMPLE_RATE_HZ)?)
+    }
+}
+
+impl Speaker for WavSpeaker {
+    fn enqueue(&mut self, pcm: &Pcm) -> Result<(), PlaybackError> {
+        if pcm.rate == 0 {
+            return Err(PlaybackError::Failed("sample rate 0".into()));
+        }
+        self.queue.extend(wav::resample(&pcm.samples, pcm.rate, SAMPLE_RATE_HZ));
+        Ok(())
+    }
+
+    fn is_playing(&self) -> bool {
+        self.pos < self.queue.len()
+    }
+
+    fn stop(&mut self) {
+        if self.is_playing() {
+            self.stops += 1;
+        }
+        self.queue.clear();
+        self.pos = 0;
+    }
+
+    fn advance(&mut self, samples: usize) {
+        let end = (self.pos + samples).min(self.queue.len());
+        self.played.extend_from_slice(&self.queue[self.pos..end]);
+        self.pos = end;
+        if self.pos == self.queue.len() {
+            self.queue.clear();
+            self.pos = 0;
+        }
+    }
+
+    fn drain(&mut self) {
+        let rest = self.queue.len() - self.pos;
+        self.advance(rest);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tone(secs: f32, rate: u32) -> Pcm {
+        Pcm { samples: (0..(secs * rate as f32) as usize).map(|i| (i as f32 * 0.05).sin() * 0.3).collect(), rate }
+    }
+
+    #[test]
+    fn the_wav_speaker_plays_in_audio_time_and_stops_on_demand() {
+        let mut speaker = WavSpeaker::new();
+        assert!(!speaker.is_playing());
+        speaker.enqueue(&tone(1.0, 22_050)).unwrap();
+        speaker.enqueue(&tone(0.5, 16_000)).unwrap();
+        assert!(speaker.is_playing());
+        speaker.advance(8_000);
+        assert_eq!(speaker.played().len(), 8_000, "half a second went by");
+        speaker.stop();
+        assert!(!speaker.is_playing());
+        assert_eq!(speaker.interruptions(), 1);
+        speaker.advance(16_000);
+        assert_eq!(speaker.played().len(), 8_000, "nothing plays after a stop");
+        speaker.enqueue(&tone(0.25, 16_000)).unwrap();
+        speaker.drain();
+        assert_eq!(speaker.played().len(), 12_000);
+        assert!(!speaker.is_playing());
+        assert_eq!(speaker.interruptions(), 1, "draining is not an interruption");
+    }
+}
