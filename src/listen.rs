@@ -321,7 +321,7 @@ impl VoiceLoop<'_> {
     ) -> anyhow::Result<Spoken> {
         let (tx, mut rx) = mpsc::channel::<Result<Pcm, tts::TtsError>>(4);
         let synth = self.synth.clone();
-        let sentences = tts::sentences(text);
+        let sentences = tts::chunks(text);
         let synthesis = tokio::task::spawn_blocking(move || {
             for sentence in sentences {
                 if tx.blocking_send(synth.synthesize(&sentence)).is_err() {

@@ -19,13 +19,14 @@ pub const ONNXRUNTIME_FILE: &str = "libonnxruntime.so";
 pub struct PiperOptions {
     /// `libonnxruntime.so`; `None`: `ORT_DYLIB_PATH`, then the model directory.
     pub onnxruntime: Option<PathBuf>,
-    /// ONNX Runtime threads for one synthesis (one was fastest on two cores).
+    /// ONNX Runtime threads for one synthesis: two made synthesis 1.45× faster than one on
+    /// the 2-core machines (`cargo bench -p arthur-audio --bench tts`).
     pub threads: usize,
 }
 
 impl Default for PiperOptions {
     fn default() -> Self {
-        Self { onnxruntime: None, threads: 1 }
+        Self { onnxruntime: None, threads: 2 }
     }
 }
 
@@ -81,6 +82,10 @@ impl PiperVoice {
 
     /// Phonemes of `text`, clause by clause, with the punctuation Piper pauses on.
     pub fn phonemize(&self, text: &str) -> Result<String, TtsError> {
+        // espeak-ng is one global state (the voice set, then the text read): one caller
+        // at a time, whichever voice asks.
+        static ESPEAK: Mutex<()> = Mutex::new(());
+        let _espeak = ESPEAK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut out = String::new();
         for (clause, punct) in clauses(text) {
             let phonemes = espeak_rs::text_to_phonemes(&clause, &self.espeak_voice, None)

@@ -115,11 +115,31 @@ pub fn sentences(text: &str) -> Vec<String> {
     out
 }
 
-/// Synthesises `text` sentence by sentence; `on_sentence` gets each piece as soon as it
-/// is ready (to start playback early). Returns the whole answer.
+/// The pieces an answer is synthesised in: its sentences, with the first one cut at its
+/// first clause break (":", ";", ",") when both sides have words — Arthur's reports open
+/// with "Rappel numéro un enregistré : …", and the shorter first piece starts playing
+/// sooner; the break is a pause anyway.
+pub fn chunks(text: &str) -> Vec<String> {
+    let mut pieces = sentences(text);
+    if let Some(first) = pieces.first().cloned() {
+        let cut = first.char_indices().find(|(_, c)| matches!(c, ':' | ';' | ','));
+        if let Some((at, c)) = cut {
+            let (head, tail) = (first[..at + c.len_utf8()].trim(), first[at + c.len_utf8()..].trim());
+            if head.split_whitespace().filter(|w| w.chars().any(char::is_alphanumeric)).count() >= 2
+                && tail.chars().any(char::is_alphanumeric)
+            {
+                pieces.splice(0..1, [head.to_string(), tail.to_string()]);
+            }
+        }
+    }
+    pieces
+}
+
+/// Synthesises `text` piece by piece (see [`chunks`]); `on_sentence` gets each piece as
+/// soon as it is ready (to start playback early). Returns the whole answer.
 pub fn speak(synth: &dyn Synthesizer, text: &str, mut on_sentence: impl FnMut(&Pcm)) -> Result<Pcm, TtsError> {
     let mut whole: Option<Pcm> = None;
-    for sentence in sentences(text) {
+    for sentence in chunks(text) {
         let pcm = synth.synthesize(&sentence)?;
         on_sentence(&pcm);
         match &mut whole {
@@ -143,6 +163,17 @@ mod tests {
         assert!(sentences(" ... ").is_empty());
         let long = format!("{}, et puis la suite", "mot ".repeat(70));
         assert_eq!(sentences(&long).len(), 2);
+    }
+
+    #[test]
+    fn the_first_piece_stops_at_the_first_clause_break() {
+        assert_eq!(
+            chunks("Rappel numéro un enregistré : « appeler la banque », pour demain. Autre chose ?"),
+            ["Rappel numéro un enregistré :", "« appeler la banque », pour demain.", "Autre chose ?"]
+        );
+        assert_eq!(chunks("Oui, bien sûr. Voilà."), ["Oui, bien sûr.", "Voilà."], "one word is too short a piece");
+        assert_eq!(chunks("Rien n'a été fait."), ["Rien n'a été fait."]);
+        assert!(chunks("").is_empty());
     }
 
     #[test]
