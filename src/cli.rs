@@ -88,6 +88,27 @@ pub enum Command {
         #[arg(short, long)]
         output: std::path::PathBuf,
     },
+    /// The appliance: web interface, hands-free voice, reminders spoken when due.
+    /// SIGTERM or Ctrl-C stops it cleanly.
+    Serve {
+        /// Listen to a recording (played in real time) instead of the microphone.
+        #[arg(long)]
+        input: Option<std::path::PathBuf>,
+        /// Write what Arthur says to this WAV file instead of the loudspeaker.
+        #[arg(long)]
+        output: Option<std::path::PathBuf>,
+        /// Microphone (device id or part of its name; default ARTHUR_AUDIO_INPUT).
+        #[arg(long)]
+        device: Option<String>,
+        /// Run without the voice (web and reminders only).
+        #[arg(long)]
+        no_voice: bool,
+        /// Seconds between two checks for due reminders.
+        #[arg(long, default_value_t = 30)]
+        reminder_check_secs: u64,
+    },
+    /// What works and what is missing (database, models, microphone, providers, Atlas).
+    Doctor,
     /// The web interface alone (chat and memory pages), on ARTHUR_WEB_ADDR.
     Web,
     /// Run one tool directly: `arthur tool creer_note '{"texte": "…"}'`.
@@ -270,6 +291,34 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             eprintln!("{secs:.1} s de parole écrits.");
             Ok(ExitCode::SUCCESS)
         }
+        Command::Serve { input, output, device, no_voice, reminder_check_secs } => {
+            let first_start = crate::first_start::prepare().context("first start")?;
+            let app = open().await?;
+            if let Some(config) = first_start {
+                let providers = crate::health::check_providers(crate::health::providers(&app.settings)).await;
+                eprintln!(
+                    "Arthur : premier démarrage. Exemple de configuration écrit dans {} (tout y est commenté).\n{}",
+                    config.display(),
+                    crate::health::report(&app.settings, true, &providers)
+                );
+            }
+            let args = crate::serve::ServeArgs {
+                input,
+                output,
+                device,
+                no_voice,
+                reminder_check: std::time::Duration::from_secs(reminder_check_secs.max(1)),
+            };
+            crate::serve::run(app, args, shutdown_signal()).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Doctor => {
+            let settings = Settings::load().context("loading configuration")?;
+            let database_ok = App::open(settings.clone()).await.is_ok();
+            let providers = crate::health::check_providers(crate::health::providers(&settings)).await;
+            println!("Arthur — état\n{}", crate::health::report(&settings, database_ok, &providers));
+            Ok(if database_ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
         Command::Web => {
             let app = open().await?;
             let addr = crate::web::listen_address(&app.settings.web_addr, app.settings.web_token.as_ref())
@@ -282,6 +331,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 preferences_cap: app.ctx.preferences_cap,
                 demo: app.settings.demo,
                 token: app.settings.web_token.clone(),
+                health: Default::default(),
             });
             eprintln!("Arthur : interface web sur http://{}", listener.local_addr()?);
             crate::web::run(listener, state, shutdown_signal()).await.context("web server")?;

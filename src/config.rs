@@ -231,7 +231,7 @@ fn default_data_dir() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "arthur").map(|d| d.data_dir().to_path_buf())
 }
 
-fn default_config_file() -> Option<PathBuf> {
+pub fn default_config_file() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "arthur").map(|d| d.config_dir().join("arthur.toml"))
 }
 

@@ -50,6 +50,8 @@ pub enum LoopEvent {
     Answer(String),
     BargeIn,
     NothingHeard,
+    /// Something Arthur says on his own (a due reminder).
+    Announcement(String),
 }
 
 /// Keys of the push-to-talk loop.
@@ -131,6 +133,19 @@ impl VoiceLoop<'_> {
         frames: &mut mpsc::Receiver<Vec<f32>>,
         speaker: &mut dyn Speaker,
         shutdown: impl Future<Output = ()>,
+        on_event: impl FnMut(&LoopEvent),
+    ) -> anyhow::Result<Vec<Exchange>> {
+        self.hands_free_announcing(frames, speaker, None, shutdown, on_event).await
+    }
+
+    /// Hands-free, also speaking what arrives on `announcements` (due reminders) between
+    /// two utterances, with the same barge-in.
+    pub async fn hands_free_announcing(
+        &self,
+        frames: &mut mpsc::Receiver<Vec<f32>>,
+        speaker: &mut dyn Speaker,
+        mut announcements: Option<&mut mpsc::Receiver<String>>,
+        shutdown: impl Future<Output = ()>,
         mut on_event: impl FnMut(&LoopEvent),
     ) -> anyhow::Result<Vec<Exchange>> {
         let mut ears =
@@ -141,8 +156,23 @@ impl VoiceLoop<'_> {
         tokio::pin!(shutdown);
         on_event(&LoopEvent::Ready);
         loop {
+            let announcement = async {
+                match announcements.as_deref_mut() {
+                    Some(rx) => rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
             let frame = tokio::select! {
                 frame = ears.next() => frame,
+                Some(text) = announcement => {
+                    on_event(&LoopEvent::Announcement(text.clone()));
+                    speaker.enqueue(&earcon_pcm(earcon::listening()))?;
+                    if let Spoken::BargeIn = self.speak(&text, &mut ears, speaker, None).await? {
+                        on_event(&LoopEvent::BargeIn);
+                        listener.answered(ears.now());
+                    }
+                    continue;
+                }
                 () = &mut shutdown => break,
             };
             let event = match frame {

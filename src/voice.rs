@@ -205,6 +205,7 @@ fn print_event(event: &LoopEvent, newline: &str) {
         LoopEvent::Answer(t) => format!("arthur › {}", t.replace('\n', &format!("{newline}         "))),
         LoopEvent::BargeIn => "(réponse interrompue)".to_string(),
         LoopEvent::NothingHeard => "(rien entendu)".to_string(),
+        LoopEvent::Announcement(t) => format!("arthur (rappel) › {t}"),
     };
     let mut out = std::io::stdout().lock();
     let _ = write!(out, "{line}{newline}");

@@ -33,6 +33,8 @@ pub struct WebState {
     pub preferences_cap: u32,
     pub demo: bool,
     pub token: Option<Secret>,
+    /// What `arthur serve`'s components report (empty under `arthur web`).
+    pub health: Arc<crate::health::HealthBoard>,
 }
 
 impl WebState {
@@ -219,10 +221,16 @@ async fn export(State(state): State<Arc<WebState>>) -> Response {
 
 async fn healthz(State(state): State<Arc<WebState>>) -> Response {
     let database = state.store.list_projets().await.is_ok();
+    let live = state.health.snapshot();
     let body = serde_json::json!({
         "status": if database { "ok" } else { "degraded" },
         "database": if database { "ok" } else { "error" },
         "demo": state.demo,
+        "voice": live.voice,
+        "models": { "whisper": live.whisper_model, "voice": live.voice_name },
+        "reminders_announced": live.reminders_announced,
+        "providers": live.providers,
+        "atlas": { "last_poll": live.atlas_last_poll },
     });
     let code = if database { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
     (code, Json(body)).into_response()

@@ -159,6 +159,7 @@ pub async fn spawn_web_app(demo: bool, token: Option<&str>) -> WebApp {
         preferences_cap: turn.app.ctx.preferences_cap,
         demo,
         token: token.map(Secret::new),
+        health: Default::default(),
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

@@ -260,6 +260,11 @@ pub trait MemoryStore: Send + Sync {
     async fn create_rappel(&self, texte: &str, echeance: DateTime<Utc>, now: DateTime<Utc>) -> StoreResult<Rappel>;
     async fn list_rappels(&self, include_done: bool) -> StoreResult<Vec<Rappel>>;
     async fn get_rappel(&self, id: i64) -> StoreResult<Option<Rappel>>;
+    /// Reminders not done, due at `now` or before, and not yet announced.
+    async fn due_unannounced_rappels(&self, now: DateTime<Utc>) -> StoreResult<Vec<Rappel>>;
+    /// Records that reminder `id` was announced; `false` when it already was (so two
+    /// notifiers, or a restart, announce it once).
+    async fn mark_rappel_announced(&self, id: i64, at: DateTime<Utc>) -> StoreResult<bool>;
     async fn mark_rappel_done(&self, id: i64, now: DateTime<Utc>) -> StoreResult<MarkDone>;
 
     // Preferences.

@@ -252,6 +252,36 @@ impl MemoryStore for SqliteStore {
         rows.iter().map(rappel_from).collect()
     }
 
+    async fn due_unannounced_rappels(&self, now: DateTime<Utc>) -> StoreResult<Vec<Rappel>> {
+        let rows = sqlx::query(
+            "SELECT r.* FROM rappels r LEFT JOIN rappel_annonces a ON a.rappel_id = r.id \
+             WHERE r.fait = 0 AND a.rappel_id IS NULL ORDER BY r.echeance, r.id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let mut due = Vec::new();
+        for row in &rows {
+            let rappel = rappel_from(row)?;
+            if rappel.echeance <= now {
+                due.push(rappel);
+            }
+        }
+        Ok(due)
+    }
+
+    async fn mark_rappel_announced(&self, id: i64, at: DateTime<Utc>) -> StoreResult<bool> {
+        let mut tx = self.write_tx().await?;
+        let done =
+            sqlx::query("INSERT INTO rappel_annonces (rappel_id, annonce_le) VALUES (?, ?) ON CONFLICT DO NOTHING")
+                .bind(id)
+                .bind(to_db(at))
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+        tx.commit().await?;
+        Ok(done == 1)
+    }
+
     async fn get_rappel(&self, id: i64) -> StoreResult<Option<Rappel>> {
         let row = sqlx::query("SELECT * FROM rappels WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
         row.as_ref().map(rappel_from).transpose()

@@ -1,0 +1,153 @@
+//! What state the appliance is in, for `GET /healthz` (machines) and `arthur doctor`
+//! (people): database, speech models, voice loop, providers, Atlas. Components of
+//! `arthur serve` report into a shared [`HealthBoard`]; the checks themselves are here.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::config::Settings;
+
+/// Live state reported by the running components.
+#[derive(Debug, Default)]
+pub struct HealthBoard {
+    state: Mutex<LiveState>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LiveState {
+    /// "à l'écoute (…)", or why the voice is off; `None` outside `arthur serve`.
+    pub voice: Option<String>,
+    pub voice_name: Option<String>,
+    pub whisper_model: Option<PathBuf>,
+    pub reminders_announced: u64,
+    pub providers: Vec<ProviderCheck>,
+    pub atlas_last_poll: Option<DateTime<Utc>>,
+}
+
+impl HealthBoard {
+    pub fn update(&self, f: impl FnOnce(&mut LiveState)) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut state);
+    }
+
+    pub fn snapshot(&self) -> LiveState {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// One provider: configured (a key is set) and, when checked, reachable.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProviderCheck {
+    pub name: &'static str,
+    pub base_url: String,
+    /// `None` until checked; `Some(false)` when no HTTP answer came within the timeout.
+    pub reachable: Option<bool>,
+}
+
+/// The speech model files found (or not).
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelFiles {
+    pub whisper: Option<PathBuf>,
+    pub piper_voice: Option<PathBuf>,
+    pub onnxruntime: Option<PathBuf>,
+}
+
+pub fn model_files(settings: &Settings) -> ModelFiles {
+    let lang = if settings.voice.stt_lang.starts_with("en") { "en" } else { "fr" };
+    ModelFiles {
+        whisper: crate::voice::whisper_model(settings).ok(),
+        piper_voice: settings
+            .voice
+            .piper_voice
+            .clone()
+            .filter(|p| p.is_file())
+            .or_else(|| arthur_audio::piper::default_voice_path(lang)),
+        onnxruntime: arthur_audio::piper::onnxruntime_path(None).filter(|p| p.is_file()),
+    }
+}
+
+/// The configured providers, in fallback order.
+pub fn providers(settings: &Settings) -> Vec<ProviderCheck> {
+    let p = &settings.providers;
+    [("mistral", &p.mistral), ("anthropic", &p.anthropic), ("openai", &p.openai)]
+        .into_iter()
+        .filter_map(|(name, provider)| {
+            provider.as_ref().map(|pr| ProviderCheck { name, base_url: pr.base_url.clone(), reachable: None })
+        })
+        .collect()
+}
+
+/// Whether each provider's server answers HTTP at all (any status) within 3 s. No key is
+/// sent: this checks the network path, not the account.
+pub async fn check_providers(mut providers: Vec<ProviderCheck>) -> Vec<ProviderCheck> {
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(3)).build();
+    for p in &mut providers {
+        p.reachable = Some(match &client {
+            Ok(c) => c.get(&p.base_url).send().await.is_ok(),
+            Err(_) => false,
+        });
+    }
+    providers
+}
+
+/// `arthur doctor` and the first-start screen: what works, what is missing, what to do.
+pub fn report(settings: &Settings, database_ok: bool, providers: &[ProviderCheck]) -> String {
+    let files = model_files(settings);
+    let mut out = String::new();
+    let mut line = |ok: bool, text: String| out.push_str(&format!("  [{}] {text}\n", if ok { "ok" } else { "--" }));
+    line(true, format!("données : {}", settings.data_dir.display()));
+    line(database_ok, format!("base : {}", if database_ok { "ouverte et migrée" } else { "inaccessible" }));
+    line(
+        settings.config_file.is_some(),
+        match &settings.config_file {
+            Some(f) => format!("configuration : {}", f.display()),
+            None => "configuration : aucun fichier (valeurs par défaut et variables d'environnement)".into(),
+        },
+    );
+    match &files.whisper {
+        Some(p) => line(true, format!("reconnaissance vocale : {}", p.display())),
+        None => line(false, "reconnaissance vocale : aucun modèle whisper — lancez models/fetch".into()),
+    }
+    match (&files.piper_voice, &files.onnxruntime) {
+        (Some(v), Some(_)) => line(true, format!("voix : Piper {}", v.display())),
+        (Some(_), None) => line(false, "voix : ONNX Runtime absent — models/fetch ; espeak-ng en attendant".into()),
+        (None, _) => {
+            line(false, "voix : pas de voix Piper de la langue — models/fetch ; espeak-ng en attendant".into())
+        }
+    }
+    let inputs = arthur_audio::capture::input_devices();
+    let wanted = settings.voice.input_device.clone().unwrap_or_else(|| "entrée par défaut".into());
+    line(
+        !inputs.is_empty(),
+        if inputs.is_empty() {
+            "micro : aucun — la voix mains libres est désactivée (le web et le terminal marchent)".into()
+        } else {
+            format!("micro : {wanted} ({} entrées, `arthur listen --devices` les liste)", inputs.len())
+        },
+    );
+    if providers.is_empty() {
+        line(
+            false,
+            "modèle de langue : aucune clé (MISTRAL_API_KEY, ANTHROPIC_API_KEY, OPENAI_API_KEY) — \
+             hors ligne, Arthur comprend les commandes courantes (notes, rappels, sessions, bilans)"
+                .into(),
+        );
+    }
+    for p in providers {
+        let ok = p.reachable.unwrap_or(true);
+        let state = match p.reachable {
+            Some(true) => "joignable",
+            Some(false) => "injoignable",
+            None => "configuré",
+        };
+        line(ok, format!("modèle de langue : {} ({}) {state}", p.name, p.base_url));
+    }
+    let atlas = settings.atlas.imap_url.is_some();
+    line(atlas, if atlas { "Atlas : configuré".into() } else { "Atlas : non configuré (ATLAS_IMAP_URL)".to_string() });
+    out.push_str(&format!("  web : http://{} (chat, rappels, journal)\n", settings.web_addr));
+    out
+}

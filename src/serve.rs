@@ -1,0 +1,225 @@
+//! `arthur serve`, the appliance: one runtime running the web server, the voice loop (when
+//! a microphone and the models are there; otherwise a clear line and the rest runs) and the
+//! reminder notifier. Each component is `run(deps, shutdown)`; SIGTERM or Ctrl-C flips one
+//! [`Shutdown`] they all watch: the web finishes its in-flight requests (turns included),
+//! the voice loop stops at its next frame (a turn in progress finishes first), the
+//! notifier stops between two checks. Every write is a transaction, so nothing is left
+//! half-written.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use arthur_audio::playback::{DeviceSpeaker, Speaker, WavSpeaker};
+use arthur_audio::wav::{WavSource, FRAME_SAMPLES};
+use tokio::sync::{mpsc, watch};
+
+use crate::app::App;
+use crate::health::{self, HealthBoard};
+use crate::listen::VoiceLoop;
+
+/// The stop signal every component watches.
+#[derive(Debug, Clone)]
+pub struct Shutdown(watch::Receiver<bool>);
+
+impl Shutdown {
+    pub fn new() -> (watch::Sender<bool>, Self) {
+        let (tx, rx) = watch::channel(false);
+        (tx, Self(rx))
+    }
+
+    /// Resolves once shutdown was requested (at once if it already was).
+    pub async fn wait(mut self) {
+        let _ = self.0.wait_for(|stop| *stop).await;
+    }
+}
+
+/// `arthur serve` as typed.
+#[derive(Debug, Clone)]
+pub struct ServeArgs {
+    /// A recording instead of the microphone (played in real time).
+    pub input: Option<PathBuf>,
+    /// Arthur's voice to this WAV instead of the loudspeaker.
+    pub output: Option<PathBuf>,
+    pub device: Option<String>,
+    pub no_voice: bool,
+    pub reminder_check: Duration,
+}
+
+/// Runs the appliance until `shutdown` resolves.
+pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+    let (stop_tx, stop) = Shutdown::new();
+    tokio::spawn(async move {
+        shutdown.await;
+        tracing::info!("stopping: web, voice and notifier");
+        let _ = stop_tx.send(true);
+    });
+    let health = Arc::new(HealthBoard::default());
+    {
+        let health = health.clone();
+        let providers = health::providers(&app.settings);
+        tokio::spawn(async move {
+            let checked = health::check_providers(providers).await;
+            health.update(|s| s.providers = checked);
+        });
+    }
+
+    let addr = crate::web::listen_address(&app.settings.web_addr, app.settings.web_token.as_ref())
+        .context("web configuration")?;
+    let listener = crate::web::bind(addr).await?;
+    eprintln!("Arthur : interface web sur http://{}", listener.local_addr()?);
+    let state = Arc::new(crate::web::WebState {
+        engine: app.engine.clone(),
+        store: app.ctx.store.clone(),
+        tz: app.ctx.tz,
+        preferences_cap: app.ctx.preferences_cap,
+        demo: app.settings.demo,
+        token: app.settings.web_token.clone(),
+        health: health.clone(),
+    });
+    let web = tokio::spawn(crate::web::run(listener, state, stop.clone().wait()));
+
+    let (announce_tx, announce_rx) = mpsc::channel(16);
+    let voice = if args.no_voice || app.settings.demo {
+        health.update(|s| s.voice = Some("désactivée (--no-voice ou démonstration)".into()));
+        None
+    } else {
+        match start_voice(&app, &args, health.clone(), announce_rx, stop.clone()).await {
+            Ok(task) => Some(task),
+            Err(e) => {
+                let reason = format!("{e:#}");
+                eprintln!("Arthur : voix désactivée — {reason}. Le web et les rappels fonctionnent.");
+                tracing::warn!(reason = %reason, "voice disabled");
+                health.update(|s| s.voice = Some(format!("désactivée : {reason}")));
+                None
+            }
+        }
+    };
+    let announce = voice.as_ref().map(|_| announce_tx);
+
+    let notifier = tokio::spawn(crate::notifier::run(
+        crate::notifier::NotifierDeps {
+            store: app.ctx.store.clone(),
+            clock: app.ctx.clock.clone(),
+            period: args.reminder_check,
+            announce,
+            health: health.clone(),
+        },
+        stop.clone(),
+    ));
+
+    let mut failed = false;
+    match web.await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "web server failed");
+            failed = true;
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "web task panicked");
+            failed = true;
+        }
+    }
+    if let Some(voice) = voice {
+        match voice.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::error!(error = %format!("{e:#}"), "voice loop failed");
+                failed = true;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "voice task panicked");
+                failed = true;
+            }
+        }
+    }
+    if let Ok(Err(e)) = notifier.await {
+        tracing::error!(error = %format!("{e:#}"), "reminder notifier failed");
+        failed = true;
+    }
+    app.store.close().await;
+    if failed {
+        anyhow::bail!("a component of arthur serve failed (see the log above)");
+    }
+    eprintln!("Arthur : arrêté proprement.");
+    Ok(())
+}
+
+/// Loads the models and opens the audio; the loop itself runs on a task.
+async fn start_voice(
+    app: &App,
+    args: &ServeArgs,
+    health: Arc<HealthBoard>,
+    mut announcements: mpsc::Receiver<String>,
+    stop: Shutdown,
+) -> anyhow::Result<tokio::task::JoinHandle<anyhow::Result<()>>> {
+    let whisper = crate::voice::whisper_model(&app.settings).context("aucun modèle whisper")?;
+    let transcriber = crate::voice::transcriber(app).await.context("modèle whisper illisible")?;
+    let synth = {
+        let settings = app.settings.clone();
+        tokio::task::spawn_blocking(move || crate::voice::synthesizer(&settings))
+            .await
+            .context("loading the voice")?
+            .context("voix Piper inutilisable")?
+    };
+    let (capture, mut frames) = match &args.input {
+        Some(input) => {
+            let source =
+                WavSource::open(input, FRAME_SAMPLES).with_context(|| format!("reading {}", input.display()))?;
+            (None, crate::listen::replay(source, Some(Duration::from_secs(3600))))
+        }
+        None => {
+            let config = arthur_audio::capture::CaptureConfig {
+                device: args.device.clone().or_else(|| app.settings.voice.input_device.clone()),
+            };
+            let (capture, frames) = crate::listen::capture_frames(&config).context("aucun micro utilisable")?;
+            (Some(capture), frames)
+        }
+    };
+    let mut mouth = match &args.output {
+        Some(_) => Mouth::Wav(WavSpeaker::new()),
+        None => Mouth::Device(DeviceSpeaker::open_default().context("aucun haut-parleur utilisable")?),
+    };
+    let device = capture.as_ref().map(|c| c.info().device.clone()).unwrap_or_else(|| "enregistrement".into());
+    health.update(|s| {
+        s.voice = Some(format!("à l'écoute ({device})"));
+        s.voice_name = Some(synth.name().to_string());
+        s.whisper_model = Some(whisper);
+    });
+    eprintln!("Arthur : à l'écoute ({device}), voix {}.", synth.name());
+    let engine = app.engine.clone();
+    let listener = arthur_audio::wake::ListenerConfig::default();
+    let barge_in = app.settings.voice.barge_in;
+    let output = args.output.clone();
+    Ok(tokio::spawn(async move {
+        let _capture = capture;
+        let voice_loop = VoiceLoop { engine: engine.as_ref(), transcriber, synth, listener, barge_in };
+        let exchanges = voice_loop
+            .hands_free_announcing(&mut frames, mouth.speaker(), Some(&mut announcements), stop.wait(), |event| {
+                tracing::info!(?event, "voice")
+            })
+            .await?;
+        tracing::info!(exchanges = exchanges.len(), "voice loop stopped");
+        if let (Mouth::Wav(wav), Some(path)) = (&mouth, output) {
+            wav.write(&path).with_context(|| format!("writing {}", path.display()))?;
+        }
+        Ok(())
+    }))
+}
+
+/// Where the voice goes in `serve`.
+enum Mouth {
+    Wav(WavSpeaker),
+    Device(DeviceSpeaker),
+}
+
+impl Mouth {
+    fn speaker(&mut self) -> &mut dyn Speaker {
+        match self {
+            Mouth::Wav(s) => s,
+            Mouth::Device(s) => s,
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! `arthur serve`, the appliance, as a process: a recording for a microphone and a scripted
+//! model → a spoken command becomes a reminder the web page shows; `/healthz` reports the
+//! voice and its models; SIGTERM stops it cleanly within a bound and the database passes
+//! `PRAGMA integrity_check`. First start writes the commented example configuration. The
+//! reminder notifier announces a due reminder once, across restarts.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use arthur::health::HealthBoard;
+use arthur::notifier::{announce_due, NotifierDeps};
+use arthur_agents::llm::scripted::{Reply, ScriptedLlm};
+use arthur_agents::memory::MemoryStore;
+use arthur_audio::wav;
+use serde_json::json;
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Lines of the child's stdout and stderr, as they come.
+fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    let err = child.stderr.take().unwrap();
+    let tx2 = tx.clone();
+    std::thread::spawn(move || BufReader::new(out).lines().map_while(Result::ok).for_each(|l| drop(tx.send(l))));
+    std::thread::spawn(move || BufReader::new(err).lines().map_while(Result::ok).for_each(|l| drop(tx2.send(l))));
+    rx
+}
+
+fn wait_line(lines: &mpsc::Receiver<String>, seen: &mut Vec<String>, needle: &str, timeout: Duration) -> String {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(l) = seen.iter().find(|l| l.contains(needle)) {
+            return l.clone();
+        }
+        match lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) => seen.push(line),
+            Err(_) => panic!("no {needle:?} within {timeout:?}; output: {seen:#?}"),
+        }
+    }
+}
+
+fn sigterm(child: &Child) {
+    assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+}
+
+async fn wait_exit(child: &mut Child, bound: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + bound;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "not stopped within {bound:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_hears_a_command_shows_it_on_the_web_and_stops_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let speech = dir.path().join("speech.wav");
+    assert!(Command::new("espeak-ng")
+        .args(["-v", "en", "-s", "150", "-w", speech.to_str().unwrap()])
+        .arg("Arthur, remind me to call the bank tomorrow at nine.")
+        .status()
+        .unwrap()
+        .success());
+    let mut input = vec![0.0f32; 16_000];
+    input.extend(wav::read_wav_16k_mono(&speech).unwrap());
+    input.extend(vec![0.0f32; 16_000 * 3]);
+    let input_path = dir.path().join("mic.wav");
+    wav::write_wav(&input_path, &input, 16_000).unwrap();
+
+    let llm = ScriptedLlm::start().await;
+    llm.push(Reply::text(r#"{"agent": "intendant", "domain": "QUOTIDIEN", "action": "ecriture"}"#));
+    llm.push(Reply::tool_calls(
+        "",
+        &[("creer_rappel", r#"{"texte": "appeler la banque", "echeance": "2099-12-01T09:00"}"#)],
+    ));
+    llm.push(Reply::text("Autre chose ?"));
+    let model = arthur_audio::stt::model_dir().unwrap().join("ggml-base.bin");
+    assert!(model.is_file(), "run models/fetch --offline");
+    let data = dir.path().join("data");
+    let output = dir.path().join("arthur.wav");
+    let child = Command::new(env!("CARGO_BIN_EXE_arthur"))
+        .args(["serve", "--input"])
+        .arg(&input_path)
+        .arg("--output")
+        .arg(&output)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .env("ARTHUR_DATA_DIR", &data)
+        .env("ARTHUR_WEB_ADDR", "127.0.0.1:0")
+        .env("ARTHUR_STT_LANG", "en")
+        .env("ARTHUR_WHISPER_MODEL", &model)
+        .env("MISTRAL_API_KEY", "test-key")
+        .env("MISTRAL_BASE_URL", llm.base_url())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Killed(child);
+    let lines = lines_of(&mut child.0);
+    let mut seen = Vec::new();
+
+    // First start: the example configuration and the one-screen summary.
+    wait_line(&lines, &mut seen, "premier démarrage", Duration::from_secs(30));
+    let config = dir.path().join("config/arthur/arthur.toml");
+    assert!(std::fs::read_to_string(&config).unwrap().contains("# timezone = \"Europe/Paris\""));
+    let web_line = wait_line(&lines, &mut seen, "interface web sur http://", Duration::from_secs(30));
+    let base = web_line.split("sur ").nth(1).unwrap().trim().to_string();
+    wait_line(&lines, &mut seen, "à l'écoute", Duration::from_secs(60));
+
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let page = http.get(format!("{base}/rappels")).send().await.unwrap().text().await.unwrap();
+        if page.contains("appeler la banque") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the spoken reminder never reached the web page; output: {seen:#?}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let health: serde_json::Value = http.get(format!("{base}/healthz")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(health["database"], "ok", "{health}");
+    assert!(health["voice"].as_str().unwrap().starts_with("à l'écoute"), "{health}");
+    assert_eq!(health["models"]["whisper"], json!(model.to_str().unwrap()), "{health}");
+    assert!(health["atlas"].is_object(), "{health}");
+
+    // Let the answer be spoken, then stop as systemd would.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let asked = Instant::now();
+    sigterm(&child.0);
+    let status = wait_exit(&mut child.0, Duration::from_secs(10)).await;
+    assert!(status.success(), "{status:?}; {seen:#?}");
+    eprintln!("stopped {:.2} s after SIGTERM", asked.elapsed().as_secs_f64());
+    while let Ok(l) = lines.recv_timeout(Duration::from_millis(200)) {
+        seen.push(l);
+    }
+    assert!(seen.iter().any(|l| l.contains("arrêté proprement")), "{seen:#?}");
+
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", data.join("arthur.db").display())).await.unwrap();
+    let check: (String,) = sqlx::query_as("PRAGMA integrity_check").fetch_one(&pool).await.unwrap();
+    assert_eq!(check.0, "ok");
+    let count: (i64,) = sqlx::query_as("SELECT count(*) FROM rappels").fetch_one(&pool).await.unwrap();
+    assert_eq!(count.0, 1);
+    let said = wav::read_wav_16k_mono(&output).expect("the answer was written at the stop");
+    assert!(wav::rms(&said) > 0.01);
+}
+
+#[tokio::test]
+async fn without_models_serve_keeps_the_web_and_says_why_the_voice_is_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("arthur.toml");
+    std::fs::write(&config, "").unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_arthur"))
+        .arg("serve")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("ARTHUR_CONFIG", &config)
+        .env("ARTHUR_DATA_DIR", dir.path().join("data"))
+        .env("ARTHUR_WEB_ADDR", "127.0.0.1:0")
+        .env("ARTHUR_WHISPER_MODEL", dir.path().join("missing.bin"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Killed(child);
+    let lines = lines_of(&mut child.0);
+    let mut seen = Vec::new();
+    let web_line = wait_line(&lines, &mut seen, "interface web sur http://", Duration::from_secs(30));
+    let off = wait_line(&lines, &mut seen, "voix désactivée", Duration::from_secs(30));
+    assert!(off.contains("aucun modèle whisper") && off.contains("Le web et les rappels fonctionnent"), "{off}");
+    assert!(!seen.iter().any(|l| l.contains("premier démarrage")), "ARTHUR_CONFIG names a file: no example written");
+    let base = web_line.split("sur ").nth(1).unwrap().trim().to_string();
+    let health: serde_json::Value = reqwest::get(format!("{base}/healthz")).await.unwrap().json().await.unwrap();
+    assert!(health["voice"].as_str().unwrap().starts_with("désactivée"), "{health}");
+    sigterm(&child.0);
+    assert!(wait_exit(&mut child.0, Duration::from_secs(10)).await.success());
+}
+
+#[tokio::test]
+async fn a_due_reminder_is_announced_once() {
+    let t = common::spawn_app().await;
+    let now = t.ctx.clock.now();
+    let due = (now + chrono::Duration::minutes(2)).with_timezone(&t.ctx.tz).format("%Y-%m-%dT%H:%M").to_string();
+    t.done("creer_rappel", json!({"texte": "arroser les plantes", "echeance": due})).await;
+    let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+    let health = std::sync::Arc::new(HealthBoard::default());
+    let deps = NotifierDeps {
+        store: t.ctx.store.clone(),
+        clock: t.ctx.clock.clone(),
+        period: Duration::from_secs(30),
+        announce: Some(tx),
+        health: health.clone(),
+    };
+    assert!(announce_due(&deps).await.unwrap().is_empty(), "not due yet");
+    t.clock.advance(chrono::Duration::minutes(3));
+    let announced = announce_due(&deps).await.unwrap();
+    assert_eq!(announced.len(), 1);
+    assert_eq!(rx.try_recv().unwrap(), "Rappel : arroser les plantes.");
+    assert!(announce_due(&deps).await.unwrap().is_empty(), "announced once");
+    assert!(rx.try_recv().is_err());
+    assert_eq!(health.snapshot().reminders_announced, 1);
+    // The record survives a restart (a fresh store on the same file), and a done reminder
+    // is never announced.
+    assert!(t.fresh().await.due_unannounced_rappels(t.ctx.clock.now()).await.unwrap().is_empty());
+    let id = announced[0].id;
+    assert!(!t.ctx.store.mark_rappel_announced(id, t.ctx.clock.now()).await.unwrap());
+}
