@@ -222,3 +222,151 @@ async fn a_due_reminder_is_announced_once() {
     let id = announced[0].id;
     assert!(!t.ctx.store.mark_rappel_announced(id, t.ctx.clock.now()).await.unwrap());
 }
+
+#[test]
+fn the_unit_file_passes_systemd_analyze_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let unit = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/systemd/arthur.service")).unwrap();
+    assert!(unit.contains("ExecStart=/usr/bin/arthur serve"));
+    // Verified as installed, with the binary where the package puts it (here: the test build).
+    let unit = unit.replace("/usr/bin/arthur", env!("CARGO_BIN_EXE_arthur"));
+    let path = dir.path().join("arthur.service");
+    std::fs::write(&path, unit).unwrap();
+    let out = Command::new("systemd-analyze").arg("verify").arg(&path).output().expect("systemd-analyze (systemd)");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.trim().is_empty(), "no warning (unknown key, bad value…): {stderr}");
+}
+
+/// `arthur serve --no-voice` on a data dir, the web on a free port; returns its base URL.
+fn spawn_serve(
+    dir: &std::path::Path,
+    llm: Option<&ScriptedLlm>,
+) -> (Killed, mpsc::Receiver<String>, Vec<String>, String) {
+    let config = dir.join("arthur.toml");
+    std::fs::write(&config, "").unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arthur"));
+    cmd.args(["serve", "--no-voice"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("ARTHUR_CONFIG", &config)
+        .env("ARTHUR_DATA_DIR", dir.join("data"))
+        .env("ARTHUR_WEB_ADDR", "127.0.0.1:0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(llm) = llm {
+        cmd.env("MISTRAL_API_KEY", "test-key").env("MISTRAL_BASE_URL", llm.base_url());
+    }
+    let mut child = Killed(cmd.spawn().unwrap());
+    let lines = lines_of(&mut child.0);
+    let mut seen = Vec::new();
+    let web_line = wait_line(&lines, &mut seen, "interface web sur http://", Duration::from_secs(30));
+    let base = web_line.split("sur ").nth(1).unwrap().trim().to_string();
+    (child, lines, seen, base)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_in_the_middle_of_a_turn_leaves_nothing_half_written_and_the_turn_shows_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let llm = ScriptedLlm::start().await;
+    llm.push(Reply::text(r#"{"agent": "intendant", "domain": "QUOTIDIEN", "action": "ecriture"}"#));
+    llm.push(Reply::delayed(
+        Duration::from_secs(30),
+        Reply::tool_calls("", &[("creer_rappel", r#"{"texte": "appeler la banque", "echeance": "2099-12-01T09:00"}"#)]),
+    ));
+    let (mut child, _lines, _seen, base) = spawn_serve(dir.path(), Some(&llm));
+    let turn = tokio::spawn({
+        let base = base.clone();
+        async move {
+            reqwest::Client::new()
+                .post(format!("{base}/api/chat"))
+                .json(&json!({"message": "rappelle-moi d'appeler la banque demain"}))
+                .send()
+                .await
+                .and_then(|r| r.error_for_status())
+                .map(|_| ())
+        }
+    });
+    // The turn is waiting for the specialist's answer: its trace is open.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while llm.chat_requests().len() < 2 {
+        assert!(Instant::now() < deadline, "the turn never reached the specialist");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    child.0.kill().unwrap(); // SIGKILL
+    child.0.wait().unwrap();
+    let _ = turn.await;
+
+    let (mut child, _lines, _seen, base) = spawn_serve(dir.path(), None);
+    let journal = reqwest::get(format!("{base}/journal")).await.unwrap().text().await.unwrap();
+    assert!(journal.contains("interrompu"), "the interrupted turn is visible in the journal");
+    let rappels = reqwest::get(format!("{base}/rappels")).await.unwrap().text().await.unwrap();
+    assert!(!rappels.contains("appeler la banque"), "no reminder was written");
+    sigterm(&child.0);
+    assert!(wait_exit(&mut child.0, Duration::from_secs(10)).await.success());
+    let pool =
+        sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("data/arthur.db").display())).await.unwrap();
+    let check: (String,) = sqlx::query_as("PRAGMA integrity_check").fetch_one(&pool).await.unwrap();
+    assert_eq!(check.0, "ok");
+    let interrupted: (i64,) =
+        sqlx::query_as("SELECT count(*) FROM turn_traces WHERE status = 'interrupted'").fetch_one(&pool).await.unwrap();
+    assert_eq!(interrupted.0, 1);
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:").map(|v| v.trim().trim_end_matches(" kB").trim().parse().unwrap_or(0)))
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_soak_of_web_turns_and_polls_keeps_memory_flat() {
+    let dir = tempfile::tempdir().unwrap();
+    // No provider: every turn goes through the offline parser and writes a note.
+    let (mut child, _lines, _seen, base) = spawn_serve(dir.path(), None);
+    let pid = child.0.id();
+    let http = reqwest::Client::new();
+    let turn = |i: usize| {
+        let http = http.clone();
+        let base = base.clone();
+        async move {
+            let body = http
+                .post(format!("{base}/api/chat"))
+                .json(&json!({"message": format!("note : penser au point numéro {i}")}))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            assert!(body.contains("Note n°"), "{body}");
+            let health = http.get(format!("{base}/healthz")).send().await.unwrap();
+            assert_eq!(health.status(), 200);
+            http.get(format!("{base}/notes")).send().await.unwrap().text().await.unwrap();
+        }
+    };
+    for i in 0..50 {
+        turn(i).await; // warm-up: caches, pools, the allocator's arenas
+    }
+    let start_rss = rss_kib(pid);
+    let started = Instant::now();
+    let mut i = 50;
+    while started.elapsed() < Duration::from_secs(40) {
+        turn(i).await;
+        i += 1;
+    }
+    let end_rss = rss_kib(pid);
+    eprintln!(
+        "soak: {} turns + polls in {:.0} s; RSS {} KiB after warm-up, {} KiB at the end",
+        i - 50,
+        started.elapsed().as_secs_f64(),
+        start_rss,
+        end_rss
+    );
+    assert!(end_rss < start_rss + start_rss / 4 + 8 * 1024, "RSS grew from {start_rss} KiB to {end_rss} KiB");
+    sigterm(&child.0);
+    assert!(wait_exit(&mut child.0, Duration::from_secs(10)).await.success());
+}
