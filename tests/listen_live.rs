@@ -3,76 +3,26 @@
 //! played into the sink with paplay, the scripted model answers, the reminder lands in the
 //! database, the answer is written to `--output`, and SIGTERM ends the loop cleanly.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+mod common;
 
-use arthur_agents::llm::scripted::{Reply, ScriptedLlm};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use arthur_agents::llm::scripted::ScriptedLlm;
 use arthur_agents::memory::sqlite::SqliteStore;
 use arthur_agents::memory::MemoryStore;
 use arthur_audio::wav;
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_pulseaudio(dir: &Path) -> (Killed, String) {
-    let socket = dir.join("native");
-    let child = Command::new("pulseaudio")
-        .args(["--daemonize=no", "--exit-idle-time=-1", "-n", "--use-pid-file=no", "--log-target=stderr"])
-        .arg(format!("--load=module-native-protocol-unix socket={} auth-anonymous=1", socket.display()))
-        .arg("--load=module-null-sink sink_name=arthur_null rate=48000 channels=2")
-        .env("HOME", dir)
-        .env("XDG_RUNTIME_DIR", dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("pulseaudio is installed by scripts/setup");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !socket.exists() {
-        assert!(Instant::now() < deadline, "PulseAudio did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (Killed(child), format!("unix:{}", socket.display()))
-}
-
-fn wait_line(lines: &mpsc::Receiver<String>, seen: &mut Vec<String>, needle: &str, timeout: Duration) {
-    let deadline = Instant::now() + timeout;
-    while !seen.iter().any(|l| l.contains(needle)) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match lines.recv_timeout(left) {
-            Ok(line) => seen.push(line),
-            Err(_) => panic!("no {needle:?} within {timeout:?}; output so far: {seen:#?}"),
-        }
-    }
-}
+use common::{lines_of, script_bank_reminder, sigterm, start_pulseaudio, wait_exit, wait_line, Killed};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hands_free_on_a_live_microphone() {
     let dir = tempfile::tempdir().unwrap();
     let (_pulse, address) = start_pulseaudio(dir.path());
     let llm = ScriptedLlm::start().await;
-    llm.push(Reply::text(r#"{"agent": "intendant", "domain": "QUOTIDIEN", "action": "ecriture"}"#));
-    llm.push(Reply::tool_calls(
-        "",
-        &[("creer_rappel", r#"{"texte": "appeler la banque", "echeance": "2099-12-01T09:00"}"#)],
-    ));
-    llm.push(Reply::text("Autre chose ?"));
+    script_bank_reminder(&llm);
 
     let speech = dir.path().join("command.wav");
-    assert!(Command::new("espeak-ng")
-        .args(["-v", "en", "-s", "150", "-w", speech.to_str().unwrap()])
-        .arg("Arthur, remind me to call the bank tomorrow at nine.")
-        .status()
-        .unwrap()
-        .success());
+    common::espeak_en("Arthur, remind me to call the bank tomorrow at nine.", &speech);
     // A null sink's monitor only delivers audio while something plays into the sink: keep
     // a stream of silence playing, so the microphone flows continuously like a real one.
     let hush = dir.path().join("hush.wav");
@@ -100,14 +50,7 @@ async fn hands_free_on_a_live_microphone() {
         .spawn()
         .unwrap();
     let mut child = Killed(child);
-    let (tx, lines) = mpsc::channel();
-    let stdout = child.0.stdout.take().unwrap();
-    let tx2 = tx.clone();
-    std::thread::spawn(move || BufReader::new(stdout).lines().map_while(Result::ok).for_each(|l| drop(tx.send(l))));
-    let stderr = child.0.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        BufReader::new(stderr).lines().map_while(Result::ok).for_each(|l| drop(tx2.send(format!("stderr: {l}"))))
-    });
+    let lines = lines_of(&mut child.0);
     let mut seen = Vec::new();
     wait_line(&lines, &mut seen, "Prêt.", Duration::from_secs(90));
     assert!(seen.iter().any(|l| l.contains("arthur_null.monitor")), "the microphone is named: {seen:#?}");
@@ -119,15 +62,8 @@ async fn hands_free_on_a_live_microphone() {
     assert!(seen.iter().any(|l| l.contains("Rappel n°1 enregistré")), "{seen:#?}");
     // Let the answer play (in real time, into the WAV), then stop the loop as systemd would.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert!(Command::new("kill").args(["-TERM", &child.0.id().to_string()]).status().unwrap().success());
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "arthur listen did not stop on SIGTERM");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    sigterm(&child.0);
+    let status = wait_exit(&mut child.0, Duration::from_secs(20)).await;
     assert!(status.success(), "{status:?}; {seen:#?}");
 
     let store = SqliteStore::open_path(&data.join("arthur.db")).await.unwrap();

@@ -2,11 +2,12 @@
 //! terminal), keys are sent with `send-keys`, the screen read with `capture-pane`. The
 //! microphone is a WAV file played in real time; Arthur's voice goes to a WAV file.
 
-use std::path::Path;
+mod common;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use arthur_agents::llm::scripted::{Reply, ScriptedLlm};
+use arthur_agents::llm::scripted::ScriptedLlm;
 use arthur_agents::memory::sqlite::SqliteStore;
 use arthur_agents::memory::MemoryStore;
 use arthur_audio::wav;
@@ -49,22 +50,12 @@ impl Drop for Tmux {
     }
 }
 
-fn espeak(text: &str, path: &Path) -> Vec<f32> {
-    let ok = Command::new("espeak-ng")
-        .args(["-v", "en", "-s", "150", "-w", path.to_str().unwrap(), text])
-        .status()
-        .expect("espeak-ng is installed by scripts/setup")
-        .success();
-    assert!(ok);
-    wav::read_wav_16k_mono(path).unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn push_to_talk_records_between_two_presses_and_a_press_interrupts_the_answer() {
     let dir = tempfile::tempdir().unwrap();
     let lead_in = 2.5f32;
     let mut input = vec![0.0f32; (lead_in * 16_000.0) as usize];
-    let command = espeak("Remind me to call the bank tomorrow at nine.", &dir.path().join("c.wav"));
+    let command = common::espeak_en("Remind me to call the bank tomorrow at nine.", &dir.path().join("c.wav"));
     let command_secs = command.len() as f32 / 16_000.0;
     input.extend(command);
     input.extend(vec![0.0f32; 60 * 16_000]);
@@ -72,12 +63,7 @@ async fn push_to_talk_records_between_two_presses_and_a_press_interrupts_the_ans
     wav::write_wav(&input_path, &input, 16_000).unwrap();
 
     let llm = ScriptedLlm::start().await;
-    llm.push(Reply::text(r#"{"agent": "intendant", "domain": "QUOTIDIEN", "action": "ecriture"}"#));
-    llm.push(Reply::tool_calls(
-        "",
-        &[("creer_rappel", r#"{"texte": "appeler la banque", "echeance": "2099-12-01T09:00"}"#)],
-    ));
-    llm.push(Reply::text("Autre chose ?"));
+    common::script_bank_reminder(&llm);
 
     let model = arthur_audio::stt::model_dir().unwrap().join("ggml-base.bin");
     assert!(model.is_file(), "run models/fetch --offline");

@@ -6,8 +6,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -16,79 +15,21 @@ use arthur::notifier::{announce_due, NotifierDeps};
 use arthur_agents::llm::scripted::{Reply, ScriptedLlm};
 use arthur_agents::memory::MemoryStore;
 use arthur_audio::wav;
+use common::{lines_of, script_bank_reminder, sigterm, wait_exit, wait_line, Killed};
 use serde_json::json;
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Lines of the child's stdout and stderr, as they come.
-fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    let out = child.stdout.take().unwrap();
-    let err = child.stderr.take().unwrap();
-    let tx2 = tx.clone();
-    std::thread::spawn(move || BufReader::new(out).lines().map_while(Result::ok).for_each(|l| drop(tx.send(l))));
-    std::thread::spawn(move || BufReader::new(err).lines().map_while(Result::ok).for_each(|l| drop(tx2.send(l))));
-    rx
-}
-
-fn wait_line(lines: &mpsc::Receiver<String>, seen: &mut Vec<String>, needle: &str, timeout: Duration) -> String {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(l) = seen.iter().find(|l| l.contains(needle)) {
-            return l.clone();
-        }
-        match lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(line) => seen.push(line),
-            Err(_) => panic!("no {needle:?} within {timeout:?}; output: {seen:#?}"),
-        }
-    }
-}
-
-fn sigterm(child: &Child) {
-    assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
-}
-
-async fn wait_exit(child: &mut Child, bound: Duration) -> std::process::ExitStatus {
-    let deadline = Instant::now() + bound;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        assert!(Instant::now() < deadline, "not stopped within {bound:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_hears_a_command_shows_it_on_the_web_and_stops_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let speech = dir.path().join("speech.wav");
-    assert!(Command::new("espeak-ng")
-        .args(["-v", "en", "-s", "150", "-w", speech.to_str().unwrap()])
-        .arg("Arthur, remind me to call the bank tomorrow at nine.")
-        .status()
-        .unwrap()
-        .success());
     let mut input = vec![0.0f32; 16_000];
-    input.extend(wav::read_wav_16k_mono(&speech).unwrap());
+    input.extend(common::espeak_en("Arthur, remind me to call the bank tomorrow at nine.", &speech));
     input.extend(vec![0.0f32; 16_000 * 3]);
     let input_path = dir.path().join("mic.wav");
     wav::write_wav(&input_path, &input, 16_000).unwrap();
 
     let llm = ScriptedLlm::start().await;
-    llm.push(Reply::text(r#"{"agent": "intendant", "domain": "QUOTIDIEN", "action": "ecriture"}"#));
-    llm.push(Reply::tool_calls(
-        "",
-        &[("creer_rappel", r#"{"texte": "appeler la banque", "echeance": "2099-12-01T09:00"}"#)],
-    ));
-    llm.push(Reply::text("Autre chose ?"));
+    script_bank_reminder(&llm);
     let model = arthur_audio::stt::model_dir().unwrap().join("ggml-base.bin");
     assert!(model.is_file(), "run models/fetch --offline");
     let data = dir.path().join("data");

@@ -186,3 +186,112 @@ impl WebApp {
         text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
     }
 }
+
+// ---------- child processes, speech and PulseAudio (the voice and appliance tests) ----------
+
+/// A child process killed (SIGKILL) and reaped when dropped, whatever the test did.
+pub struct Killed(pub std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Lines of the child's stdout and stderr, as they come.
+pub fn lines_of(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = child.stdout.take().expect("stdout piped");
+    let err = child.stderr.take().expect("stderr piped");
+    let tx2 = tx.clone();
+    std::thread::spawn(move || {
+        std::io::BufReader::new(out).lines().map_while(Result::ok).for_each(|l| drop(tx.send(l)))
+    });
+    std::thread::spawn(move || {
+        std::io::BufReader::new(err).lines().map_while(Result::ok).for_each(|l| drop(tx2.send(l)))
+    });
+    rx
+}
+
+/// Waits for a line containing `needle` (kept in `seen`, with every line read); returns it.
+pub fn wait_line(
+    lines: &std::sync::mpsc::Receiver<String>,
+    seen: &mut Vec<String>,
+    needle: &str,
+    timeout: std::time::Duration,
+) -> String {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if let Some(l) = seen.iter().find(|l| l.contains(needle)) {
+            return l.clone();
+        }
+        match lines.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+            Ok(line) => seen.push(line),
+            Err(_) => panic!("no {needle:?} within {timeout:?}; output: {seen:#?}"),
+        }
+    }
+}
+
+pub fn sigterm(child: &std::process::Child) {
+    let status = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+}
+
+/// Waits for the child to exit, failing the test after `bound`.
+pub async fn wait_exit(child: &mut std::process::Child, bound: std::time::Duration) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + bound;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(std::time::Instant::now() < deadline, "not stopped within {bound:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// English speech from espeak-ng (whisper base understands it; not its French), written
+/// to `path` and returned as 16 kHz mono samples.
+pub fn espeak_en(text: &str, path: &std::path::Path) -> Vec<f32> {
+    let ok = std::process::Command::new("espeak-ng")
+        .args(["-v", "en", "-s", "150", "-w", path.to_str().unwrap(), text])
+        .status()
+        .expect("espeak-ng is installed by scripts/setup")
+        .success();
+    assert!(ok);
+    arthur_audio::wav::read_wav_16k_mono(path).unwrap()
+}
+
+/// The model's side of "remind me to call the bank": route, `creer_rappel`, a closing line.
+pub fn script_bank_reminder(llm: &ScriptedLlm) {
+    llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
+    llm.push(Reply::tool_calls(
+        "",
+        &[("creer_rappel", r#"{"texte": "appeler la banque", "echeance": "2099-12-01T09:00"}"#)],
+    ));
+    llm.push(Reply::text("Autre chose ?"));
+}
+
+/// A private PulseAudio server with a null sink `arthur_null` (48 kHz stereo, consumed in
+/// real time) standing for the sound card; returns it and its `PULSE_SERVER` address.
+pub fn start_pulseaudio(dir: &std::path::Path) -> (Killed, String) {
+    let socket = dir.join("native");
+    let child = std::process::Command::new("pulseaudio")
+        .args(["--daemonize=no", "--exit-idle-time=-1", "-n", "--use-pid-file=no", "--log-target=stderr"])
+        .arg(format!("--load=module-native-protocol-unix socket={} auth-anonymous=1", socket.display()))
+        .arg("--load=module-null-sink sink_name=arthur_null rate=48000 channels=2")
+        .env("HOME", dir)
+        .env("XDG_RUNTIME_DIR", dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("pulseaudio is installed by scripts/setup");
+    let server = Killed(child);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !socket.exists() {
+        assert!(std::time::Instant::now() < deadline, "PulseAudio did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    (server, format!("unix:{}", socket.display()))
+}
