@@ -321,19 +321,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Web => {
             let app = open().await?;
-            let addr = crate::web::listen_address(&app.settings.web_addr, app.settings.web_token.as_ref())
-                .context("web configuration")?;
-            let listener = crate::web::bind(addr).await?;
-            let state = std::sync::Arc::new(crate::web::WebState {
-                engine: app.engine.clone(),
-                store: app.ctx.store.clone(),
-                tz: app.ctx.tz,
-                preferences_cap: app.ctx.preferences_cap,
-                demo: app.settings.demo,
-                token: app.settings.web_token.clone(),
-                health: Default::default(),
-            });
-            eprintln!("Arthur : interface web sur http://{}", listener.local_addr()?);
+            let (listener, state) = crate::web::bind_for(&app, Default::default()).await?;
             crate::web::run(listener, state, shutdown_signal()).await.context("web server")?;
             Ok(ExitCode::SUCCESS)
         }

@@ -66,19 +66,7 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         });
     }
 
-    let addr = crate::web::listen_address(&app.settings.web_addr, app.settings.web_token.as_ref())
-        .context("web configuration")?;
-    let listener = crate::web::bind(addr).await?;
-    eprintln!("Arthur : interface web sur http://{}", listener.local_addr()?);
-    let state = Arc::new(crate::web::WebState {
-        engine: app.engine.clone(),
-        store: app.ctx.store.clone(),
-        tz: app.ctx.tz,
-        preferences_cap: app.ctx.preferences_cap,
-        demo: app.settings.demo,
-        token: app.settings.web_token.clone(),
-        health: health.clone(),
-    });
+    let (listener, state) = crate::web::bind_for(&app, health.clone()).await?;
     let web = tokio::spawn(crate::web::run(listener, state, stop.clone().wait()));
 
     let (announce_tx, announce_rx) = mpsc::channel(16);

@@ -66,6 +66,28 @@ pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, WebError>
     tokio::net::TcpListener::bind(addr).await.map_err(|source| WebError::Bind { addr, source })
 }
 
+/// Binds the configured address (loopback unless a token is set) and builds the state
+/// over the app; says where the interface is.
+pub async fn bind_for(
+    app: &crate::app::App,
+    health: Arc<crate::health::HealthBoard>,
+) -> anyhow::Result<(tokio::net::TcpListener, Arc<WebState>)> {
+    use anyhow::Context;
+    let addr = listen_address(&app.settings.web_addr, app.settings.web_token.as_ref()).context("web configuration")?;
+    let listener = bind(addr).await?;
+    eprintln!("Arthur : interface web sur http://{}", listener.local_addr()?);
+    let state = Arc::new(WebState {
+        engine: app.engine.clone(),
+        store: app.ctx.store.clone(),
+        tz: app.ctx.tz,
+        preferences_cap: app.ctx.preferences_cap,
+        demo: app.settings.demo,
+        token: app.settings.web_token.clone(),
+        health,
+    });
+    Ok((listener, state))
+}
+
 /// Serves until `shutdown` resolves; in-flight requests finish first.
 pub async fn run(
     listener: tokio::net::TcpListener,
