@@ -111,59 +111,71 @@ pub fn resample(input: &[f32], from_hz: u32, to_hz: u32) -> Vec<f32> {
     if from_hz == to_hz {
         return input.to_vec();
     }
-    let g = gcd(u64::from(from_hz), u64::from(to_hz));
-    // Output sample n sits at input position n × down / up.
-    let up = u64::from(to_hz) / g;
-    let down = u64::from(from_hz) / g;
-    let cutoff = CUTOFF_MARGIN * (f64::from(to_hz) / f64::from(from_hz)).min(1.0);
-    let half_width = SINC_ZERO_CROSSINGS / cutoff;
-    let reach = half_width.ceil() as i64;
-    let taps = (2 * reach) as usize;
-    let out_len = (input.len() as u64 * up).div_ceil(down) as usize;
+    let filter = Polyphase::new(from_hz, to_hz);
+    let out_len = (input.len() as u64 * filter.up).div_ceil(filter.down) as usize;
+    let sample = |j: i64| usize::try_from(j).ok().and_then(|j| input.get(j)).copied();
+    (0..out_len as u64).map(|n| filter.output(n, sample)).collect()
+}
 
-    // Tap k (0..taps) of phase p weighs input sample i + k - reach + 1 for an output at
-    // position i + p / up.
-    let tap = |frac: f64, k: usize| kernel(frac - (k as f64 - reach as f64 + 1.0), cutoff, half_width);
-    let table: Option<Vec<f32>> = (up <= MAX_TABLE_PHASES).then(|| {
-        let mut t = Vec::with_capacity(up as usize * taps);
-        for p in 0..up {
-            let frac = p as f64 / up as f64;
-            t.extend((0..taps).map(|k| tap(frac, k) as f32));
-        }
-        t
-    });
+/// The windowed-sinc filter shared by [`resample`] and [`StreamResampler`]: output sample
+/// n sits at input position n × down / up; its tap k (0..taps) of phase p weighs input
+/// sample i + k − reach + 1.
+struct Polyphase {
+    up: u64,
+    down: u64,
+    reach: i64,
+    taps: usize,
+    cutoff: f64,
+    half_width: f64,
+    /// Weights per phase, when there are few enough phases to tabulate.
+    table: Option<Vec<f32>>,
+}
 
-    let mut out = Vec::with_capacity(out_len);
-    let last = input.len() as i64 - 1;
-    for n in 0..out_len as u64 {
-        let pos = n * down;
-        let i = (pos / up) as i64;
-        let phase = pos % up;
-        let first = i - reach + 1;
-        let mut acc = 0.0f64;
-        match &table {
-            Some(t) => {
-                let kernel = &t[phase as usize * taps..(phase as usize + 1) * taps];
-                for (k, w) in kernel.iter().enumerate() {
-                    let j = first + k as i64;
-                    if (0..=last).contains(&j) {
-                        acc += f64::from(input[j as usize]) * f64::from(*w);
-                    }
-                }
-            }
-            None => {
-                let frac = phase as f64 / up as f64;
-                for k in 0..taps {
-                    let j = first + k as i64;
-                    if (0..=last).contains(&j) {
-                        acc += f64::from(input[j as usize]) * tap(frac, k);
-                    }
-                }
-            }
+impl Polyphase {
+    /// Both rates > 0.
+    fn new(from_hz: u32, to_hz: u32) -> Self {
+        let g = gcd(u64::from(from_hz), u64::from(to_hz));
+        let up = u64::from(to_hz) / g;
+        let down = u64::from(from_hz) / g;
+        let cutoff = CUTOFF_MARGIN * (f64::from(to_hz) / f64::from(from_hz)).min(1.0);
+        let half_width = SINC_ZERO_CROSSINGS / cutoff;
+        let reach = half_width.ceil() as i64;
+        let taps = (2 * reach) as usize;
+        let mut filter = Self { up, down, reach, taps, cutoff, half_width, table: None };
+        if up <= MAX_TABLE_PHASES && up != down {
+            let table = (0..up).flat_map(|p| (0..taps).map(move |k| (p, k))).map(|(p, k)| filter.tap(p, k) as f32);
+            filter.table = Some(table.collect());
         }
-        out.push(acc as f32);
+        filter
     }
-    out
+
+    fn tap(&self, phase: u64, k: usize) -> f64 {
+        let frac = phase as f64 / self.up as f64;
+        kernel(frac - (k as f64 - self.reach as f64 + 1.0), self.cutoff, self.half_width)
+    }
+
+    /// Input index of output `n`'s centre, and its phase.
+    fn position(&self, n: u64) -> (i64, u64) {
+        let pos = n * self.down;
+        ((pos / self.up) as i64, pos % self.up)
+    }
+
+    /// Output sample `n`; `sample(j)` is input sample j, `None` outside the input (zero).
+    fn output(&self, n: u64, sample: impl Fn(i64) -> Option<f32>) -> f32 {
+        let (i, phase) = self.position(n);
+        let first = i - self.reach + 1;
+        let mut acc = 0.0f64;
+        for k in 0..self.taps {
+            if let Some(x) = sample(first + k as i64) {
+                let w = match &self.table {
+                    Some(t) => f64::from(t[phase as usize * self.taps + k]),
+                    None => self.tap(phase, k),
+                };
+                acc += f64::from(x) * w;
+            }
+        }
+        acc as f32
+    }
 }
 
 /// The same conversion as [`resample`], for a stream that arrives in pieces (a capture
@@ -171,13 +183,8 @@ pub fn resample(input: &[f32], from_hz: u32, to_hz: u32) -> Vec<f32> {
 /// output equals the one-shot resampling of the concatenated input, only delayed by half
 /// the kernel. The start of the stream is zero-padded like [`resample`].
 pub struct StreamResampler {
-    up: u64,
-    down: u64,
-    reach: i64,
-    taps: usize,
-    cutoff: f64,
-    half_width: f64,
-    table: Option<Vec<f32>>,
+    /// `None` when the rates are equal: samples pass through.
+    filter: Option<Polyphase>,
     /// Input not yet fully used; `buf[0]` is stream sample `buf_start`.
     buf: Vec<f32>,
     buf_start: u64,
@@ -190,62 +197,27 @@ impl StreamResampler {
         if from_hz == 0 || to_hz == 0 {
             return Err(WavError::Invalid("sample rate 0"));
         }
-        let g = gcd(u64::from(from_hz), u64::from(to_hz));
-        let up = u64::from(to_hz) / g;
-        let down = u64::from(from_hz) / g;
-        let cutoff = CUTOFF_MARGIN * (f64::from(to_hz) / f64::from(from_hz)).min(1.0);
-        let half_width = SINC_ZERO_CROSSINGS / cutoff;
-        let reach = half_width.ceil() as i64;
-        let taps = (2 * reach) as usize;
-        let table = (up <= MAX_TABLE_PHASES && up != down).then(|| {
-            let mut t = Vec::with_capacity(up as usize * taps);
-            for p in 0..up {
-                let frac = p as f64 / up as f64;
-                t.extend((0..taps).map(|k| kernel(frac - (k as f64 - reach as f64 + 1.0), cutoff, half_width) as f32));
-            }
-            t
-        });
-        Ok(Self { up, down, reach, taps, cutoff, half_width, table, buf: Vec::new(), buf_start: 0, next_out: 0 })
+        let filter = (from_hz != to_hz).then(|| Polyphase::new(from_hz, to_hz));
+        Ok(Self { filter, buf: Vec::new(), buf_start: 0, next_out: 0 })
     }
 
     /// Feeds `input`; appends to `out` every output sample that can now be computed.
     pub fn process(&mut self, input: &[f32], out: &mut Vec<f32>) {
-        if self.up == self.down {
+        let Some(filter) = &self.filter else {
             out.extend_from_slice(input);
             return;
-        }
+        };
         self.buf.extend_from_slice(input);
-        let available = self.buf_start + self.buf.len() as u64;
-        loop {
-            let pos = self.next_out * self.down;
-            let i = (pos / self.up) as i64;
-            if i + self.reach >= available as i64 {
-                break;
-            }
-            let phase = pos % self.up;
-            let first = i - self.reach + 1;
-            let mut acc = 0.0f64;
-            for k in 0..self.taps {
-                let j = first + k as i64;
-                if j < 0 {
-                    continue;
-                }
-                let x = f64::from(self.buf[(j as u64 - self.buf_start) as usize]);
-                let w = match &self.table {
-                    Some(t) => f64::from(t[phase as usize * self.taps + k]),
-                    None => kernel(
-                        phase as f64 / self.up as f64 - (k as f64 - self.reach as f64 + 1.0),
-                        self.cutoff,
-                        self.half_width,
-                    ),
-                };
-                acc += x * w;
-            }
-            out.push(acc as f32);
+        let available = (self.buf_start + self.buf.len() as u64) as i64;
+        let (buf, start) = (&self.buf, self.buf_start as i64);
+        // Before the stream's start: zeros; past what has arrived: never read (checked).
+        let sample = |j: i64| if j < 0 { None } else { Some(buf[(j - start) as usize]) };
+        while filter.position(self.next_out).0 + filter.reach < available {
+            out.push(filter.output(self.next_out, sample));
             self.next_out += 1;
         }
         // Drop the input no future output will reach.
-        let next_first = ((self.next_out * self.down / self.up) as i64 - self.reach + 1).max(0) as u64;
+        let next_first = (filter.position(self.next_out).0 - filter.reach + 1).max(0) as u64;
         if next_first > self.buf_start {
             let drop = ((next_first - self.buf_start) as usize).min(self.buf.len());
             self.buf.drain(..drop);
