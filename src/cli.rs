@@ -50,17 +50,8 @@ pub enum Command {
         /// Push-to-talk: Space starts and stops recording, Esc quits; no wake word.
         #[arg(long)]
         ptt: bool,
-        /// Listen to a recording instead of the microphone (played in real time, or in
-        /// audio time with --output and without --ptt).
-        #[arg(long)]
-        input: Option<std::path::PathBuf>,
-        /// Write what Arthur says to this WAV file instead of the loudspeaker.
-        #[arg(long)]
-        output: Option<std::path::PathBuf>,
-        /// Microphone: a device id (`pulseaudio:…`, `alsa:…`) or part of its name
-        /// (default ARTHUR_AUDIO_INPUT, else the default input).
-        #[arg(long)]
-        device: Option<String>,
+        #[command(flatten)]
+        io: crate::voice::AudioIo,
         /// List the audio input devices and exit.
         #[arg(long)]
         devices: bool,
@@ -91,15 +82,8 @@ pub enum Command {
     /// The appliance: web interface, hands-free voice, reminders spoken when due.
     /// SIGTERM or Ctrl-C stops it cleanly.
     Serve {
-        /// Listen to a recording (played in real time) instead of the microphone.
-        #[arg(long)]
-        input: Option<std::path::PathBuf>,
-        /// Write what Arthur says to this WAV file instead of the loudspeaker.
-        #[arg(long)]
-        output: Option<std::path::PathBuf>,
-        /// Microphone (device id or part of its name; default ARTHUR_AUDIO_INPUT).
-        #[arg(long)]
-        device: Option<String>,
+        #[command(flatten)]
+        io: crate::voice::AudioIo,
         /// Run without the voice (web and reminders only).
         #[arg(long)]
         no_voice: bool,
@@ -262,7 +246,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let app = open().await?;
             run_tool(&app, cmd).await
         }
-        Command::Listen { ptt, input, output, device, devices, wake_word, follow_up } => {
+        Command::Listen { ptt, io, devices, wake_word, follow_up } => {
             if devices {
                 for d in arthur_audio::capture::input_devices() {
                     println!("{d}");
@@ -270,7 +254,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             let app = open().await?;
-            let listen = crate::voice::ListenArgs { ptt, input, output, device, wake_word, follow_up };
+            let listen = crate::voice::ListenArgs { ptt, io, wake_word, follow_up };
             crate::voice::listen(&app, listen).await?;
             Ok(ExitCode::SUCCESS)
         }
@@ -291,7 +275,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             eprintln!("{secs:.1} s de parole écrits.");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Serve { input, output, device, no_voice, reminder_check_secs } => {
+        Command::Serve { io, no_voice, reminder_check_secs } => {
             let first_start = crate::first_start::prepare().context("first start")?;
             let app = open().await?;
             if let Some(config) = first_start {
@@ -303,9 +287,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
             }
             let args = crate::serve::ServeArgs {
-                input,
-                output,
-                device,
+                io,
                 no_voice,
                 reminder_check: std::time::Duration::from_secs(reminder_check_secs.max(1)),
             };

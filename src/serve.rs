@@ -7,13 +7,10 @@
 //! half-written.
 
 use std::future::Future;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use arthur_audio::playback::{DeviceSpeaker, Speaker, WavSpeaker};
-use arthur_audio::wav::{WavSource, FRAME_SAMPLES};
 use tokio::sync::{mpsc, watch};
 
 use crate::app::App;
@@ -39,11 +36,7 @@ impl Shutdown {
 /// `arthur serve` as typed.
 #[derive(Debug, Clone)]
 pub struct ServeArgs {
-    /// A recording instead of the microphone (played in real time).
-    pub input: Option<PathBuf>,
-    /// Arthur's voice to this WAV instead of the loudspeaker.
-    pub output: Option<PathBuf>,
-    pub device: Option<String>,
+    pub io: crate::voice::AudioIo,
     pub no_voice: bool,
     pub reminder_check: Duration,
 }
@@ -152,24 +145,8 @@ async fn start_voice(
             .context("loading the voice")?
             .context("voix Piper inutilisable")?
     };
-    let (capture, mut frames) = match &args.input {
-        Some(input) => {
-            let source =
-                WavSource::open(input, FRAME_SAMPLES).with_context(|| format!("reading {}", input.display()))?;
-            (None, crate::listen::replay(source, Some(Duration::from_secs(3600))))
-        }
-        None => {
-            let config = arthur_audio::capture::CaptureConfig {
-                device: args.device.clone().or_else(|| app.settings.voice.input_device.clone()),
-            };
-            let (capture, frames) = crate::listen::capture_frames(&config).context("aucun micro utilisable")?;
-            (Some(capture), frames)
-        }
-    };
-    let mut mouth = match &args.output {
-        Some(_) => Mouth::Wav(WavSpeaker::new()),
-        None => Mouth::Device(DeviceSpeaker::open_default().context("aucun haut-parleur utilisable")?),
-    };
+    let (capture, mut frames) = args.io.open_ears(&app.settings, Duration::from_secs(3600))?;
+    let mut mouth = args.io.open_mouth()?;
     let device = capture.as_ref().map(|c| c.info().device.clone()).unwrap_or_else(|| "enregistrement".into());
     health.update(|s| {
         s.voice = Some(format!("à l'écoute ({device})"));
@@ -180,7 +157,6 @@ async fn start_voice(
     let engine = app.engine.clone();
     let listener = arthur_audio::wake::ListenerConfig::default();
     let barge_in = app.settings.voice.barge_in;
-    let output = args.output.clone();
     Ok(tokio::spawn(async move {
         let _capture = capture;
         let voice_loop = VoiceLoop { engine: engine.as_ref(), transcriber, synth, listener, barge_in };
@@ -190,24 +166,6 @@ async fn start_voice(
             })
             .await?;
         tracing::info!(exchanges = exchanges.len(), "voice loop stopped");
-        if let (Mouth::Wav(wav), Some(path)) = (&mouth, output) {
-            wav.write(&path).with_context(|| format!("writing {}", path.display()))?;
-        }
-        Ok(())
+        mouth.finish()
     }))
-}
-
-/// Where the voice goes in `serve`.
-enum Mouth {
-    Wav(WavSpeaker),
-    Device(DeviceSpeaker),
-}
-
-impl Mouth {
-    fn speaker(&mut self) -> &mut dyn Speaker {
-        match self {
-            Mouth::Wav(s) => s,
-            Mouth::Device(s) => s,
-        }
-    }
 }

@@ -91,13 +91,87 @@ pub fn say(settings: &Settings, text: &str, out: &Path) -> anyhow::Result<f32> {
     Ok(pcm.duration_secs())
 }
 
+/// Where the voice's audio comes from and goes to (`arthur listen`, `arthur serve`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AudioIo {
+    /// Listen to a recording instead of the microphone (played in real time; `arthur
+    /// listen` plays it in audio time with --output and without --ptt).
+    #[arg(long)]
+    pub input: Option<PathBuf>,
+    /// Write what Arthur says to this WAV file instead of the loudspeaker.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Microphone: a device id (`pulseaudio:…`, `alsa:…`) or part of its name
+    /// (default ARTHUR_AUDIO_INPUT, else the default input).
+    #[arg(long)]
+    pub device: Option<String>,
+}
+
+impl AudioIo {
+    /// The frames: the microphone, or the recording played like one (then `tail` of
+    /// silence). The capture stops when the returned `Capture` is dropped.
+    pub fn open_ears(
+        &self,
+        settings: &Settings,
+        tail: std::time::Duration,
+    ) -> anyhow::Result<(Option<arthur_audio::capture::Capture>, mpsc::Receiver<Vec<f32>>)> {
+        match &self.input {
+            Some(input) => {
+                let source =
+                    WavSource::open(input, FRAME_SAMPLES).with_context(|| format!("reading {}", input.display()))?;
+                Ok((None, crate::listen::replay(source, Some(tail))))
+            }
+            None => {
+                let config = arthur_audio::capture::CaptureConfig {
+                    device: self.device.clone().or_else(|| settings.voice.input_device.clone()),
+                };
+                let (capture, frames) = crate::listen::capture_frames(&config).context("aucun micro utilisable")?;
+                Ok((Some(capture), frames))
+            }
+        }
+    }
+
+    /// Where Arthur speaks: the WAV file of `--output`, else the default loudspeaker.
+    pub fn open_mouth(&self) -> anyhow::Result<Mouth> {
+        Ok(match &self.output {
+            Some(path) => Mouth::Wav(WavSpeaker::new(), path.clone()),
+            None => Mouth::Device(
+                DeviceSpeaker::open_default()
+                    .context("aucun haut-parleur utilisable (--output FICHIER.wav écrit les réponses à la place)")?,
+            ),
+        })
+    }
+}
+
+/// Where the voice goes.
+pub enum Mouth {
+    /// Played in audio time, written to the file by [`Mouth::finish`].
+    Wav(WavSpeaker, PathBuf),
+    Device(DeviceSpeaker),
+}
+
+impl Mouth {
+    pub fn speaker(&mut self) -> &mut dyn Speaker {
+        match self {
+            Mouth::Wav(s, _) => s,
+            Mouth::Device(s) => s,
+        }
+    }
+
+    /// Writes what was said to the `--output` file, if that is where the voice went.
+    pub fn finish(&self) -> anyhow::Result<()> {
+        if let Mouth::Wav(speaker, path) = self {
+            speaker.write(path).with_context(|| format!("writing {}", path.display()))?;
+        }
+        Ok(())
+    }
+}
+
 /// `arthur listen` as typed.
 #[derive(Debug, Clone)]
 pub struct ListenArgs {
     pub ptt: bool,
-    pub input: Option<PathBuf>,
-    pub output: Option<PathBuf>,
-    pub device: Option<String>,
+    pub io: AudioIo,
     pub wake_word: String,
     pub follow_up: u64,
 }
@@ -142,7 +216,7 @@ pub async fn listen(app: &crate::app::App, args: ListenArgs) -> anyhow::Result<(
     };
 
     // A recording with a WAV output and no push-to-talk: replayed in audio time.
-    if let (Some(input), Some(output), false) = (&args.input, &args.output, args.ptt) {
+    if let (Some(input), Some(output), false) = (&args.io.input, &args.io.output, args.ptt) {
         for e in voice_loop.run_wav(input, Some(output)).await? {
             match (&e.command, &e.written) {
                 (Some(c), Some(w)) => println!("[{:.1} s] vous › {c}\narthur › {w}", e.at_secs),
@@ -156,30 +230,12 @@ pub async fn listen(app: &crate::app::App, args: ListenArgs) -> anyhow::Result<(
     }
 
     // Otherwise in real time: the microphone, or the recording played like one.
-    let (_capture, mut frames) = match &args.input {
-        Some(input) => {
-            let source =
-                WavSource::open(input, FRAME_SAMPLES).with_context(|| format!("reading {}", input.display()))?;
-            (None, crate::listen::replay(source, Some(std::time::Duration::from_secs(2))))
-        }
-        None => {
-            let config = arthur_audio::capture::CaptureConfig {
-                device: args.device.clone().or_else(|| settings.voice.input_device.clone()),
-            };
-            let (capture, frames) = crate::listen::capture_frames(&config).context("opening the microphone")?;
-            eprintln!("Micro : {}", capture.info().device);
-            (Some(capture), frames)
-        }
-    };
-    let mut wav_speaker = args.output.as_ref().map(|_| WavSpeaker::new());
-    let mut device_speaker = None;
-    let speaker: &mut dyn Speaker = match wav_speaker.as_mut() {
-        Some(s) => s,
-        None => device_speaker.insert(
-            DeviceSpeaker::open_default()
-                .context("opening the loudspeaker (use --output FILE.wav to write the answers instead)")?,
-        ),
-    };
+    let (capture, mut frames) = args.io.open_ears(settings, std::time::Duration::from_secs(2))?;
+    if let Some(capture) = &capture {
+        eprintln!("Micro : {}", capture.info().device);
+    }
+    let mut mouth = args.io.open_mouth()?;
+    let speaker = mouth.speaker();
 
     let exchanges = if args.ptt {
         push_to_talk_in_terminal(&voice_loop, &mut frames, speaker).await?
@@ -189,10 +245,7 @@ pub async fn listen(app: &crate::app::App, args: ListenArgs) -> anyhow::Result<(
             .await?
     };
     tracing::info!(exchanges = exchanges.len(), "voice conversation ended");
-    if let (Some(speaker), Some(path)) = (&wav_speaker, &args.output) {
-        speaker.write(path).with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(())
+    mouth.finish()
 }
 
 fn print_event(event: &LoopEvent, newline: &str) {
