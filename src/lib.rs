@@ -2,6 +2,7 @@
 //! store and (later) voice, web and Atlas into one appliance.
 
 pub mod app;
+pub mod atlas;
 pub mod bench;
 pub mod chat;
 pub mod cli;

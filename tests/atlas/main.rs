@@ -1,0 +1,8 @@
+//! Atlas intake and classification against real components: a Dovecot IMAP server on
+//! loopback, ClamAV with a generated EICAR database, Tesseract, and a scripted model server.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod dovecot;
+mod scan;
