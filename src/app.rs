@@ -56,9 +56,21 @@ impl App {
     }
 }
 
+/// The Atlas classifier's model: the same fallback chain, with `ATLAS_CLASSIFIER_MODEL` as
+/// the first provider's small model and the seed's 30 s budget for the whole call.
+pub fn classifier_llm(settings: &Settings) -> anyhow::Result<Option<Arc<dyn ChatModel>>> {
+    let mut s = settings.clone();
+    s.models.router = settings.models.atlas_classifier.clone();
+    llm_client_with(&s, ClientOptions { total_timeout: Duration::from_secs(30), ..ClientOptions::default() })
+}
+
+fn llm_client(settings: &Settings) -> anyhow::Result<Option<Arc<dyn ChatModel>>> {
+    llm_client_with(settings, ClientOptions::default())
+}
+
 /// The fallback chain mistral → anthropic → openai over the providers that have a key;
 /// `None` when there is none (Arthur is offline).
-fn llm_client(settings: &Settings) -> anyhow::Result<Option<Arc<dyn ChatModel>>> {
+fn llm_client_with(settings: &Settings, options: ClientOptions) -> anyhow::Result<Option<Arc<dyn ChatModel>>> {
     let p = &settings.providers;
     let endpoints: Vec<ProviderEndpoint> = [
         (ProviderKind::Mistral, &p.mistral),
@@ -81,7 +93,7 @@ fn llm_client(settings: &Settings) -> anyhow::Result<Option<Arc<dyn ChatModel>>>
         router: chosen(&settings.models.router, DEFAULT_ROUTER_MODEL),
         chat: chosen(&settings.models.chat, DEFAULT_CHAT_MODEL),
     };
-    let client = LlmClient::new(endpoints, models, ClientOptions::default()).context("building the model client")?;
+    let client = LlmClient::new(endpoints, models, options).context("building the model client")?;
     Ok(Some(Arc::new(client)))
 }
 

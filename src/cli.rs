@@ -121,6 +121,11 @@ pub enum Command {
         #[command(subcommand)]
         what: DebugCmd,
     },
+    /// Atlas, the e-mail pipeline: poll, classify, report, list, show, clients.
+    Atlas {
+        #[command(subcommand)]
+        what: crate::atlas::command::AtlasCmd,
+    },
 }
 
 #[derive(Debug, ClapArgs)]
@@ -206,6 +211,10 @@ fn french_summary(e: &anyhow::Error) -> &'static str {
         "le fichier audio est illisible."
     } else if text.contains("access token") || text.contains("listen") {
         "l'interface web ne peut pas démarrer."
+    } else if text.contains("ATLAS_IMAP_URL") || text.contains("IMAP") {
+        "la boîte d'Atlas est injoignable ou mal configurée."
+    } else if text.contains("client") {
+        "le client n'a pas pu être ajouté."
     } else if text.contains("config") || text.contains("time zone") || text.contains("invalid value") {
         "la configuration est invalide."
     } else if text.contains("database") || text.contains("data directory") {
@@ -337,6 +346,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bench { what: BenchCmd::Store { iterations } } => {
             crate::bench::store(iterations).await?;
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Atlas { what } => {
+            let app = open().await?;
+            crate::atlas::command::run(&app, what, shutdown_signal()).await
         }
         Command::Debug { what: DebugCmd::WriteLoop { count } } => {
             let app = open().await?;

@@ -82,6 +82,9 @@ pub struct Atlas {
     pub budget_s: u64,
     pub clamd_addr: Option<String>,
     pub clamscan_db: Option<PathBuf>,
+    /// Static DKIM key records consulted before DNS (`ATLAS_DKIM_KEYS`, a file of
+    /// `selector._domainkey.domain v=DKIM1; k=…; p=…` lines).
+    pub dkim_keys: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -193,6 +196,7 @@ struct FileAtlas {
     budget_s: Option<u64>,
     clamd_addr: Option<String>,
     clamscan_db: Option<PathBuf>,
+    dkim_keys: Option<PathBuf>,
 }
 
 /// Reads environment variables; an empty value counts as unset.
@@ -332,6 +336,7 @@ impl Settings {
             budget_s: num("ATLAS_BUDGET_S", fa.budget_s, 2400)?,
             clamd_addr: env.var("ATLAS_CLAMD_ADDR").or(fa.clamd_addr),
             clamscan_db: env.var("ATLAS_CLAMSCAN_DB").map(PathBuf::from).or(fa.clamscan_db),
+            dkim_keys: env.var("ATLAS_DKIM_KEYS").map(PathBuf::from).or(fa.dkim_keys),
         };
         Ok(Settings {
             data_dir,

@@ -2,5 +2,177 @@
 //! stored once, scanned, classified by a guarded model call and materialised; the launcher
 //! (next issue) acts on what was classified.
 
+pub mod classify;
+pub mod client;
+pub mod command;
+pub mod dkim;
+pub mod imap;
+pub mod mail;
 pub mod ocr;
+pub mod pipeline;
+pub mod report;
 pub mod scan;
+pub mod store;
+
+use std::fmt;
+use std::str::FromStr;
+
+/// What an e-mail asks for (seed §5.1). `chantier` is not an intent: large work is
+/// `Run` with `Complexity::Plan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Intent {
+    Run,
+    Question,
+    Noise,
+    Negociation,
+    Conseil,
+}
+
+impl Intent {
+    pub const ALL: [Intent; 5] = [Intent::Run, Intent::Question, Intent::Noise, Intent::Negociation, Intent::Conseil];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Intent::Run => "run",
+            Intent::Question => "question",
+            Intent::Noise => "noise",
+            Intent::Negociation => "negociation",
+            Intent::Conseil => "conseil",
+        }
+    }
+}
+
+impl FromStr for Intent {
+    type Err = String;
+    /// Strict: exactly one of the five names (surrounding spaces and case tolerated).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim().to_ascii_lowercase();
+        Intent::ALL.into_iter().find(|i| i.as_str() == t).ok_or_else(|| format!("unknown intent {s:?}"))
+    }
+}
+
+impl fmt::Display for Intent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How much work a run is: one pass (`Leger`) or a plan first (`Plan`). Only meaningful for
+/// `Intent::Run`; forced to `Leger` for every other intent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Complexity {
+    Leger,
+    Plan,
+}
+
+impl Complexity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Complexity::Leger => "leger",
+            Complexity::Plan => "plan",
+        }
+    }
+}
+
+impl FromStr for Complexity {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "leger" => Ok(Complexity::Leger),
+            "plan" => Ok(Complexity::Plan),
+            _ => Err(format!("unknown complexity {s:?}")),
+        }
+    }
+}
+
+/// Where an e-mail is in the pipeline (the `status` of its state row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EmailState {
+    Received,
+    Scanned,
+    /// An attachment was not clean: never classified, never read.
+    Blocked,
+    Classified,
+    /// Classification failed too many times; `arthur atlas classify` can retry it.
+    ClassifyFailed,
+    Spawned,
+    Actioned,
+    Failed,
+}
+
+impl EmailState {
+    pub const ALL: [EmailState; 8] = [
+        EmailState::Received,
+        EmailState::Scanned,
+        EmailState::Blocked,
+        EmailState::Classified,
+        EmailState::ClassifyFailed,
+        EmailState::Spawned,
+        EmailState::Actioned,
+        EmailState::Failed,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EmailState::Received => "received",
+            EmailState::Scanned => "scanned",
+            EmailState::Blocked => "blocked",
+            EmailState::Classified => "classified",
+            EmailState::ClassifyFailed => "classify_failed",
+            EmailState::Spawned => "spawned",
+            EmailState::Actioned => "actioned",
+            EmailState::Failed => "failed",
+        }
+    }
+}
+
+impl FromStr for EmailState {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        EmailState::ALL.into_iter().find(|e| e.as_str() == s).ok_or_else(|| {
+            format!(
+                "unknown state {s:?} (expected one of {})",
+                EmailState::ALL.map(|e| e.as_str()).join(", ")
+            )
+        })
+    }
+}
+
+/// The audit events of the intake and classification (seed §1, §5; DESIGN §6).
+pub mod audit {
+    pub const POLL_INSERTED: &str = "poll_inserted";
+    pub const POLL_DUPLICATE: &str = "poll_duplicate";
+    pub const POLL_FAILED: &str = "poll_failed";
+    pub const SCANNED: &str = "scanned";
+    pub const SCAN_FAILED: &str = "scan_failed";
+    pub const OCR_EXTRACTED: &str = "ocr_extracted";
+    pub const OCR_FAILED: &str = "ocr_failed";
+    pub const CLIENT_UNRESOLVED_FORWARD: &str = "client_unresolved_forward";
+    pub const CLASSIFIED: &str = "classified";
+    pub const CLASSIFICATION_UNCERTAIN: &str = "classification_uncertain";
+    pub const CLASSIFY_FAILED: &str = "classify_failed";
+    pub const CLASSIFY_BLOCKED_UNSAFE_ATTACHMENTS: &str = "classify_blocked_unsafe_attachments";
+    pub const NOISE_FLOOR: &str = "noise_floor_low_confidence";
+    pub const NOISE_OVERRIDE_FOUNDER_ATTACHMENT: &str = "noise_override_founder_attachment";
+    pub const NOISE_OVERRIDE_KNOWN_CLIENT: &str = "noise_override_known_client";
+    pub const NEGOCIATION_OVERRIDE_EXISTING_CLIENT: &str = "negociation_override_existing_client";
+    pub const SHORT_CIRCUIT_SELF_FORWARD: &str = "short_circuit_self_forward";
+    pub const SHORT_CIRCUIT_VALIDATION_COPY: &str = "short_circuit_validation_copy";
+    pub const MATERIALISED: &str = "materialised";
+    pub const CHANTIER_LINKED: &str = "chantier_linked";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enums_are_strict() {
+        assert_eq!("run".parse::<Intent>().unwrap(), Intent::Run);
+        assert_eq!(" Conseil ".parse::<Intent>().unwrap(), Intent::Conseil);
+        assert!("chantier".parse::<Intent>().is_err());
+        assert!("noise please".parse::<Intent>().is_err());
+        assert!("medium".parse::<Complexity>().is_err());
+        for s in EmailState::ALL {
+            assert_eq!(s.as_str().parse::<EmailState>().unwrap(), s);
+        }
+    }
+}

@@ -1,0 +1,368 @@
+//! `arthur atlas …`: the pipeline's commands (poll, classify, report, list, show, clients,
+//! chantiers) and the wiring of its dependencies from the settings.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::Subcommand;
+use serde_json::{json, Value};
+
+use super::client::Founder;
+use super::dkim::DkimVerifier;
+use super::imap::ImapAccount;
+use super::mail::EmailAddress;
+use super::ocr::Ocr;
+use super::pipeline::{Atlas, AtlasDeps};
+use super::scan::Scanner;
+use super::store::{AtlasStore, EmailRow, NewClient, SqliteAtlasStore};
+use super::EmailState;
+use crate::app::App;
+
+/// How often `arthur atlas poll` (and `serve`) polls the mailbox.
+pub const POLL_INTERVAL: Duration = Duration::from_secs(60);
+
+#[derive(Debug, Subcommand)]
+pub enum AtlasCmd {
+    /// Poll the mailbox (ATLAS_IMAP_URL), then scan and classify; every minute, or once.
+    Poll {
+        #[arg(long)]
+        once: bool,
+    },
+    /// Scan and classify what is pending, without polling.
+    Classify {
+        #[arg(long)]
+        once: bool,
+        /// Put the messages whose classification failed too often back in the queue first.
+        #[arg(long)]
+        retry_failed: bool,
+    },
+    /// Launch Claude Code on classified messages (the launcher's issue).
+    Launch {
+        #[arg(long)]
+        once: bool,
+    },
+    /// The classifier's calibration report (markdown).
+    Report {
+        #[arg(long, default_value_t = 30)]
+        days: u32,
+    },
+    /// The e-mails and their state.
+    List {
+        #[arg(long)]
+        json: bool,
+        /// Only this state (received, scanned, blocked, classified, classify_failed, …).
+        #[arg(long)]
+        state: Option<String>,
+    },
+    /// One e-mail: state, classification, audits, launch events.
+    Show {
+        id: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The clients the classifier is told about.
+    Client {
+        #[command(subcommand)]
+        what: ClientCmd,
+    },
+    /// Open work streams ("chantiers"); creating one is always manual.
+    Chantier {
+        #[command(subcommand)]
+        what: ChantierCmd,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ClientCmd {
+    /// Add a client: `arthur atlas client add --name Boutique --email jean@boutique.fr --mrr 1200`.
+    Add {
+        #[arg(long)]
+        name: String,
+        /// An address of the client (repeatable).
+        #[arg(long)]
+        email: Vec<String>,
+        /// A domain of the client (repeatable; never a public webmail domain).
+        #[arg(long)]
+        domain: Vec<String>,
+        /// Confirmed monthly recurring revenue, in euros.
+        #[arg(long)]
+        mrr: Option<f64>,
+        /// actif, prospect or inactif.
+        #[arg(long, default_value = "actif")]
+        status: String,
+        /// basse, normale or haute.
+        #[arg(long, default_value = "normale")]
+        priority: String,
+    },
+    /// List the clients.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ChantierCmd {
+    /// Open a chantier, optionally for a client (by name).
+    Add {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        client: Option<String>,
+    },
+}
+
+/// The Atlas store on the app's database.
+pub fn store(app: &App) -> Arc<dyn AtlasStore> {
+    Arc::new(SqliteAtlasStore::new(app.store.pool().clone()))
+}
+
+/// The pipeline's dependencies from the settings.
+pub fn deps(app: &App) -> anyhow::Result<AtlasDeps> {
+    let a = &app.settings.atlas;
+    let records = match &a.dkim_keys {
+        Some(path) => DkimVerifier::read_key_file(path)?,
+        None => Default::default(),
+    };
+    let parse_addr = |name: &str, value: &Option<String>| -> anyhow::Result<Option<EmailAddress>> {
+        match value {
+            None => Ok(None),
+            Some(v) => EmailAddress::parse(v)
+                .map(Some)
+                .with_context(|| format!("invalid value for {name}: {v:?} (expected an e-mail address)")),
+        }
+    };
+    Ok(AtlasDeps {
+        store: store(app),
+        scanner: Scanner::from_settings(a.clamd_addr.as_deref(), a.clamscan_db.as_deref()),
+        ocr: Ocr::default(),
+        dkim: DkimVerifier::system(records)?,
+        llm: crate::app::classifier_llm(&app.settings)?,
+        founder: parse_addr("ATLAS_FOUNDER_EMAIL", &a.founder_email)?.map(Founder),
+        mailbox: parse_addr("ATLAS_MAILBOX_EMAIL", &a.mailbox_email)?,
+        clock: app.ctx.clock.clone(),
+    })
+}
+
+pub fn account(app: &App) -> anyhow::Result<ImapAccount> {
+    let Some(url) = &app.settings.atlas.imap_url else {
+        bail!("Atlas is not configured: set ATLAS_IMAP_URL (imap://user:password@host:port/INBOX)");
+    };
+    Ok(ImapAccount::parse(url.expose())?)
+}
+
+pub async fn run(app: &App, cmd: AtlasCmd, shutdown: impl std::future::Future<Output = ()>) -> anyhow::Result<ExitCode> {
+    match cmd {
+        AtlasCmd::Poll { once } => {
+            let account = account(app)?;
+            let atlas = Atlas::new(deps(app)?);
+            if once {
+                let report = atlas.poll_once(&account).await.context("polling the Atlas mailbox")?;
+                println!("{}", poll_line(&report));
+                return Ok(ExitCode::SUCCESS);
+            }
+            tokio::pin!(shutdown);
+            loop {
+                match atlas.poll_once(&account).await {
+                    Ok(report) => println!("{}", poll_line(&report)),
+                    Err(e) => eprintln!("Atlas : relève impossible, nouvel essai dans une minute.\n  detail: {e}"),
+                }
+                tokio::select! {
+                    _ = &mut shutdown => return Ok(ExitCode::SUCCESS),
+                    _ = tokio::time::sleep(POLL_INTERVAL) => {}
+                }
+            }
+        }
+        AtlasCmd::Classify { once: _, retry_failed } => {
+            let atlas = Atlas::new(deps(app)?);
+            if retry_failed {
+                let n = atlas.deps.store.retry_failed(app.ctx.now()).await?;
+                println!("{n} message(s) remis dans la file de classification.");
+            }
+            let (scanned, blocked) = atlas.scan_pending().await?;
+            let (classified, failed) = atlas.classify_pending().await?;
+            println!(
+                "Atlas : {scanned} analysé(s) sain(s), {blocked} bloqué(s), {classified} classé(s), {failed} échec(s) de classification."
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        AtlasCmd::Launch { .. } => {
+            eprintln!("Erreur : le lanceur Atlas n'est pas encore disponible. Rien n'a été lancé.");
+            Ok(ExitCode::from(2))
+        }
+        AtlasCmd::Report { days } => {
+            let store = store(app);
+            let now = app.ctx.now();
+            let data = store.report_data(now - chrono::Duration::days(days as i64)).await?;
+            print!("{}", super::report::markdown(&super::report::compute(&data), days, now));
+            Ok(ExitCode::SUCCESS)
+        }
+        AtlasCmd::List { json, state } => {
+            let state = state.map(|s| s.parse::<EmailState>()).transpose().map_err(anyhow::Error::msg)?;
+            let rows = store(app).list(state).await?;
+            if json {
+                let list: Vec<Value> = rows.iter().map(list_json).collect();
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else if rows.is_empty() {
+                println!("Aucun e-mail.");
+            } else {
+                for r in &rows {
+                    println!(
+                        "#{} {} {} {} — {}",
+                        r.id,
+                        r.status.as_str(),
+                        r.intent.map(|i| i.as_str()).unwrap_or("-"),
+                        r.from_email.as_deref().unwrap_or("(expéditeur inconnu)"),
+                        r.subject
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        AtlasCmd::Show { id, json } => {
+            let store = store(app);
+            let Some(row) = store.email(id).await? else {
+                eprintln!("Erreur : aucun e-mail Atlas n°{id}.");
+                return Ok(ExitCode::from(1));
+            };
+            let audits = store.audits(id).await?;
+            let client = match row.client_id {
+                Some(cid) => store.client(cid).await?,
+                None => None,
+            };
+            let value = show_json(&row, &audits, client.as_ref());
+            if json {
+                println!("{}", serde_json::to_string_pretty(&value)?);
+            } else {
+                println!("E-mail #{} — {} — {}", row.id, row.status.as_str(), row.subject);
+                for a in &audits {
+                    println!("  {} {} {}", a.created_at.format("%Y-%m-%d %H:%M:%S"), a.event, a.detail);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        AtlasCmd::Client { what: ClientCmd::Add { name, email, domain, mrr, status, priority } } => {
+            if name.trim().is_empty() {
+                bail!("invalid client: empty name");
+            }
+            if !["actif", "prospect", "inactif"].contains(&status.as_str()) {
+                bail!("invalid value for --status: {status:?} (expected actif, prospect or inactif)");
+            }
+            if !["basse", "normale", "haute"].contains(&priority.as_str()) {
+                bail!("invalid value for --priority: {priority:?} (expected basse, normale or haute)");
+            }
+            if mrr.is_some_and(|m| !m.is_finite() || m < 0.0) {
+                bail!("invalid value for --mrr: expected a positive amount in euros");
+            }
+            let emails = email
+                .iter()
+                .map(|e| EmailAddress::parse(e).with_context(|| format!("invalid value for --email: {e:?}")))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            if emails.is_empty() && domain.is_empty() {
+                bail!("invalid client: give at least one --email or --domain");
+            }
+            let client = NewClient {
+                name: name.clone(),
+                emails,
+                domains: domain,
+                mrr,
+                status: Some(status),
+                priority: Some(priority),
+            };
+            let id = store(app).add_client(&client, app.ctx.now()).await.context("adding the client")?;
+            println!("Client n°{id} ajouté : {name}.");
+            Ok(ExitCode::SUCCESS)
+        }
+        AtlasCmd::Client { what: ClientCmd::List { json } } => {
+            let clients = store(app).clients().await?;
+            if json {
+                let list: Vec<Value> = clients
+                    .iter()
+                    .map(|c| {
+                        json!({"id": c.id, "name": c.name, "mrr": c.mrr, "status": c.status,
+                               "priority": c.priority, "emails": c.emails, "domains": c.domains})
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else {
+                for c in &clients {
+                    println!("#{} {} ({}, {}) {}", c.id, c.name, c.status, c.priority, [c.emails.clone(), c.domains.clone()].concat().join(", "));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        AtlasCmd::Chantier { what: ChantierCmd::Add { name, client } } => {
+            let store = store(app);
+            let client_id = match client {
+                None => None,
+                Some(n) => Some(
+                    store
+                        .clients()
+                        .await?
+                        .into_iter()
+                        .find(|c| c.name.eq_ignore_ascii_case(n.trim()))
+                        .with_context(|| format!("invalid value for --client: no client named {n:?}"))?
+                        .id,
+                ),
+            };
+            let id = store.add_chantier(&name, client_id, app.ctx.now()).await?;
+            println!("Chantier n°{id} ouvert : {name}.");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn poll_line(r: &super::pipeline::PollReport) -> String {
+    format!(
+        "Atlas : {} non lu(s), {} nouveau(x), {} doublon(s), {} marqué(s) lu(s) ; {} sain(s), {} bloqué(s) ; {} classé(s), {} échec(s).",
+        r.unseen, r.inserted, r.duplicates, r.marked_seen, r.scanned, r.blocked, r.classified, r.classify_failed
+    )
+}
+
+/// `arthur atlas list --json`: one object per e-mail (DESIGN §8).
+pub fn list_json(r: &EmailRow) -> Value {
+    json!({
+        "id": r.id,
+        "message_id": r.message_id,
+        "state": r.status.as_str(),
+        "intent": r.intent.map(|i| i.as_str()),
+        "complexity": r.complexity.map(|c| c.as_str()),
+        "confidence": r.confidence,
+        "from": r.from_email,
+        "subject": r.subject,
+        "received_at": r.created_at.to_rfc3339(),
+    })
+}
+
+/// `arthur atlas show ID --json`: state, classification, audits, launch events.
+pub fn show_json(r: &EmailRow, audits: &[super::store::AuditRow], client: Option<&super::store::Client>) -> Value {
+    json!({
+        "id": r.id,
+        "message_id": r.message_id,
+        "message_key": r.message_key,
+        "state": r.status.as_str(),
+        "from": r.from_email,
+        "subject": r.subject,
+        "size": r.size,
+        "dkim_pass": r.dkim_pass,
+        "scan_verdict": r.scan_verdict,
+        "attachments": r.attachment_count,
+        "attempts": r.attempts,
+        "client": client.map(|c| json!({"id": c.id, "name": c.name, "source": r.client_source})),
+        "classification": r.intent.map(|i| json!({
+            "intent": i.as_str(),
+            "complexity": r.complexity.map(|c| c.as_str()),
+            "confidence": r.confidence,
+            "model": r.model,
+            "justification": r.justification,
+        })),
+        "materialised": r.materialised.map(|(kind, id)| json!({"kind": kind, "id": id})),
+        "chantier_id": r.chantier_id,
+        "audits": audits.iter().map(|a| json!({"event": a.event, "detail": a.detail, "at": a.created_at.to_rfc3339()})).collect::<Vec<_>>(),
+        "launch_events": [],
+        "received_at": r.created_at.to_rfc3339(),
+        "updated_at": r.updated_at.to_rfc3339(),
+    })
+}

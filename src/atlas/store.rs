@@ -1,0 +1,751 @@
+//! Atlas' storage: the `AtlasStore` trait (one transaction per method, each step of the
+//! pipeline a guarded transition so that replaying it is a no-op) and its SQLite
+//! implementation on the appliance's database file.
+
+use std::collections::BTreeMap;
+
+use arthur_agents::time::{from_db, to_db};
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::sqlite::SqliteRow;
+use sqlx::{Row, SqlitePool};
+
+use super::mail::{is_public_domain, EmailAddress};
+use super::{audit, Complexity, EmailState, Intent};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AtlasStoreError {
+    #[error("database error: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("a client named {0:?} already exists")]
+    DuplicateClient(String),
+    #[error("the address or domain {0:?} already belongs to a client")]
+    DuplicateAddress(String),
+    #[error("{0:?} is a public webmail domain: it cannot identify a client")]
+    PublicDomain(String),
+    #[error("unexpected value in column {column}: {value:?}")]
+    Corrupt { column: &'static str, value: String },
+}
+
+pub type StoreResult<T> = Result<T, AtlasStoreError>;
+
+/// A message as fetched, ready to be stored.
+#[derive(Debug, Clone)]
+pub struct NewMessage {
+    /// `user@host:port/mailbox` — never the password.
+    pub account: String,
+    pub message_key: String,
+    pub message_id: Option<String>,
+    pub imap_uid: Option<u32>,
+    pub from_email: Option<String>,
+    pub subject: String,
+    pub raw: Vec<u8>,
+    pub dkim_pass: bool,
+    pub dkim_detail: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inserted {
+    /// A new raw message and its `received` state row (id of the state row).
+    New(i64),
+    /// Already stored under the same account and key (id of the existing state row).
+    Duplicate(i64),
+}
+
+/// The state row, with what the list and the pipeline need from the raw message.
+#[derive(Debug, Clone)]
+pub struct EmailRow {
+    pub id: i64,
+    pub message_id: Option<String>,
+    pub message_key: String,
+    pub status: EmailState,
+    pub from_email: Option<String>,
+    pub subject: String,
+    pub dkim_pass: bool,
+    pub size: i64,
+    pub scan_verdict: Option<String>,
+    pub attachment_count: Option<i64>,
+    pub attempts: i64,
+    pub client_id: Option<i64>,
+    pub client_source: Option<String>,
+    pub intent: Option<Intent>,
+    pub complexity: Option<Complexity>,
+    pub confidence: Option<f64>,
+    pub model: Option<String>,
+    pub justification: Option<String>,
+    pub chantier_id: Option<i64>,
+    /// The materialised row, as (`run`|`question`|`negociation`|`conseil`, id).
+    pub materialised: Option<(&'static str, i64)>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone)]
+pub struct AuditRow {
+    pub id: i64,
+    pub email_id: Option<i64>,
+    pub event: String,
+    pub detail: Value,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Client {
+    pub id: i64,
+    pub name: String,
+    /// Confirmed monthly recurring revenue; `None` when not confirmed.
+    pub mrr: Option<f64>,
+    pub status: String,
+    pub priority: String,
+    pub emails: Vec<String>,
+    pub domains: Vec<String>,
+}
+
+impl Client {
+    /// A paying client: confirmed MRR strictly positive.
+    pub fn is_paying(&self) -> bool {
+        self.mrr.is_some_and(|m| m > 0.0)
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct NewClient {
+    pub name: String,
+    pub emails: Vec<EmailAddress>,
+    pub domains: Vec<String>,
+    pub mrr: Option<f64>,
+    pub status: Option<String>,
+    pub priority: Option<String>,
+}
+
+/// The result of a scan, to record on the state row.
+#[derive(Debug, Clone)]
+pub struct ScanRecord {
+    /// `clean`, `infected` or `error` (the worst over all parts).
+    pub verdict: &'static str,
+    pub scanned_parts: usize,
+    pub attachments: usize,
+    pub detail: Value,
+}
+
+/// A classification after the guards, with everything it materialises, stored in one
+/// transaction.
+#[derive(Debug, Clone)]
+pub struct ClassificationRecord {
+    pub intent: Intent,
+    pub complexity: Complexity,
+    pub confidence: f64,
+    pub model: String,
+    pub justification: String,
+    pub client_id: Option<i64>,
+    pub client_source: &'static str,
+    pub is_forward: bool,
+    /// An open chantier the message was confidently matched to (run and question only).
+    pub chantier_id: Option<i64>,
+    /// Guard audits (event, detail) written with the `classified` audit.
+    pub audits: Vec<(&'static str, Value)>,
+}
+
+/// Counts for the calibration report over a window.
+#[derive(Debug, Clone, Default)]
+pub struct ReportData {
+    /// Per classified e-mail: intent, complexity, confidence, client id.
+    pub classified: Vec<(Intent, Complexity, f64, Option<i64>)>,
+    /// Audit event → count in the window.
+    pub audit_counts: BTreeMap<String, i64>,
+    /// Per materialised item: its intent, its complexity (runs), its status, internal (no client).
+    pub items: Vec<(Intent, Option<Complexity>, String, bool)>,
+}
+
+#[async_trait]
+pub trait AtlasStore: Send + Sync {
+    /// Stores a raw message and its `received` state row and the `poll_inserted` audit, in
+    /// one transaction; a message already stored under the same account and key is left
+    /// untouched (`Duplicate`).
+    async fn insert_message(&self, msg: &NewMessage, now: DateTime<Utc>) -> StoreResult<Inserted>;
+    async fn audit(&self, email_id: Option<i64>, event: &str, detail: Value, now: DateTime<Utc>) -> StoreResult<()>;
+    async fn emails_in(&self, states: &[EmailState], limit: i64) -> StoreResult<Vec<EmailRow>>;
+    async fn email(&self, id: i64) -> StoreResult<Option<EmailRow>>;
+    async fn raw(&self, id: i64) -> StoreResult<Option<Vec<u8>>>;
+    /// `received` → `scanned` (clean) or `blocked` (not clean); false when the row was no
+    /// longer `received` (another worker did it).
+    async fn record_scan(&self, id: i64, scan: &ScanRecord, now: DateTime<Utc>) -> StoreResult<bool>;
+    /// A failed attempt at the step of `from`: the audit, `attempts + 1`, and after
+    /// `max_attempts` the terminal state. Returns the state the row is in afterwards.
+    async fn record_failure(
+        &self,
+        id: i64,
+        from: EmailState,
+        event: &str,
+        detail: Value,
+        max_attempts: i64,
+        terminal: EmailState,
+        now: DateTime<Utc>,
+    ) -> StoreResult<EmailState>;
+    /// `scanned` → `classified` with the guard audits, the `classified` audit and the
+    /// materialised row; None when the row was no longer `scanned`.
+    async fn record_classification(
+        &self,
+        id: i64,
+        rec: &ClassificationRecord,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Option<(&'static str, i64)>>>;
+    /// `classify_failed` → `scanned` (attempts reset) so that the next tick retries it.
+    async fn retry_failed(&self, now: DateTime<Utc>) -> StoreResult<u64>;
+    async fn add_client(&self, client: &NewClient, now: DateTime<Utc>) -> StoreResult<i64>;
+    async fn clients(&self) -> StoreResult<Vec<Client>>;
+    async fn client(&self, id: i64) -> StoreResult<Option<Client>>;
+    /// The client an address identifies: its exact address first, then its domain (never a
+    /// public webmail domain).
+    async fn client_for(&self, addr: &EmailAddress) -> StoreResult<Option<Client>>;
+    async fn add_chantier(&self, name: &str, client_id: Option<i64>, now: DateTime<Utc>) -> StoreResult<i64>;
+    async fn open_chantiers(&self, client_id: Option<i64>) -> StoreResult<Vec<(i64, String)>>;
+    async fn audits(&self, email_id: i64) -> StoreResult<Vec<AuditRow>>;
+    async fn list(&self, state: Option<EmailState>) -> StoreResult<Vec<EmailRow>>;
+    async fn report_data(&self, since: DateTime<Utc>) -> StoreResult<ReportData>;
+}
+
+/// [`AtlasStore`] on the appliance's SQLite file (migrated with the memory store).
+#[derive(Debug, Clone)]
+pub struct SqliteAtlasStore {
+    pool: SqlitePool,
+}
+
+impl SqliteAtlasStore {
+    pub fn new(pool: SqlitePool) -> Self {
+        Self { pool }
+    }
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+    async fn write_tx(&self) -> StoreResult<sqlx::Transaction<'static, sqlx::Sqlite>> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+}
+
+const EMAIL_SELECT: &str = "SELECT e.*, r.message_id, r.message_key, r.from_email, r.subject, r.dkim_pass, r.size
+     FROM atlas_emails e JOIN atlas_raw_messages r ON r.id = e.raw_message_id";
+
+fn parse_opt<T: std::str::FromStr>(row: &SqliteRow, column: &'static str) -> StoreResult<Option<T>> {
+    let raw: Option<String> = row.try_get(column)?;
+    raw.map(|v| v.parse::<T>().map_err(|_| AtlasStoreError::Corrupt { column, value: v.clone() })).transpose()
+}
+
+fn ts(row: &SqliteRow, column: &'static str) -> StoreResult<DateTime<Utc>> {
+    let raw: String = row.try_get(column)?;
+    from_db(&raw).ok_or(AtlasStoreError::Corrupt { column, value: raw })
+}
+
+fn email_row(row: &SqliteRow) -> StoreResult<EmailRow> {
+    let status: String = row.try_get("status")?;
+    let materialised = [("run", "run_id"), ("question", "question_id"), ("negociation", "negociation_id"), ("conseil", "conseil_id")]
+        .into_iter()
+        .find_map(|(kind, col)| row.try_get::<Option<i64>, _>(col).ok().flatten().map(|id| (kind, id)));
+    Ok(EmailRow {
+        id: row.try_get("id")?,
+        message_id: row.try_get("message_id")?,
+        message_key: row.try_get("message_key")?,
+        status: status.parse().map_err(|_| AtlasStoreError::Corrupt { column: "status", value: status.clone() })?,
+        from_email: row.try_get("from_email")?,
+        subject: row.try_get::<Option<String>, _>("subject")?.unwrap_or_default(),
+        dkim_pass: row.try_get::<i64, _>("dkim_pass")? == 1,
+        size: row.try_get("size")?,
+        scan_verdict: row.try_get("scan_verdict")?,
+        attachment_count: row.try_get("attachment_count")?,
+        attempts: row.try_get("attempts")?,
+        client_id: row.try_get("client_id")?,
+        client_source: row.try_get("client_source")?,
+        intent: parse_opt(row, "intent")?,
+        complexity: parse_opt(row, "complexity")?,
+        confidence: row.try_get("confidence")?,
+        model: row.try_get("model")?,
+        justification: row.try_get("justification")?,
+        chantier_id: row.try_get("chantier_id")?,
+        materialised,
+        created_at: ts(row, "created_at")?,
+        updated_at: ts(row, "updated_at")?,
+    })
+}
+
+async fn insert_audit(
+    tx: &mut sqlx::SqliteConnection,
+    email_id: Option<i64>,
+    event: &str,
+    detail: &Value,
+    now: &str,
+) -> StoreResult<()> {
+    sqlx::query("INSERT INTO atlas_audits (email_id, event, detail, created_at) VALUES (?, ?, ?, ?)")
+        .bind(email_id)
+        .bind(event)
+        .bind(detail.to_string())
+        .bind(now)
+        .execute(tx)
+        .await?;
+    Ok(())
+}
+
+async fn load_client(pool: &SqlitePool, id: i64) -> StoreResult<Option<Client>> {
+    let Some(row) = sqlx::query("SELECT * FROM atlas_clients WHERE id = ?").bind(id).fetch_optional(pool).await? else {
+        return Ok(None);
+    };
+    let addresses = sqlx::query("SELECT kind, value FROM atlas_client_addresses WHERE client_id = ? ORDER BY id")
+        .bind(id)
+        .fetch_all(pool)
+        .await?;
+    let mut emails = Vec::new();
+    let mut domains = Vec::new();
+    for a in addresses {
+        let kind: String = a.try_get("kind")?;
+        let value: String = a.try_get("value")?;
+        if kind == "email" {
+            emails.push(value)
+        } else {
+            domains.push(value)
+        }
+    }
+    Ok(Some(Client {
+        id,
+        name: row.try_get("name")?,
+        mrr: row.try_get("mrr")?,
+        status: row.try_get("status")?,
+        priority: row.try_get("priority")?,
+        emails,
+        domains,
+    }))
+}
+
+#[async_trait]
+impl AtlasStore for SqliteAtlasStore {
+    async fn insert_message(&self, msg: &NewMessage, now: DateTime<Utc>) -> StoreResult<Inserted> {
+        let now = to_db(now);
+        let mut tx = self.write_tx().await?;
+        let raw_id: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO atlas_raw_messages
+               (account, message_key, message_id, imap_uid, from_email, subject, raw, size, dkim_pass, dkim_detail, received_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (account, message_key) DO NOTHING RETURNING id",
+        )
+        .bind(&msg.account)
+        .bind(&msg.message_key)
+        .bind(&msg.message_id)
+        .bind(msg.imap_uid.map(i64::from))
+        .bind(&msg.from_email)
+        .bind(&msg.subject)
+        .bind(&msg.raw)
+        .bind(msg.raw.len() as i64)
+        .bind(msg.dkim_pass as i64)
+        .bind(&msg.dkim_detail)
+        .bind(&now)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(raw_id) = raw_id else {
+            let existing: i64 = sqlx::query_scalar(
+                "SELECT e.id FROM atlas_emails e JOIN atlas_raw_messages r ON r.id = e.raw_message_id
+                 WHERE r.account = ? AND r.message_key = ?",
+            )
+            .bind(&msg.account)
+            .bind(&msg.message_key)
+            .fetch_one(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            return Ok(Inserted::Duplicate(existing));
+        };
+        let email_id: i64 = sqlx::query_scalar(
+            "INSERT INTO atlas_emails (raw_message_id, status, created_at, updated_at) VALUES (?, 'received', ?, ?) RETURNING id",
+        )
+        .bind(raw_id)
+        .bind(&now)
+        .bind(&now)
+        .fetch_one(&mut *tx)
+        .await?;
+        let detail = serde_json::json!({
+            "uid": msg.imap_uid, "size": msg.raw.len(), "dkim_pass": msg.dkim_pass,
+            "key": if msg.message_id.is_some() { "message-id" } else { "sha256" },
+        });
+        insert_audit(&mut tx, Some(email_id), audit::POLL_INSERTED, &detail, &now).await?;
+        tx.commit().await?;
+        Ok(Inserted::New(email_id))
+    }
+
+    async fn audit(&self, email_id: Option<i64>, event: &str, detail: Value, now: DateTime<Utc>) -> StoreResult<()> {
+        let mut conn = self.pool.acquire().await?;
+        insert_audit(&mut conn, email_id, event, &detail, &to_db(now)).await
+    }
+
+    async fn emails_in(&self, states: &[EmailState], limit: i64) -> StoreResult<Vec<EmailRow>> {
+        let marks = vec!["?"; states.len()].join(", ");
+        let sql = format!("{EMAIL_SELECT} WHERE e.status IN ({marks}) ORDER BY e.id LIMIT ?");
+        let mut q = sqlx::query(&sql);
+        for s in states {
+            q = q.bind(s.as_str());
+        }
+        q.bind(limit).fetch_all(&self.pool).await?.iter().map(email_row).collect()
+    }
+
+    async fn email(&self, id: i64) -> StoreResult<Option<EmailRow>> {
+        let sql = format!("{EMAIL_SELECT} WHERE e.id = ?");
+        sqlx::query(&sql).bind(id).fetch_optional(&self.pool).await?.as_ref().map(email_row).transpose()
+    }
+
+    async fn raw(&self, id: i64) -> StoreResult<Option<Vec<u8>>> {
+        Ok(sqlx::query_scalar(
+            "SELECT r.raw FROM atlas_emails e JOIN atlas_raw_messages r ON r.id = e.raw_message_id WHERE e.id = ?",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    async fn record_scan(&self, id: i64, scan: &ScanRecord, now: DateTime<Utc>) -> StoreResult<bool> {
+        let now = to_db(now);
+        let status = if scan.verdict == "clean" { EmailState::Scanned } else { EmailState::Blocked };
+        let mut tx = self.write_tx().await?;
+        let done = sqlx::query(
+            "UPDATE atlas_emails SET status = ?, scan_verdict = ?, scanned_parts = ?, attachment_count = ?,
+               attempts = 0, updated_at = ?
+             WHERE id = ? AND status = 'received'",
+        )
+        .bind(status.as_str())
+        .bind(scan.verdict)
+        .bind(scan.scanned_parts as i64)
+        .bind(scan.attachments as i64)
+        .bind(&now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            == 1;
+        if done {
+            insert_audit(&mut tx, Some(id), audit::SCANNED, &scan.detail, &now).await?;
+            if status == EmailState::Blocked {
+                insert_audit(&mut tx, Some(id), audit::CLASSIFY_BLOCKED_UNSAFE_ATTACHMENTS, &scan.detail, &now).await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(done)
+    }
+
+    async fn record_failure(
+        &self,
+        id: i64,
+        from: EmailState,
+        event: &str,
+        detail: Value,
+        max_attempts: i64,
+        terminal: EmailState,
+        now: DateTime<Utc>,
+    ) -> StoreResult<EmailState> {
+        let now = to_db(now);
+        let mut tx = self.write_tx().await?;
+        let row: Option<(i64,)> = sqlx::query_as(
+            "UPDATE atlas_emails SET attempts = attempts + 1, updated_at = ?,
+               status = CASE WHEN attempts + 1 >= ? THEN ? ELSE status END
+             WHERE id = ? AND status = ? RETURNING attempts",
+        )
+        .bind(&now)
+        .bind(max_attempts)
+        .bind(terminal.as_str())
+        .bind(id)
+        .bind(from.as_str())
+        .fetch_optional(&mut *tx)
+        .await?;
+        let state = match row {
+            Some((attempts,)) => {
+                let mut detail = detail;
+                if let Value::Object(map) = &mut detail {
+                    map.insert("attempt".into(), attempts.into());
+                    map.insert("max_attempts".into(), max_attempts.into());
+                }
+                insert_audit(&mut tx, Some(id), event, &detail, &now).await?;
+                if attempts >= max_attempts {
+                    terminal
+                } else {
+                    from
+                }
+            }
+            None => {
+                let status: Option<String> =
+                    sqlx::query_scalar("SELECT status FROM atlas_emails WHERE id = ?").bind(id).fetch_optional(&mut *tx).await?;
+                status.and_then(|s| s.parse().ok()).unwrap_or(from)
+            }
+        };
+        tx.commit().await?;
+        Ok(state)
+    }
+
+    async fn record_classification(
+        &self,
+        id: i64,
+        rec: &ClassificationRecord,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Option<(&'static str, i64)>>> {
+        let now = to_db(now);
+        let mut tx = self.write_tx().await?;
+        let updated = sqlx::query(
+            "UPDATE atlas_emails SET status = 'classified', intent = ?, complexity = ?, confidence = ?, model = ?,
+               justification = ?, client_id = ?, client_source = ?, is_forward = ?, chantier_id = ?,
+               classified_at = ?, updated_at = ?, attempts = 0
+             WHERE id = ? AND status = 'scanned'",
+        )
+        .bind(rec.intent.as_str())
+        .bind(rec.complexity.as_str())
+        .bind(rec.confidence)
+        .bind(&rec.model)
+        .bind(&rec.justification)
+        .bind(rec.client_id)
+        .bind(rec.client_source)
+        .bind(rec.is_forward as i64)
+        .bind(rec.chantier_id)
+        .bind(&now)
+        .bind(&now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if updated != 1 {
+            tx.commit().await?;
+            return Ok(None);
+        }
+        for (event, detail) in &rec.audits {
+            insert_audit(&mut tx, Some(id), event, detail, &now).await?;
+        }
+        let classified = serde_json::json!({
+            "intent": rec.intent.as_str(), "complexity": rec.complexity.as_str(),
+            "confidence": rec.confidence, "model": rec.model, "client_source": rec.client_source,
+        });
+        insert_audit(&mut tx, Some(id), audit::CLASSIFIED, &classified, &now).await?;
+        // Exactly one table per intent; the UNIQUE(email_id) makes a replay a no-op.
+        let (kind, sql, column) = match rec.intent {
+            Intent::Noise => {
+                tx.commit().await?;
+                return Ok(Some(None));
+            }
+            Intent::Run => (
+                "run",
+                "INSERT INTO atlas_runs (email_id, client_id, chantier_id, complexity, created_at) VALUES (?, ?, ?, ?, ?)
+                 ON CONFLICT (email_id) DO UPDATE SET email_id = excluded.email_id RETURNING id",
+                "run_id",
+            ),
+            Intent::Question => (
+                "question",
+                "INSERT INTO atlas_questions (email_id, client_id, chantier_id, created_at) VALUES (?, ?, ?, ?)
+                 ON CONFLICT (email_id) DO UPDATE SET email_id = excluded.email_id RETURNING id",
+                "question_id",
+            ),
+            Intent::Negociation => (
+                "negociation",
+                "INSERT INTO atlas_negociations (email_id, client_id, created_at) VALUES (?, ?, ?)
+                 ON CONFLICT (email_id) DO UPDATE SET email_id = excluded.email_id RETURNING id",
+                "negociation_id",
+            ),
+            Intent::Conseil => (
+                "conseil",
+                "INSERT INTO atlas_conseils (email_id, client_id, created_at) VALUES (?, ?, ?)
+                 ON CONFLICT (email_id) DO UPDATE SET email_id = excluded.email_id RETURNING id",
+                "conseil_id",
+            ),
+        };
+        let mut q = sqlx::query_scalar::<_, i64>(sql).bind(id).bind(rec.client_id);
+        match rec.intent {
+            Intent::Run => q = q.bind(rec.chantier_id).bind(rec.complexity.as_str()),
+            Intent::Question => q = q.bind(rec.chantier_id),
+            _ => {}
+        }
+        let item_id = q.bind(&now).fetch_one(&mut *tx).await?;
+        sqlx::query(&format!("UPDATE atlas_emails SET {column} = ? WHERE id = ?"))
+            .bind(item_id)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        insert_audit(&mut tx, Some(id), audit::MATERIALISED, &serde_json::json!({"kind": kind, "id": item_id}), &now)
+            .await?;
+        if let Some(chantier) = rec.chantier_id {
+            insert_audit(&mut tx, Some(id), audit::CHANTIER_LINKED, &serde_json::json!({"chantier_id": chantier}), &now)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(Some(Some((kind, item_id))))
+    }
+
+    async fn retry_failed(&self, now: DateTime<Utc>) -> StoreResult<u64> {
+        Ok(sqlx::query(
+            "UPDATE atlas_emails SET status = 'scanned', attempts = 0, updated_at = ? WHERE status = 'classify_failed'",
+        )
+        .bind(to_db(now))
+        .execute(&self.pool)
+        .await?
+        .rows_affected())
+    }
+
+    async fn add_client(&self, client: &NewClient, now: DateTime<Utc>) -> StoreResult<i64> {
+        for d in &client.domains {
+            if is_public_domain(d) {
+                return Err(AtlasStoreError::PublicDomain(d.clone()));
+            }
+        }
+        let mut tx = self.write_tx().await?;
+        let id: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO atlas_clients (name, mrr, status, priority, created_at) VALUES (?, ?, ?, ?, ?)
+             ON CONFLICT (name) DO NOTHING RETURNING id",
+        )
+        .bind(client.name.trim())
+        .bind(client.mrr)
+        .bind(client.status.as_deref().unwrap_or("actif"))
+        .bind(client.priority.as_deref().unwrap_or("normale"))
+        .bind(to_db(now))
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(id) = id else {
+            return Err(AtlasStoreError::DuplicateClient(client.name.clone()));
+        };
+        let addresses = client
+            .emails
+            .iter()
+            .map(|e| ("email", e.as_str().to_string()))
+            .chain(client.domains.iter().map(|d| ("domain", d.trim().trim_start_matches('@').to_lowercase())));
+        for (kind, value) in addresses {
+            let inserted = sqlx::query(
+                "INSERT INTO atlas_client_addresses (client_id, kind, value) VALUES (?, ?, ?) ON CONFLICT (value) DO NOTHING",
+            )
+            .bind(id)
+            .bind(kind)
+            .bind(&value)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if inserted == 0 {
+                // Dropping the transaction rolls the client back too.
+                return Err(AtlasStoreError::DuplicateAddress(value));
+            }
+        }
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    async fn clients(&self) -> StoreResult<Vec<Client>> {
+        let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM atlas_clients ORDER BY name").fetch_all(&self.pool).await?;
+        let mut out = Vec::new();
+        for id in ids {
+            out.extend(load_client(&self.pool, id).await?);
+        }
+        Ok(out)
+    }
+
+    async fn client(&self, id: i64) -> StoreResult<Option<Client>> {
+        load_client(&self.pool, id).await
+    }
+
+    async fn client_for(&self, addr: &EmailAddress) -> StoreResult<Option<Client>> {
+        let exact: Option<i64> =
+            sqlx::query_scalar("SELECT client_id FROM atlas_client_addresses WHERE kind = 'email' AND value = ?")
+                .bind(addr.as_str())
+                .fetch_optional(&self.pool)
+                .await?;
+        let id = match exact {
+            Some(id) => Some(id),
+            None if addr.is_public_webmail() => None,
+            None => {
+                sqlx::query_scalar("SELECT client_id FROM atlas_client_addresses WHERE kind = 'domain' AND value = ?")
+                    .bind(addr.domain())
+                    .fetch_optional(&self.pool)
+                    .await?
+            }
+        };
+        match id {
+            Some(id) => load_client(&self.pool, id).await,
+            None => Ok(None),
+        }
+    }
+
+    async fn add_chantier(&self, name: &str, client_id: Option<i64>, now: DateTime<Utc>) -> StoreResult<i64> {
+        Ok(sqlx::query_scalar("INSERT INTO atlas_chantiers (name, client_id, created_at) VALUES (?, ?, ?) RETURNING id")
+            .bind(name)
+            .bind(client_id)
+            .bind(to_db(now))
+            .fetch_one(&self.pool)
+            .await?)
+    }
+
+    async fn open_chantiers(&self, client_id: Option<i64>) -> StoreResult<Vec<(i64, String)>> {
+        Ok(sqlx::query_as(
+            "SELECT id, name FROM atlas_chantiers WHERE status = 'ouvert' AND client_id IS ? ORDER BY id",
+        )
+        .bind(client_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    async fn audits(&self, email_id: i64) -> StoreResult<Vec<AuditRow>> {
+        let rows = sqlx::query("SELECT * FROM atlas_audits WHERE email_id = ? ORDER BY id")
+            .bind(email_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let detail: String = r.try_get("detail")?;
+                Ok(AuditRow {
+                    id: r.try_get("id")?,
+                    email_id: r.try_get("email_id")?,
+                    event: r.try_get("event")?,
+                    detail: serde_json::from_str(&detail).unwrap_or(Value::String(detail)),
+                    created_at: ts(r, "created_at")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn list(&self, state: Option<EmailState>) -> StoreResult<Vec<EmailRow>> {
+        let sql = format!("{EMAIL_SELECT} WHERE (? IS NULL OR e.status = ?) ORDER BY e.id");
+        let s = state.map(|s| s.as_str());
+        sqlx::query(&sql).bind(s).bind(s).fetch_all(&self.pool).await?.iter().map(email_row).collect()
+    }
+
+    async fn report_data(&self, since: DateTime<Utc>) -> StoreResult<ReportData> {
+        let since = to_db(since);
+        let mut data = ReportData::default();
+        let rows = sqlx::query(
+            "SELECT intent, complexity, confidence, client_id FROM atlas_emails
+             WHERE classified_at >= ? AND intent IS NOT NULL",
+        )
+        .bind(&since)
+        .fetch_all(&self.pool)
+        .await?;
+        for r in &rows {
+            let intent: Option<Intent> = parse_opt(r, "intent")?;
+            let complexity: Option<Complexity> = parse_opt(r, "complexity")?;
+            if let Some(intent) = intent {
+                data.classified.push((
+                    intent,
+                    complexity.unwrap_or(Complexity::Leger),
+                    r.try_get::<Option<f64>, _>("confidence")?.unwrap_or(0.0),
+                    r.try_get("client_id")?,
+                ));
+            }
+        }
+        let counts: Vec<(String, i64)> =
+            sqlx::query_as("SELECT event, COUNT(*) FROM atlas_audits WHERE created_at >= ? GROUP BY event")
+                .bind(&since)
+                .fetch_all(&self.pool)
+                .await?;
+        data.audit_counts = counts.into_iter().collect();
+        let items = sqlx::query(
+            "SELECT 'run' AS kind, complexity, status, client_id FROM atlas_runs WHERE created_at >= ?1
+             UNION ALL SELECT 'question', NULL, status, client_id FROM atlas_questions WHERE created_at >= ?1
+             UNION ALL SELECT 'negociation', NULL, status, client_id FROM atlas_negociations WHERE created_at >= ?1
+             UNION ALL SELECT 'conseil', NULL, status, client_id FROM atlas_conseils WHERE created_at >= ?1",
+        )
+        .bind(&since)
+        .fetch_all(&self.pool)
+        .await?;
+        for r in &items {
+            let kind: Option<Intent> = parse_opt(r, "kind")?;
+            let complexity: Option<Complexity> = parse_opt(r, "complexity")?;
+            let client: Option<i64> = r.try_get("client_id")?;
+            if let Some(kind) = kind {
+                data.items.push((kind, complexity, r.try_get("status")?, client.is_none()));
+            }
+        }
+        Ok(data)
+    }
+}
