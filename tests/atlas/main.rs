@@ -4,5 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod classify;
 mod dovecot;
 mod scan;
+mod support;
