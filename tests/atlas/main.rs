@@ -6,5 +6,6 @@ mod common;
 
 mod classify;
 mod dovecot;
+mod intake;
 mod scan;
 mod support;

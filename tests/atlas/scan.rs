@@ -369,7 +369,7 @@ async fn clamd_unreachable_is_an_error_not_clean() {
 // OCR
 
 /// A PNG of `text` in black DejaVu Sans on white, rendered by ImageMagick.
-fn render_png(text: &str) -> Vec<u8> {
+pub fn render_png(text: &str) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let png = dir.path().join("text.png");
     let status = Command::new("convert")
