@@ -43,11 +43,7 @@ pub fn parse_verdict(content: &str) -> Result<ModelVerdict, String> {
         .trim();
     let value: Value = serde_json::from_str(text).map_err(|e| format!("answer is not JSON: {e}"))?;
     let obj = value.as_object().ok_or("answer is not a JSON object")?;
-    let intent = obj
-        .get("intent")
-        .and_then(Value::as_str)
-        .ok_or("missing string field intent")?
-        .parse::<Intent>()?;
+    let intent = obj.get("intent").and_then(Value::as_str).ok_or("missing string field intent")?.parse::<Intent>()?;
     let confidence = obj.get("confidence").and_then(Value::as_f64).ok_or("missing numeric field confidence")?;
     if !(0.0..=1.0).contains(&confidence) || confidence.is_nan() {
         return Err(format!("confidence {confidence} outside [0, 1]"));
@@ -92,7 +88,7 @@ pub fn short_circuit_candidate(
     founder: Option<&Founder>,
     mailbox: Option<&EmailAddress>,
 ) -> Option<ShortCircuit> {
-    let Some(env) = envelope else { return None };
+    let env = envelope?;
     let stripped = strip_subject_prefixes(subject).to_lowercase();
     if founder.is_some_and(|f| f.is(env)) && super::mail::subject_is_forward(subject) && stripped.starts_with("[atlas]")
     {
@@ -117,7 +113,7 @@ pub struct PromptInput<'a> {
 /// The client a prompt may present as verified: an envelope resolution, or a forwarded-body
 /// resolution of a message whose envelope is the founder's. A body line from anyone else is
 /// not evidence of anything.
-pub fn verified_client<'a>(resolution: &'a ClientResolution, from_founder: bool) -> Option<&'a Client> {
+pub fn verified_client(resolution: &ClientResolution, from_founder: bool) -> Option<&Client> {
     match resolution.source {
         ClientSource::Envelope => resolution.client.as_ref(),
         ClientSource::ForwardedBody if from_founder => resolution.client.as_ref(),
@@ -150,11 +146,8 @@ pub fn build_user_prompt(input: &PromptInput<'_>) -> String {
         out.push_str(&format!("Pièces jointes ({}): {}\n", names.len(), names.join(", ")));
     }
     let CoverSplit { cover, quoted, .. } = split_cover(&mail.body);
-    let body = if quoted.is_empty() {
-        format!("COVER:\n{cover}")
-    } else {
-        format!("COVER:\n{cover}\n\nQUOTED:\n{quoted}")
-    };
+    let body =
+        if quoted.is_empty() { format!("COVER:\n{cover}") } else { format!("COVER:\n{cover}\n\nQUOTED:\n{quoted}") };
     let (body, cut) = truncate_chars(&body, BODY_LIMIT);
     out.push_str("\nUSER_EMAIL_BODY_START\n");
     out.push_str(&neutralise(body));
@@ -254,8 +247,7 @@ pub fn match_chantier(intent: Intent, chantiers: &[(i64, String)], mail: &Mail) 
     if !matches!(intent, Intent::Run | Intent::Question) {
         return None;
     }
-    let haystack =
-        arthur_agents::text::normalise(&format!("{} {}", mail.subject, split_cover(&mail.body).cover));
+    let haystack = arthur_agents::text::normalise(&format!("{} {}", mail.subject, split_cover(&mail.body).cover));
     let hits: Vec<i64> = chantiers
         .iter()
         .filter(|(_, name)| {

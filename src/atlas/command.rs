@@ -153,7 +153,11 @@ pub fn account(app: &App) -> anyhow::Result<ImapAccount> {
     Ok(ImapAccount::parse(url.expose())?)
 }
 
-pub async fn run(app: &App, cmd: AtlasCmd, shutdown: impl std::future::Future<Output = ()>) -> anyhow::Result<ExitCode> {
+pub async fn run(
+    app: &App,
+    cmd: AtlasCmd,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<ExitCode> {
     match cmd {
         AtlasCmd::Poll { once } => {
             let account = account(app)?;
@@ -288,7 +292,14 @@ pub async fn run(app: &App, cmd: AtlasCmd, shutdown: impl std::future::Future<Ou
                 println!("{}", serde_json::to_string_pretty(&list)?);
             } else {
                 for c in &clients {
-                    println!("#{} {} ({}, {}) {}", c.id, c.name, c.status, c.priority, [c.emails.clone(), c.domains.clone()].concat().join(", "));
+                    println!(
+                        "#{} {} ({}, {}) {}",
+                        c.id,
+                        c.name,
+                        c.status,
+                        c.priority,
+                        [c.emails.clone(), c.domains.clone()].concat().join(", ")
+                    );
                 }
             }
             Ok(ExitCode::SUCCESS)

@@ -111,11 +111,12 @@ impl Mailbox {
         let stream: Box<dyn ImapStream> = if account.tls {
             let mut roots = rustls::RootCertStore::empty();
             roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-            let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-                .with_safe_default_protocol_versions()
-                .map_err(|e| ImapError::Tls { addr: addr.clone(), reason: e.to_string() })?
-                .with_root_certificates(roots)
-                .with_no_client_auth();
+            let config =
+                rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                    .with_safe_default_protocol_versions()
+                    .map_err(|e| ImapError::Tls { addr: addr.clone(), reason: e.to_string() })?
+                    .with_root_certificates(roots)
+                    .with_no_client_auth();
             let name = rustls::pki_types::ServerName::try_from(account.host.clone())
                 .map_err(|e| ImapError::Tls { addr: addr.clone(), reason: e.to_string() })?;
             let tls = tokio_rustls::TlsConnector::from(Arc::new(config))

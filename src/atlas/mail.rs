@@ -157,11 +157,7 @@ impl Mail {
             };
         };
         let message_id = message.message_id().and_then(MessageId::parse);
-        let from = message
-            .from()
-            .and_then(|a| a.first())
-            .and_then(|a| a.address())
-            .and_then(EmailAddress::parse);
+        let from = message.from().and_then(|a| a.first()).and_then(|a| a.address()).and_then(EmailAddress::parse);
         let subject = message.subject().unwrap_or("").trim().to_string();
         let mut body = String::new();
         for i in 0..message.text_body_count().max(1) {
@@ -226,9 +222,8 @@ pub fn strip_subject_prefixes(subject: &str) -> &str {
     let mut s = subject.trim();
     loop {
         let lower = s.to_lowercase();
-        let Some(p) = ["fwd:", "fw:", "tr:", "re:", "transf:", "fwd :", "tr :", "re :"]
-            .iter()
-            .find(|p| lower.starts_with(*p))
+        let Some(p) =
+            ["fwd:", "fw:", "tr:", "re:", "transf:", "fwd :", "tr :", "re :"].iter().find(|p| lower.starts_with(*p))
         else {
             return s;
         };

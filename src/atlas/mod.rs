@@ -128,10 +128,7 @@ impl FromStr for EmailState {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         EmailState::ALL.into_iter().find(|e| e.as_str() == s).ok_or_else(|| {
-            format!(
-                "unknown state {s:?} (expected one of {})",
-                EmailState::ALL.map(|e| e.as_str()).join(", ")
-            )
+            format!("unknown state {s:?} (expected one of {})", EmailState::ALL.map(|e| e.as_str()).join(", "))
         })
     }
 }

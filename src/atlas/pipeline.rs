@@ -18,7 +18,7 @@ use super::mail::{message_key, EmailAddress, Mail};
 use super::ocr::{self, Ocr};
 use super::scan::{Scanner, Verdict};
 use super::store::{
-    AtlasStore, AtlasStoreError, ClassificationRecord, EmailRow, Inserted, NewMessage, ScanRecord,
+    AtlasStore, AtlasStoreError, ClassificationRecord, EmailRow, Inserted, NewMessage, ScanRecord, StepFailure,
 };
 use super::{audit, Complexity, EmailState, Intent};
 
@@ -73,10 +73,17 @@ pub struct PollReport {
 /// How one classification attempt ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClassifyOutcome {
-    Classified { intent: Intent, complexity: Complexity, materialised: Option<(&'static str, i64)> },
+    Classified {
+        intent: Intent,
+        complexity: Complexity,
+        materialised: Option<(&'static str, i64)>,
+    },
     /// Already done by someone else (the row was no longer `scanned`).
     Skipped,
-    Failed { reason: String, state: EmailState },
+    Failed {
+        reason: String,
+        state: EmailState,
+    },
 }
 
 pub struct Atlas {
@@ -111,7 +118,12 @@ impl Atlas {
         if let Inserted::Duplicate(id) = inserted {
             self.deps
                 .store
-                .audit(Some(id), audit::POLL_DUPLICATE, json!({"uid": uid, "key_kind": key_kind(&msg.message_key)}), self.now())
+                .audit(
+                    Some(id),
+                    audit::POLL_DUPLICATE,
+                    json!({"uid": uid, "key_kind": key_kind(&msg.message_key)}),
+                    self.now(),
+                )
                 .await?;
         }
         Ok(inserted)
@@ -194,13 +206,19 @@ impl Atlas {
             "attachments": mail.attachment_count(), "infected": infected, "errors": errors,
         });
         if infected.is_empty() && !errors.is_empty() {
-            let state = self
-                .deps
-                .store
-                .record_failure(row.id, EmailState::Received, audit::SCAN_FAILED, detail.clone(), MAX_SCAN_ATTEMPTS, EmailState::Blocked, self.now())
-                .await?;
+            let failure = StepFailure {
+                from: EmailState::Received,
+                event: audit::SCAN_FAILED,
+                detail: detail.clone(),
+                max_attempts: MAX_SCAN_ATTEMPTS,
+                terminal: EmailState::Blocked,
+            };
+            let state = self.deps.store.record_failure(row.id, &failure, self.now()).await?;
             if state == EmailState::Blocked {
-                self.deps.store.audit(Some(row.id), audit::CLASSIFY_BLOCKED_UNSAFE_ATTACHMENTS, detail, self.now()).await?;
+                self.deps
+                    .store
+                    .audit(Some(row.id), audit::CLASSIFY_BLOCKED_UNSAFE_ATTACHMENTS, detail, self.now())
+                    .await?;
             }
             return Ok(state);
         }
@@ -270,7 +288,9 @@ impl Atlas {
 
         let ocr_text = self.ocr_attachments(row.id, &mail).await?;
         let Some(llm) = &self.deps.llm else {
-            return self.fail(row.id, "no language model configured (set MISTRAL_API_KEY or another provider)", &audits).await;
+            return self
+                .fail(row.id, "no language model configured (set MISTRAL_API_KEY or another provider)", &audits)
+                .await;
         };
         let verified = classify::verified_client(&resolution, from_founder);
         let user = classify::build_user_prompt(&PromptInput {
@@ -322,7 +342,11 @@ impl Atlas {
         self.store_classification(row.id, &rec).await
     }
 
-    async fn store_classification(&self, id: i64, rec: &ClassificationRecord) -> Result<ClassifyOutcome, AtlasStoreError> {
+    async fn store_classification(
+        &self,
+        id: i64,
+        rec: &ClassificationRecord,
+    ) -> Result<ClassifyOutcome, AtlasStoreError> {
         Ok(match self.deps.store.record_classification(id, rec, self.now()).await? {
             None => ClassifyOutcome::Skipped,
             Some(materialised) => {
@@ -341,19 +365,14 @@ impl Atlas {
         for (event, detail) in audits {
             self.deps.store.audit(Some(id), event, detail.clone(), self.now()).await?;
         }
-        let state = self
-            .deps
-            .store
-            .record_failure(
-                id,
-                EmailState::Scanned,
-                audit::CLASSIFY_FAILED,
-                json!({"reason": reason}),
-                MAX_CLASSIFY_ATTEMPTS,
-                EmailState::ClassifyFailed,
-                self.now(),
-            )
-            .await?;
+        let failure = StepFailure {
+            from: EmailState::Scanned,
+            event: audit::CLASSIFY_FAILED,
+            detail: json!({"reason": reason}),
+            max_attempts: MAX_CLASSIFY_ATTEMPTS,
+            terminal: EmailState::ClassifyFailed,
+        };
+        let state = self.deps.store.record_failure(id, &failure, self.now()).await?;
         Ok(ClassifyOutcome::Failed { reason: reason.to_string(), state })
     }
 
@@ -384,7 +403,12 @@ impl Atlas {
         let chars = text.chars().count();
         self.deps
             .store
-            .audit(Some(id), audit::OCR_EXTRACTED, json!({"chars": chars, "images": images.len(), "failed": failures}), self.now())
+            .audit(
+                Some(id),
+                audit::OCR_EXTRACTED,
+                json!({"chars": chars, "images": images.len(), "failed": failures}),
+                self.now(),
+            )
             .await?;
         Ok((!text.is_empty()).then_some(text))
     }

@@ -119,6 +119,18 @@ pub struct NewClient {
     pub priority: Option<String>,
 }
 
+/// A failed attempt at one step of the pipeline.
+#[derive(Debug, Clone)]
+pub struct StepFailure {
+    /// The state the step starts from (the row must still be in it).
+    pub from: EmailState,
+    pub event: &'static str,
+    pub detail: Value,
+    pub max_attempts: i64,
+    /// Where the row goes after `max_attempts` failures.
+    pub terminal: EmailState,
+}
+
 /// The result of a scan, to record on the state row.
 #[derive(Debug, Clone)]
 pub struct ScanRecord {
@@ -171,18 +183,9 @@ pub trait AtlasStore: Send + Sync {
     /// `received` → `scanned` (clean) or `blocked` (not clean); false when the row was no
     /// longer `received` (another worker did it).
     async fn record_scan(&self, id: i64, scan: &ScanRecord, now: DateTime<Utc>) -> StoreResult<bool>;
-    /// A failed attempt at the step of `from`: the audit, `attempts + 1`, and after
-    /// `max_attempts` the terminal state. Returns the state the row is in afterwards.
-    async fn record_failure(
-        &self,
-        id: i64,
-        from: EmailState,
-        event: &str,
-        detail: Value,
-        max_attempts: i64,
-        terminal: EmailState,
-        now: DateTime<Utc>,
-    ) -> StoreResult<EmailState>;
+    /// A failed attempt at the step of `f.from`: the audit, `attempts + 1`, and after
+    /// `f.max_attempts` the terminal state. Returns the state the row is in afterwards.
+    async fn record_failure(&self, id: i64, f: &StepFailure, now: DateTime<Utc>) -> StoreResult<EmailState>;
     /// `scanned` → `classified` with the guard audits, the `classified` audit and the
     /// materialised row; None when the row was no longer `scanned`.
     async fn record_classification(
@@ -239,9 +242,10 @@ fn ts(row: &SqliteRow, column: &'static str) -> StoreResult<DateTime<Utc>> {
 
 fn email_row(row: &SqliteRow) -> StoreResult<EmailRow> {
     let status: String = row.try_get("status")?;
-    let materialised = [("run", "run_id"), ("question", "question_id"), ("negociation", "negociation_id"), ("conseil", "conseil_id")]
-        .into_iter()
-        .find_map(|(kind, col)| row.try_get::<Option<i64>, _>(col).ok().flatten().map(|id| (kind, id)));
+    let materialised =
+        [("run", "run_id"), ("question", "question_id"), ("negociation", "negociation_id"), ("conseil", "conseil_id")]
+            .into_iter()
+            .find_map(|(kind, col)| row.try_get::<Option<i64>, _>(col).ok().flatten().map(|id| (kind, id)));
     Ok(EmailRow {
         id: row.try_get("id")?,
         message_id: row.try_get("message_id")?,
@@ -426,16 +430,8 @@ impl AtlasStore for SqliteAtlasStore {
         Ok(done)
     }
 
-    async fn record_failure(
-        &self,
-        id: i64,
-        from: EmailState,
-        event: &str,
-        detail: Value,
-        max_attempts: i64,
-        terminal: EmailState,
-        now: DateTime<Utc>,
-    ) -> StoreResult<EmailState> {
+    async fn record_failure(&self, id: i64, f: &StepFailure, now: DateTime<Utc>) -> StoreResult<EmailState> {
+        let StepFailure { from, event, detail, max_attempts, terminal } = f.clone();
         let now = to_db(now);
         let mut tx = self.write_tx().await?;
         let row: Option<(i64,)> = sqlx::query_as(
@@ -465,8 +461,10 @@ impl AtlasStore for SqliteAtlasStore {
                 }
             }
             None => {
-                let status: Option<String> =
-                    sqlx::query_scalar("SELECT status FROM atlas_emails WHERE id = ?").bind(id).fetch_optional(&mut *tx).await?;
+                let status: Option<String> = sqlx::query_scalar("SELECT status FROM atlas_emails WHERE id = ?")
+                    .bind(id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
                 status.and_then(|s| s.parse().ok()).unwrap_or(from)
             }
         };
@@ -561,8 +559,14 @@ impl AtlasStore for SqliteAtlasStore {
         insert_audit(&mut tx, Some(id), audit::MATERIALISED, &serde_json::json!({"kind": kind, "id": item_id}), &now)
             .await?;
         if let Some(chantier) = rec.chantier_id {
-            insert_audit(&mut tx, Some(id), audit::CHANTIER_LINKED, &serde_json::json!({"chantier_id": chantier}), &now)
-                .await?;
+            insert_audit(
+                &mut tx,
+                Some(id),
+                audit::CHANTIER_LINKED,
+                &serde_json::json!({"chantier_id": chantier}),
+                &now,
+            )
+            .await?;
         }
         tx.commit().await?;
         Ok(Some(Some((kind, item_id))))
@@ -624,7 +628,8 @@ impl AtlasStore for SqliteAtlasStore {
     }
 
     async fn clients(&self) -> StoreResult<Vec<Client>> {
-        let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM atlas_clients ORDER BY name").fetch_all(&self.pool).await?;
+        let ids: Vec<i64> =
+            sqlx::query_scalar("SELECT id FROM atlas_clients ORDER BY name").fetch_all(&self.pool).await?;
         let mut out = Vec::new();
         for id in ids {
             out.extend(load_client(&self.pool, id).await?);
@@ -659,12 +664,14 @@ impl AtlasStore for SqliteAtlasStore {
     }
 
     async fn add_chantier(&self, name: &str, client_id: Option<i64>, now: DateTime<Utc>) -> StoreResult<i64> {
-        Ok(sqlx::query_scalar("INSERT INTO atlas_chantiers (name, client_id, created_at) VALUES (?, ?, ?) RETURNING id")
-            .bind(name)
-            .bind(client_id)
-            .bind(to_db(now))
-            .fetch_one(&self.pool)
-            .await?)
+        Ok(sqlx::query_scalar(
+            "INSERT INTO atlas_chantiers (name, client_id, created_at) VALUES (?, ?, ?) RETURNING id",
+        )
+        .bind(name)
+        .bind(client_id)
+        .bind(to_db(now))
+        .fetch_one(&self.pool)
+        .await?)
     }
 
     async fn open_chantiers(&self, client_id: Option<i64>) -> StoreResult<Vec<(i64, String)>> {

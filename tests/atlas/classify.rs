@@ -295,7 +295,8 @@ async fn prompt_injection_stays_data_and_the_body_is_truncated() {
 async fn a_confident_match_links_an_open_chantier() {
     let app = spawn_atlas().await;
     let client = app.add_client("Boutique", &[], &["boutique.fr"], Some(100.0)).await;
-    let chantier = app.store.add_chantier("Refonte catalogue", Some(client), crate::common::start_time()).await.unwrap();
+    let chantier =
+        app.store.add_chantier("Refonte catalogue", Some(client), crate::common::start_time()).await.unwrap();
     app.store.add_chantier("Migration serveur", Some(client), crate::common::start_time()).await.unwrap();
     app.llm.push(verdict("run", "leger", 0.9));
     let row = app.process(msg("marie@boutique.fr", "Refonte catalogue : photos", "Les photos sont floues").raw()).await;
@@ -306,8 +307,7 @@ async fn a_confident_match_links_an_open_chantier() {
     let row = app.process(msg("marie@boutique.fr", "Refonte catalogue", "avis").raw()).await;
     assert_eq!(row.chantier_id, None);
     app.llm.push(verdict("run", "leger", 0.9));
-    let row =
-        app.process(msg("marie@boutique.fr", "Refonte catalogue et migration serveur", "les deux").raw()).await;
+    let row = app.process(msg("marie@boutique.fr", "Refonte catalogue et migration serveur", "les deux").raw()).await;
     assert_eq!(row.chantier_id, None);
 }
 

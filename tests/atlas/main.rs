@@ -5,7 +5,9 @@
 mod common;
 
 mod classify;
+mod cli;
 mod dovecot;
 mod intake;
+mod report;
 mod scan;
 mod support;

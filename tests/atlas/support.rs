@@ -147,7 +147,10 @@ impl Msg {
         self
     }
     pub fn raw(&self) -> Vec<u8> {
-        let mut h = format!("From: {}\r\nTo: {MAILBOX}\r\nSubject: {}\r\nDate: Mon, 30 Nov 2026 10:00:00 +0100\r\n", self.from, self.subject);
+        let mut h = format!(
+            "From: {}\r\nTo: {MAILBOX}\r\nSubject: {}\r\nDate: Mon, 30 Nov 2026 10:00:00 +0100\r\n",
+            self.from, self.subject
+        );
         if let Some(id) = &self.message_id {
             h.push_str(&format!("Message-ID: {id}\r\n"));
         }
@@ -240,7 +243,8 @@ impl AtlasApp {
     pub async fn materialised_counts(&self) -> [i64; 4] {
         let mut out = [0; 4];
         for (i, t) in ["atlas_runs", "atlas_questions", "atlas_negociations", "atlas_conseils"].iter().enumerate() {
-            out[i] = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {t}")).fetch_one(self.memory.pool()).await.unwrap();
+            out[i] =
+                sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {t}")).fetch_one(self.memory.pool()).await.unwrap();
         }
         out
     }

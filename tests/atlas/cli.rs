@@ -1,0 +1,175 @@
+//! `arthur atlas …` as a process, configured only through the environment of DESIGN §8:
+//! clients, a poll against Dovecot with the scripted model and clamscan, the JSON shapes of
+//! `list` and `show`, the report, and clear French errors that never print the password.
+
+use std::process::{Command, Output};
+
+use arthur_agents::llm::scripted::ScriptedLlm;
+use serde_json::Value;
+
+use crate::dovecot::Dovecot;
+use crate::support::*;
+
+struct Env {
+    data: tempfile::TempDir,
+    vars: Vec<(String, String)>,
+}
+
+impl Env {
+    fn arthur(&self, args: &[&str]) -> Output {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
+        c.args(args).env_clear().env("PATH", std::env::var("PATH").unwrap()).env("HOME", self.data.path());
+        c.env("ARTHUR_DATA_DIR", self.data.path()).env("XDG_CONFIG_HOME", self.data.path().join("config"));
+        for (k, v) in &self.vars {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    }
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.arthur(args);
+        assert!(out.status.success(), "{args:?}: {}\n{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    }
+    fn json(&self, args: &[&str]) -> Value {
+        serde_json::from_str(&self.ok(args)).unwrap()
+    }
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn env(imap: &Dovecot, llm: &ScriptedLlm, db: &std::path::Path) -> Env {
+    Env {
+        data: tempfile::tempdir().unwrap(),
+        vars: vec![
+            ("ATLAS_IMAP_URL".into(), imap.url()),
+            ("MISTRAL_API_KEY".into(), "sk-test-secret".into()),
+            ("MISTRAL_BASE_URL".into(), llm.base_url()),
+            ("ATLAS_CLAMSCAN_DB".into(), db.display().to_string()),
+            ("ATLAS_FOUNDER_EMAIL".into(), FOUNDER.into()),
+            ("ATLAS_MAILBOX_EMAIL".into(), MAILBOX.into()),
+            ("ATLAS_CLASSIFIER_MODEL".into(), "mistral-small-2603".into()),
+        ],
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn poll_list_show_and_report_through_the_command_line() {
+    let imap = Dovecot::start().await;
+    let llm = ScriptedLlm::start().await;
+    let db = crate::scan::eicar_db();
+    let env = env(&imap, &llm, db.path());
+
+    let out = env.ok(&["atlas", "client", "add", "--name", "Boutique", "--domain", "boutique.fr", "--mrr", "1200"]);
+    assert!(out.contains("Client n°1 ajouté"), "{out}");
+    let clients = env.json(&["atlas", "client", "list", "--json"]);
+    assert_eq!(clients[0]["domains"][0], "boutique.fr");
+    assert_eq!(clients[0]["mrr"], 1200.0);
+
+    imap.append(&msg("marie@boutique.fr", "Merci", "Merci !").raw()).await;
+    imap.append(&msg("x@inconnu.fr", "Devis", "Combien ?").raw()).await;
+    imap.append(
+        &msg("y@inconnu.fr", "PJ", "voir")
+            .attach(Some("a.bin"), "application/octet-stream", &crate::scan::eicar())
+            .raw(),
+    )
+    .await;
+    llm.push(verdict("noise", "leger", 0.95));
+    llm.push(verdict("negociation", "leger", 0.88));
+    let out = env.ok(&["atlas", "poll", "--once"]);
+    assert!(out.contains("3 nouveau(x)") && out.contains("1 bloqué(s)") && out.contains("2 classé(s)"), "{out}");
+    assert!(imap.seen_flags().await.iter().all(|(_, s)| *s));
+    // The classifier used the configured model name.
+    assert!(llm.chat_requests().iter().all(|r| r.body["model"] == "mistral-small-2603"));
+
+    let list = env.json(&["atlas", "list", "--json"]);
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 3);
+    for item in list {
+        for key in ["id", "message_id", "state", "intent", "complexity", "confidence"] {
+            assert!(item.get(key).is_some(), "{key} missing in {item}");
+        }
+    }
+    assert_eq!(list[0]["state"], "classified");
+    assert_eq!(list[0]["intent"], "question", "a paying client is never noise");
+    assert_eq!(list[1]["intent"], "negociation");
+    assert_eq!(list[1]["confidence"], 0.88);
+    assert_eq!(list[2]["state"], "blocked");
+    assert_eq!(list[2]["intent"], Value::Null);
+    let blocked = env.json(&["atlas", "list", "--json", "--state", "blocked"]);
+    assert_eq!(blocked.as_array().unwrap().len(), 1);
+
+    let id = list[0]["id"].as_i64().unwrap().to_string();
+    let show = env.json(&["atlas", "show", &id, "--json"]);
+    assert_eq!(show["state"], "classified");
+    assert_eq!(show["classification"]["intent"], "question");
+    assert_eq!(show["classification"]["model"], "mistral/mistral-small-2603");
+    assert_eq!(show["client"]["name"], "Boutique");
+    assert_eq!(show["client"]["source"], "envelope");
+    assert_eq!(show["materialised"]["kind"], "question");
+    assert!(show["launch_events"].as_array().unwrap().is_empty());
+    let events: Vec<&str> = show["audits"].as_array().unwrap().iter().map(|a| a["event"].as_str().unwrap()).collect();
+    assert_eq!(events.first(), Some(&"poll_inserted"));
+    assert!(events.contains(&"noise_override_known_client") && events.contains(&"classified"), "{events:?}");
+
+    let report = env.ok(&["atlas", "report", "--days", "30"]);
+    assert!(report.contains("| question | 1 | 0,95 | 0,00 |"), "{report}");
+    assert!(report.contains("Bloquées par l'antivirus (classify_blocked_unsafe_attachments) : 1"), "{report}");
+
+    // No secret in the database: neither the IMAP password nor the API key.
+    let bytes = std::fs::read(env.data.path().join("arthur.db")).unwrap();
+    let wal = std::fs::read(env.data.path().join("arthur.db-wal")).unwrap_or_default();
+    for secret in [imap.password(), "sk-test-secret"] {
+        let found = |hay: &[u8]| hay.windows(secret.len()).any(|w| w == secret.as_bytes());
+        assert!(!found(&bytes) && !found(&wal), "{secret} stored in the database");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn errors_are_french_and_never_print_the_password() {
+    let imap = Dovecot::start().await;
+    let llm = ScriptedLlm::start().await;
+    let db = crate::scan::eicar_db();
+    let mut env = env(&imap, &llm, db.path());
+
+    let out = env.arthur(&["atlas", "client", "add", "--name", "Moi", "--domain", "gmail.com"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("Erreur : le client n'a pas pu être ajouté."), "{}", stderr(&out));
+    assert!(stderr(&out).contains("public webmail domain"));
+    let out = env.arthur(&["atlas", "client", "add", "--name", "Sans adresse"]);
+    assert!(!out.status.success());
+    env.ok(&["atlas", "client", "add", "--name", "A", "--email", "a@a.fr"]);
+    let out = env.arthur(&["atlas", "client", "add", "--name", "B", "--email", "a@a.fr"]);
+    assert!(stderr(&out).contains("already belongs to a client"), "{}", stderr(&out));
+    assert_eq!(env.json(&["atlas", "client", "list", "--json"]).as_array().unwrap().len(), 1, "B rolled back");
+
+    let out = env.arthur(&["atlas", "show", "999", "--json"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("aucun e-mail Atlas n°999"));
+    let out = env.arthur(&["atlas", "list", "--json", "--state", "perdu"]);
+    assert!(!out.status.success());
+
+    // A wrong password, then an unreachable server: French summary, English detail, no password.
+    let url = imap.url().replace(imap.password(), "mauvais-secret-42");
+    env.vars.retain(|(k, _)| k != "ATLAS_IMAP_URL");
+    env.vars.push(("ATLAS_IMAP_URL".into(), url));
+    let out = env.arthur(&["atlas", "poll", "--once"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("Erreur : la boîte d'Atlas est injoignable ou mal configurée."), "{err}");
+    assert!(err.contains("refused the login"), "{err}");
+    assert!(!err.contains("mauvais-secret-42"), "{err}");
+    env.vars.retain(|(k, _)| k != "ATLAS_IMAP_URL");
+    env.vars.push(("ATLAS_IMAP_URL".into(), "imap://atlas:mauvais-secret-42@127.0.0.1:1/INBOX".into()));
+    let out = env.arthur(&["atlas", "poll", "--once"]);
+    let err = stderr(&out);
+    assert!(!out.status.success() && err.contains("cannot reach the IMAP server 127.0.0.1:1"), "{err}");
+    assert!(!err.contains("mauvais-secret-42"));
+    env.vars.retain(|(k, _)| k != "ATLAS_IMAP_URL");
+    let out = env.arthur(&["atlas", "poll", "--once"]);
+    assert!(stderr(&out).contains("set ATLAS_IMAP_URL"), "{}", stderr(&out));
+    let out = env.arthur(&["atlas", "launch", "--once"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("Rien n'a été lancé"));
+}
