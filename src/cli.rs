@@ -90,6 +90,9 @@ pub enum Command {
         /// Seconds between two checks for due reminders.
         #[arg(long, default_value_t = 30)]
         reminder_check_secs: u64,
+        /// Seconds between two polls of the Atlas mailbox (when ATLAS_IMAP_URL is set).
+        #[arg(long, default_value_t = 60)]
+        atlas_poll_secs: u64,
     },
     /// What works and what is missing (database, models, microphone, providers, Atlas).
     Doctor,
@@ -284,7 +287,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             eprintln!("{secs:.1} s de parole écrits.");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Serve { io, no_voice, reminder_check_secs } => {
+        Command::Serve { io, no_voice, reminder_check_secs, atlas_poll_secs } => {
             let first_start = crate::first_start::prepare().context("first start")?;
             let app = open().await?;
             if let Some(config) = first_start {
@@ -299,6 +302,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 io,
                 no_voice,
                 reminder_check: std::time::Duration::from_secs(reminder_check_secs.max(1)),
+                atlas_poll: std::time::Duration::from_secs(atlas_poll_secs.max(1)),
             };
             crate::serve::run(app, args, shutdown_signal()).await?;
             Ok(ExitCode::SUCCESS)

@@ -26,6 +26,10 @@ pub struct LiveState {
     pub reminders_announced: u64,
     pub providers: Vec<ProviderCheck>,
     pub atlas_last_poll: Option<DateTime<Utc>>,
+    /// Why the last Atlas tick failed (cleared by the next good one).
+    pub atlas_last_error: Option<String>,
+    /// Messages classified by the Atlas poller since the start.
+    pub atlas_classified: u64,
 }
 
 impl HealthBoard {

@@ -1,6 +1,6 @@
 //! `arthur serve`, the appliance: one runtime running the web server, the voice loop (when
 //! a microphone and the models are there; otherwise a clear line and the rest runs) and the
-//! reminder notifier. Each component is `run(deps, shutdown)`; SIGTERM or Ctrl-C flips one
+//! reminder notifier and the Atlas poller (when ATLAS_IMAP_URL is set). Each component is `run(deps, shutdown)`; SIGTERM or Ctrl-C flips one
 //! [`Shutdown`] they all watch: the web finishes its in-flight requests (turns included),
 //! the voice loop stops at its next frame (a turn in progress finishes first), the
 //! notifier stops between two checks. Every write is a transaction, so nothing is left
@@ -39,6 +39,8 @@ pub struct ServeArgs {
     pub io: crate::voice::AudioIo,
     pub no_voice: bool,
     pub reminder_check: Duration,
+    /// Period of the Atlas poller (DESIGN §6: every minute).
+    pub atlas_poll: Duration,
 }
 
 /// Runs the appliance until `shutdown` resolves.
@@ -91,6 +93,23 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         stop.clone(),
     ));
 
+    let atlas = if app.settings.atlas.imap_url.is_none() || app.settings.demo {
+        None
+    } else {
+        match atlas_worker(&app, &args, health.clone()) {
+            Ok(deps) => {
+                eprintln!("Atlas : relève de {} toutes les {} s.", deps.account.label(), args.atlas_poll.as_secs());
+                Some(tokio::spawn(crate::atlas::worker::run(deps, stop.clone())))
+            }
+            Err(e) => {
+                let reason = format!("{e:#}");
+                eprintln!("Atlas : désactivé — {reason}. Le reste fonctionne.");
+                health.update(|s| s.atlas_last_error = Some(reason));
+                None
+            }
+        }
+    };
+
     let mut failed = false;
     match web.await {
         Ok(Ok(())) => {}
@@ -120,12 +139,31 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         tracing::error!(error = %format!("{e:#}"), "reminder notifier failed");
         failed = true;
     }
+    if let Some(atlas) = atlas {
+        if let Ok(Err(e)) = atlas.await {
+            tracing::error!(error = %format!("{e:#}"), "Atlas poller failed");
+            failed = true;
+        }
+    }
     app.store.close().await;
     if failed {
         anyhow::bail!("a component of arthur serve failed (see the log above)");
     }
     eprintln!("Arthur : arrêté proprement.");
     Ok(())
+}
+
+fn atlas_worker(
+    app: &App,
+    args: &ServeArgs,
+    health: Arc<HealthBoard>,
+) -> anyhow::Result<crate::atlas::worker::WorkerDeps> {
+    Ok(crate::atlas::worker::WorkerDeps {
+        atlas: crate::atlas::pipeline::Atlas::new(crate::atlas::command::deps(app)?),
+        account: crate::atlas::command::account(app)?,
+        period: args.atlas_poll,
+        health,
+    })
 }
 
 /// Loads the models and opens the audio; the loop itself runs on a task.

@@ -13,6 +13,7 @@ pub mod pipeline;
 pub mod report;
 pub mod scan;
 pub mod store;
+pub mod worker;
 
 use std::fmt;
 use std::str::FromStr;

@@ -129,9 +129,21 @@ impl Atlas {
         Ok(inserted)
     }
 
-    /// One tick of the poller: UNSEEN → store → \Seen after the commit, then scan and
-    /// classify everything pending (this tick's messages and any left by an earlier one).
+    /// One tick of the poller: the intake, then scan and classify everything pending (this
+    /// tick's messages and any left by an earlier one).
     pub async fn poll_once(&self, account: &ImapAccount) -> Result<PollReport, AtlasError> {
+        let mut report = self.intake_once(account).await?;
+        let (scanned, blocked) = self.scan_pending().await?;
+        report.scanned = scanned;
+        report.blocked = blocked;
+        let (classified, failed) = self.classify_pending().await?;
+        report.classified = classified;
+        report.classify_failed = failed;
+        Ok(report)
+    }
+
+    /// The intake alone: UNSEEN → store each message → \Seen after the commit.
+    pub async fn intake_once(&self, account: &ImapAccount) -> Result<PollReport, AtlasError> {
         let mut report = PollReport::default();
         let label = account.label();
         let mut mailbox = match Mailbox::connect(account).await {
@@ -159,12 +171,6 @@ impl Atlas {
             report.marked_seen += stored.len();
         }
         mailbox.logout().await;
-        let (scanned, blocked) = self.scan_pending().await?;
-        report.scanned = scanned;
-        report.blocked = blocked;
-        let (classified, failed) = self.classify_pending().await?;
-        report.classified = classified;
-        report.classify_failed = failed;
         Ok(report)
     }
 

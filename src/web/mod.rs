@@ -35,6 +35,8 @@ pub struct WebState {
     pub token: Option<Secret>,
     /// What `arthur serve`'s components report (empty under `arthur web`).
     pub health: Arc<crate::health::HealthBoard>,
+    /// Atlas' e-mails, for the `/atlas` page (None: the page says Atlas is not set up).
+    pub atlas: Option<Arc<dyn crate::atlas::store::AtlasStore>>,
 }
 
 impl WebState {
@@ -84,6 +86,7 @@ pub async fn bind_for(
         demo: app.settings.demo,
         token: app.settings.web_token.clone(),
         health,
+        atlas: Some(crate::atlas::command::store(app)),
     });
     Ok((listener, state))
 }
@@ -252,7 +255,11 @@ async fn healthz(State(state): State<Arc<WebState>>) -> Response {
         "models": { "whisper": live.whisper_model, "voice": live.voice_name },
         "reminders_announced": live.reminders_announced,
         "providers": live.providers,
-        "atlas": { "last_poll": live.atlas_last_poll },
+        "atlas": {
+            "last_poll": live.atlas_last_poll,
+            "last_error": live.atlas_last_error,
+            "classified": live.atlas_classified,
+        },
     });
     let code = if database { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
     (code, Json(body)).into_response()

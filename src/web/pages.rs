@@ -341,11 +341,56 @@ pub async fn journal(State(state): State<Arc<WebState>>) -> Response {
     )
 }
 
+/// Atlas' e-mails, newest first: state, classification, sender, subject (escaped by maud).
 pub async fn atlas(State(state): State<Arc<WebState>>) -> Response {
+    let rows = match &state.atlas {
+        None => Vec::new(),
+        Some(store) => match store.list(None).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                tracing::warn!(error = %e, "reading Atlas e-mails");
+                return layout(
+                    &state,
+                    "/atlas",
+                    "Atlas",
+                    html! { p.error { "Impossible de lire les e-mails d'Atlas." } },
+                );
+            }
+        },
+    };
+    let configured = state.health.snapshot().atlas_last_poll;
     layout(
         &state,
         "/atlas",
         "Atlas",
-        html! { p.empty { "Atlas n'est pas encore configuré : aucun e-mail n'a été lu." } },
+        html! {
+            @if let Some(at) = configured {
+                p { "Dernière relève : " (crate::web::pages::local_time(&state, at)) }
+            }
+            @if rows.is_empty() {
+                p.empty { "Aucun e-mail lu par Atlas pour l'instant." }
+            } @else {
+                table.atlas {
+                    thead { tr { th { "n°" } th { "reçu" } th { "état" } th { "intention" } th { "confiance" } th { "expéditeur" } th { "sujet" } } }
+                    tbody {
+                        @for r in rows.iter().rev().take(200) {
+                            tr {
+                                td { (r.id) }
+                                td { (crate::web::pages::local_time(&state, r.created_at)) }
+                                td { span.tag { (r.status.as_str()) } }
+                                td { (r.intent.map(|i| i.as_str()).unwrap_or("—")) @if let Some(c) = r.complexity { @if r.intent == Some(crate::atlas::Intent::Run) { " · " (c.as_str()) } } }
+                                td { (r.confidence.map(|c| format!("{:.0} %", c * 100.0)).unwrap_or_else(|| "—".into())) }
+                                td { (r.from_email.as_deref().unwrap_or("—")) }
+                                td { (r.subject) }
+                            }
+                        }
+                    }
+                }
+            }
+        },
     )
+}
+
+fn local_time(state: &WebState, at: chrono::DateTime<chrono::Utc>) -> String {
+    at.with_timezone(&state.tz).format("%d/%m/%Y %H:%M").to_string()
 }

@@ -173,3 +173,59 @@ async fn errors_are_french_and_never_print_the_password() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("Rien n'a été lancé"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_polls_the_mailbox_and_reports_it_on_healthz() {
+    use std::time::Duration;
+    let imap = Dovecot::start().await;
+    let llm = ScriptedLlm::start().await;
+    let db = crate::scan::eicar_db();
+    let env = env(&imap, &llm, db.path());
+    llm.set_fallback(Some(verdict("question", "leger", 0.9)));
+    imap.append(&msg("x@inconnu.fr", "Avis", "Ton avis ?").raw()).await;
+
+    let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
+    c.args(["serve", "--no-voice", "--atlas-poll-secs", "1"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap())
+        .env("HOME", env.data.path())
+        .env("ARTHUR_DATA_DIR", env.data.path())
+        .env("XDG_CONFIG_HOME", env.data.path().join("config"))
+        .env("ARTHUR_WEB_ADDR", "127.0.0.1:0")
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in &env.vars {
+        c.env(k, v);
+    }
+    let mut child = crate::common::Killed(c.spawn().unwrap());
+    let lines = crate::common::lines_of(&mut child.0);
+    let mut seen = Vec::new();
+    let web = crate::common::wait_line(&lines, &mut seen, "interface web sur http://", Duration::from_secs(30));
+    let base = web[web.find("http://").unwrap()..].split_whitespace().next().unwrap().trim_end_matches('.').to_string();
+    crate::common::wait_line(&lines, &mut seen, "Atlas : relève de atlas@127.0.0.1", Duration::from_secs(30));
+    // A message arriving while serve runs is picked up by a later tick.
+    imap.append(&msg("y@inconnu.fr", "Autre <script>alert(1)</script>", "Encore ?").raw()).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let health = loop {
+        let h: Value = reqwest::get(format!("{base}/healthz")).await.unwrap().json().await.unwrap();
+        if h["atlas"]["classified"] == 2 {
+            break h;
+        }
+        assert!(std::time::Instant::now() < deadline, "not classified in time: {h}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(health["atlas"]["last_poll"].is_string());
+    assert!(health["atlas"]["last_error"].is_null());
+    assert!(imap.seen_flags().await.iter().all(|(_, s)| *s));
+    let page = reqwest::get(format!("{base}/atlas")).await.unwrap().text().await.unwrap();
+    assert!(page.contains("Autre &lt;script&gt;alert(1)&lt;/script&gt;"), "{page}");
+    assert!(!page.contains("<script>alert(1)"));
+    assert!(page.contains("classified") && page.contains("question") && page.contains("90 %"));
+    crate::common::sigterm(&child.0);
+    let status = crate::common::wait_exit(&mut child.0, Duration::from_secs(15)).await;
+    assert!(status.success(), "{seen:#?}");
+    let list = env.json(&["atlas", "list", "--json"]);
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    assert!(seen.iter().all(|l| !l.contains(imap.password())), "the password reached the log");
+}
