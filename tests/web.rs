@@ -29,7 +29,7 @@ async fn every_page_answers_in_french_with_the_ids_reports_use() {
         ("/projets", "écrire en Rust"),
         ("/sessions", "Session en cours sur"),
         ("/journal", "Journal des tours"),
-        ("/atlas", "Atlas n'est pas encore configuré"),
+        ("/atlas", "Aucun e-mail lu par Atlas"),
     ] {
         let r = w.get(path).await;
         assert_eq!(r.status(), 200, "{path}");
