@@ -28,7 +28,7 @@ pub const MAX_SCAN_ATTEMPTS: i64 = 5;
 pub const MAX_CLASSIFY_ATTEMPTS: i64 = 5;
 /// Messages fetched per IMAP round trip.
 pub const FETCH_BATCH: usize = 50;
-/// Rows one scan or classify pass takes.
+/// Rows read at a time by the scan and classify passes (each pass visits every pending row once).
 pub const PASS_LIMIT: i64 = 200;
 /// Images OCR'd per message.
 pub const MAX_OCR_IMAGES: usize = 10;
@@ -169,6 +169,7 @@ impl Atlas {
             // batch, and the unique key turns it into duplicates.
             mailbox.mark_seen(&stored).await?;
             report.marked_seen += stored.len();
+            tracing::info!(stored = report.marked_seen, unseen = report.unseen, "Atlas intake in progress");
         }
         mailbox.logout().await;
         Ok(report)
@@ -176,14 +177,18 @@ impl Atlas {
 
     /// Scans every `received` message: (clean, blocked) counts.
     pub async fn scan_pending(&self) -> Result<(usize, usize), AtlasStoreError> {
-        let rows = self.deps.store.emails_in(&[EmailState::Received], PASS_LIMIT).await?;
-        let (mut clean, mut blocked) = (0, 0);
-        for row in rows {
-            match self.scan_one(&row).await? {
-                EmailState::Scanned => clean += 1,
-                EmailState::Blocked => blocked += 1,
-                _ => {}
+        let (mut clean, mut blocked, mut cursor) = (0, 0, 0);
+        loop {
+            let rows = self.deps.store.emails_in(&[EmailState::Received], cursor, PASS_LIMIT).await?;
+            let Some(last) = rows.last().map(|r| r.id) else { break };
+            for row in rows {
+                match self.scan_one(&row).await? {
+                    EmailState::Scanned => clean += 1,
+                    EmailState::Blocked => blocked += 1,
+                    _ => {}
+                }
             }
+            cursor = last;
         }
         Ok((clean, blocked))
     }
@@ -236,14 +241,19 @@ impl Atlas {
 
     /// Classifies every `scanned` message: (classified, failed) counts.
     pub async fn classify_pending(&self) -> Result<(usize, usize), AtlasStoreError> {
-        let rows = self.deps.store.emails_in(&[EmailState::Scanned], PASS_LIMIT).await?;
-        let (mut ok, mut failed) = (0, 0);
-        for row in rows {
-            match self.classify_one(&row).await? {
-                ClassifyOutcome::Classified { .. } => ok += 1,
-                ClassifyOutcome::Failed { .. } => failed += 1,
-                ClassifyOutcome::Skipped => {}
+        let (mut ok, mut failed, mut cursor) = (0, 0, 0);
+        loop {
+            let rows = self.deps.store.emails_in(&[EmailState::Scanned], cursor, PASS_LIMIT).await?;
+            let Some(last) = rows.last().map(|r| r.id) else { break };
+            for row in rows {
+                match self.classify_one(&row).await? {
+                    ClassifyOutcome::Classified { .. } => ok += 1,
+                    ClassifyOutcome::Failed { .. } => failed += 1,
+                    ClassifyOutcome::Skipped => {}
+                }
             }
+            tracing::info!(classified = ok, failed, "Atlas classification in progress");
+            cursor = last;
         }
         Ok((ok, failed))
     }

@@ -177,7 +177,9 @@ pub trait AtlasStore: Send + Sync {
     /// untouched (`Duplicate`).
     async fn insert_message(&self, msg: &NewMessage, now: DateTime<Utc>) -> StoreResult<Inserted>;
     async fn audit(&self, email_id: Option<i64>, event: &str, detail: Value, now: DateTime<Utc>) -> StoreResult<()>;
-    async fn emails_in(&self, states: &[EmailState], limit: i64) -> StoreResult<Vec<EmailRow>>;
+    /// Rows in these states with an id above `after_id`, oldest first (a cursor, so one
+    /// pass visits each row once even when it stays in its state).
+    async fn emails_in(&self, states: &[EmailState], after_id: i64, limit: i64) -> StoreResult<Vec<EmailRow>>;
     async fn email(&self, id: i64) -> StoreResult<Option<EmailRow>>;
     async fn raw(&self, id: i64) -> StoreResult<Option<Vec<u8>>>;
     /// `received` → `scanned` (clean) or `blocked` (not clean); false when the row was no
@@ -377,14 +379,14 @@ impl AtlasStore for SqliteAtlasStore {
         insert_audit(&mut conn, email_id, event, &detail, &to_db(now)).await
     }
 
-    async fn emails_in(&self, states: &[EmailState], limit: i64) -> StoreResult<Vec<EmailRow>> {
+    async fn emails_in(&self, states: &[EmailState], after_id: i64, limit: i64) -> StoreResult<Vec<EmailRow>> {
         let marks = vec!["?"; states.len()].join(", ");
-        let sql = format!("{EMAIL_SELECT} WHERE e.status IN ({marks}) ORDER BY e.id LIMIT ?");
+        let sql = format!("{EMAIL_SELECT} WHERE e.status IN ({marks}) AND e.id > ? ORDER BY e.id LIMIT ?");
         let mut q = sqlx::query(&sql);
         for s in states {
             q = q.bind(s.as_str());
         }
-        q.bind(limit).fetch_all(&self.pool).await?.iter().map(email_row).collect()
+        q.bind(after_id).bind(limit).fetch_all(&self.pool).await?.iter().map(email_row).collect()
     }
 
     async fn email(&self, id: i64) -> StoreResult<Option<EmailRow>> {

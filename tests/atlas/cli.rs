@@ -229,3 +229,69 @@ async fn serve_polls_the_mailbox_and_reports_it_on_healthz() {
     assert_eq!(list.as_array().unwrap().len(), 2);
     assert!(seen.iter().all(|l| !l.contains(imap.password())), "the password reached the log");
 }
+
+/// kill -9 in the middle of an intake, then a new poll: every message stored exactly once,
+/// every message \Seen, the database intact.
+#[tokio::test(flavor = "multi_thread")]
+async fn kill_9_mid_intake_loses_nothing_and_duplicates_nothing() {
+    use std::time::Duration;
+    let imap = Dovecot::start().await;
+    let llm = ScriptedLlm::start().await;
+    llm.set_fallback(Some(verdict("question", "leger", 0.9)));
+    let db = crate::scan::eicar_db();
+    let env = env(&imap, &llm, db.path());
+    let n = 400;
+    for i in 0..n {
+        imap.append(&msg("x@inconnu.fr", &format!("Message {i}"), &"texte ".repeat(200)).raw()).await;
+    }
+    let db_path = env.data.path().join("arthur.db");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
+    c.args(["atlas", "poll", "--once"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap())
+        .env("HOME", env.data.path())
+        .env("ARTHUR_DATA_DIR", env.data.path())
+        .env("XDG_CONFIG_HOME", env.data.path().join("config"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in &env.vars {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    // Kill as soon as some messages are committed, before the intake can finish.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let stored_at_kill = loop {
+        let count = std::process::Command::new("sqlite3")
+            .arg(&db_path)
+            .arg("SELECT COUNT(*) FROM atlas_emails")
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .and_then(|s| s.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+        if count > 0 {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break count;
+        }
+        assert!(std::time::Instant::now() < deadline && child.try_wait().unwrap().is_none(), "no row before the end");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let unseen_after_kill = imap.seen_flags().await.iter().filter(|(_, s)| !*s).count();
+    assert!(unseen_after_kill > 0, "killed too late: everything was already marked");
+    assert!(stored_at_kill < n, "killed too late: {stored_at_kill} stored");
+
+    let out = env.ok(&["atlas", "poll", "--once"]);
+    assert!(out.contains("classé(s)"), "{out}");
+    let list = env.json(&["atlas", "list", "--json"]);
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), n, "each message exactly once");
+    let mut subjects: Vec<&str> = list.iter().map(|r| r["subject"].as_str().unwrap()).collect();
+    subjects.sort();
+    subjects.dedup();
+    assert_eq!(subjects.len(), n);
+    assert!(list.iter().all(|r| r["state"] == "classified"), "the pending steps were finished");
+    assert!(imap.seen_flags().await.iter().all(|(_, s)| *s));
+    let check = std::process::Command::new("sqlite3").arg(&db_path).arg("PRAGMA integrity_check").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&check.stdout).trim(), "ok");
+}
