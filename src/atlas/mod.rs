@@ -5,15 +5,20 @@
 pub mod classify;
 pub mod client;
 pub mod command;
+pub mod compact;
 pub mod dkim;
 pub mod imap;
 pub mod mail;
 pub mod ocr;
 pub mod pipeline;
+pub mod pty;
+pub mod recap;
+pub mod redact;
 pub mod report;
 pub mod scan;
 pub mod store;
 pub mod worker;
+pub mod worktree;
 
 use std::fmt;
 use std::str::FromStr;
