@@ -303,6 +303,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 no_voice,
                 reminder_check: std::time::Duration::from_secs(reminder_check_secs.max(1)),
                 atlas_poll: std::time::Duration::from_secs(atlas_poll_secs.max(1)),
+                atlas_launch: crate::atlas::command::LAUNCH_INTERVAL,
+                atlas_launch_offset: crate::atlas::command::LAUNCH_OFFSET,
             };
             crate::serve::run(app, args, shutdown_signal()).await?;
             Ok(ExitCode::SUCCESS)

@@ -85,6 +85,17 @@ pub struct Atlas {
     /// Static DKIM key records consulted before DNS (`ATLAS_DKIM_KEYS`, a file of
     /// `selector._domainkey.domain v=DKIM1; k=…; p=…` lines).
     pub dkim_keys: Option<PathBuf>,
+    /// Branch the run worktrees fork from (`ATLAS_BASE_BRANCH`; the repo's current branch by default).
+    pub base_branch: Option<String>,
+    /// Claude Code's `--permission-mode` (`ATLAS_PERMISSION_MODE`, default bypassPermissions:
+    /// the run is isolated in its worktree).
+    pub permission_mode: String,
+    /// `--model` for Claude Code (`ATLAS_CLAUDE_MODEL`); Claude Code's default otherwise.
+    pub claude_model: Option<String>,
+    /// `--allowed-tools` (`ATLAS_ALLOWED_TOOLS`).
+    pub allowed_tools: Option<String>,
+    /// `--strict-mcp-config` (`ATLAS_STRICT_MCP`, default on).
+    pub strict_mcp: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -197,6 +208,11 @@ struct FileAtlas {
     clamd_addr: Option<String>,
     clamscan_db: Option<PathBuf>,
     dkim_keys: Option<PathBuf>,
+    base_branch: Option<String>,
+    permission_mode: Option<String>,
+    claude_model: Option<String>,
+    allowed_tools: Option<String>,
+    strict_mcp: Option<bool>,
 }
 
 /// Reads environment variables; an empty value counts as unset.
@@ -337,6 +353,17 @@ impl Settings {
             clamd_addr: env.var("ATLAS_CLAMD_ADDR").or(fa.clamd_addr),
             clamscan_db: env.var("ATLAS_CLAMSCAN_DB").map(PathBuf::from).or(fa.clamscan_db),
             dkim_keys: env.var("ATLAS_DKIM_KEYS").map(PathBuf::from).or(fa.dkim_keys),
+            base_branch: env.var("ATLAS_BASE_BRANCH").or(fa.base_branch),
+            permission_mode: env
+                .var("ATLAS_PERMISSION_MODE")
+                .or(fa.permission_mode)
+                .unwrap_or_else(|| "bypassPermissions".into()),
+            claude_model: env.var("ATLAS_CLAUDE_MODEL").or(fa.claude_model),
+            allowed_tools: env.var("ATLAS_ALLOWED_TOOLS").or(fa.allowed_tools),
+            strict_mcp: match env.var("ATLAS_STRICT_MCP") {
+                Some(raw) => parse_bool("ATLAS_STRICT_MCP", raw)?,
+                None => fa.strict_mcp.unwrap_or(true),
+            },
         };
         Ok(Settings {
             data_dir,

@@ -41,6 +41,9 @@ pub struct ServeArgs {
     pub reminder_check: Duration,
     /// Period of the Atlas poller (DESIGN §6: every minute).
     pub atlas_poll: Duration,
+    /// Period of the Atlas launcher (5 minutes) and its offset after the start (2 minutes).
+    pub atlas_launch: Duration,
+    pub atlas_launch_offset: Duration,
 }
 
 /// Runs the appliance until `shutdown` resolves.
@@ -110,6 +113,23 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         }
     };
 
+    let launcher = if atlas.is_some() && app.settings.atlas.repo.is_some() {
+        match crate::atlas::command::launcher(&app) {
+            Ok(l) => Some(tokio::spawn(crate::atlas::worker::run_launcher(
+                l,
+                args.atlas_launch_offset,
+                args.atlas_launch,
+                stop.clone(),
+            ))),
+            Err(e) => {
+                eprintln!("Atlas : lanceur désactivé — {e:#}.");
+                None
+            }
+        }
+    } else {
+        None
+    };
+
     let mut failed = false;
     match web.await {
         Ok(Ok(())) => {}
@@ -138,6 +158,12 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
     if let Ok(Err(e)) = notifier.await {
         tracing::error!(error = %format!("{e:#}"), "reminder notifier failed");
         failed = true;
+    }
+    if let Some(launcher) = launcher {
+        if let Ok(Err(e)) = launcher.await {
+            tracing::error!(error = %format!("{e:#}"), "Atlas launcher failed");
+            failed = true;
+        }
     }
     if let Some(atlas) = atlas {
         if let Ok(Err(e)) = atlas.await {

@@ -12,9 +12,11 @@ use serde_json::{json, Value};
 use super::client::Founder;
 use super::dkim::DkimVerifier;
 use super::imap::ImapAccount;
+use super::launch::{Launcher, LauncherConfig};
 use super::mail::EmailAddress;
 use super::ocr::Ocr;
 use super::pipeline::{Atlas, AtlasDeps};
+use super::recap::SmtpAccount;
 use super::scan::Scanner;
 use super::store::{AtlasStore, EmailRow, NewClient, SqliteAtlasStore};
 use super::EmailState;
@@ -22,6 +24,9 @@ use crate::app::App;
 
 /// How often `arthur atlas poll` (and `serve`) polls the mailbox.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(60);
+/// How often the launcher runs (seed §10: every 5 minutes, 2 minutes after the poll).
+pub const LAUNCH_INTERVAL: Duration = Duration::from_secs(300);
+pub const LAUNCH_OFFSET: Duration = Duration::from_secs(120);
 
 #[derive(Debug, Subcommand)]
 pub enum AtlasCmd {
@@ -146,6 +151,51 @@ pub fn deps(app: &App) -> anyhow::Result<AtlasDeps> {
     })
 }
 
+/// The launcher from the settings.
+pub fn launcher(app: &App) -> anyhow::Result<Launcher> {
+    let a = &app.settings.atlas;
+    let smtp = a.smtp_url.as_ref().map(|u| SmtpAccount::parse(u.expose())).transpose()?;
+    Ok(Launcher {
+        store: store(app),
+        cfg: LauncherConfig {
+            claude_bin: a.claude_bin.clone().into(),
+            repo: a.repo.clone(),
+            base_branch: a.base_branch.clone(),
+            data_dir: app.settings.data_dir.clone(),
+            idle_timeout: Duration::from_secs(a.idle_timeout_s),
+            hard_timeout: Duration::from_secs(a.hard_timeout_s),
+            budget: Duration::from_secs(a.budget_s),
+            grace_after_result: Duration::from_secs(5),
+            deploy_cmd: a.deploy_cmd.clone(),
+            qa_cmd: a.qa_cmd.clone(),
+            disabled: a.disabled,
+            permission_mode: a.permission_mode.clone(),
+            model: a.claude_model.clone(),
+            allowed_tools: a.allowed_tools.clone(),
+            strict_mcp: a.strict_mcp,
+            smtp,
+            founder: a.founder_email.clone(),
+            mailbox: a.mailbox_email.clone(),
+        },
+        clock: app.ctx.clock.clone(),
+        holder: format!("{}:{}", hostname(), std::process::id()),
+    })
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "localhost".into())
+}
+
+fn launch_line(r: &super::launch::CycleReport) -> String {
+    if r.disabled {
+        return "Atlas : lancements désactivés (ATLAS_DISABLED=1). Rien n'a été lancé.".into();
+    }
+    format!(
+        "Atlas : {} candidat(s), {} lancé(s), {} traité(s), {} échec(s), {} à relancer plus tard, {} verrou(s) déjà pris, {} lancement(s) interrompu(s) repris.",
+        r.candidates, r.launched, r.actioned, r.failed, r.retry_later, r.skipped_lock_held, r.reclaimed
+    )
+}
+
 pub fn account(app: &App) -> anyhow::Result<ImapAccount> {
     let Some(url) = &app.settings.atlas.imap_url else {
         bail!("Atlas is not configured: set ATLAS_IMAP_URL (imap://user:password@host:port/INBOX)");
@@ -192,9 +242,28 @@ pub async fn run(
             );
             Ok(ExitCode::SUCCESS)
         }
-        AtlasCmd::Launch { .. } => {
-            eprintln!("Erreur : le lanceur Atlas n'est pas encore disponible. Rien n'a été lancé.");
-            Ok(ExitCode::from(2))
+        AtlasCmd::Launch { once } => {
+            let launcher = launcher(app)?;
+            if once {
+                launcher.watch_locks().await?;
+                let report = launcher.cycle().await.context("launching")?;
+                println!("{}", launch_line(&report));
+                return Ok(ExitCode::SUCCESS);
+            }
+            tokio::pin!(shutdown);
+            loop {
+                launcher.watch_locks().await?;
+                match launcher.cycle().await {
+                    Ok(report) => println!("{}", launch_line(&report)),
+                    Err(e) => {
+                        eprintln!("Atlas : cycle de lancement impossible, nouvel essai dans 5 minutes.\n  detail: {e}")
+                    }
+                }
+                tokio::select! {
+                    _ = &mut shutdown => return Ok(ExitCode::SUCCESS),
+                    _ = tokio::time::sleep(LAUNCH_INTERVAL) => {}
+                }
+            }
         }
         AtlasCmd::Report { days } => {
             let store = store(app);
@@ -236,7 +305,23 @@ pub async fn run(
                 Some(cid) => store.client(cid).await?,
                 None => None,
             };
-            let value = show_json(&row, &audits, client.as_ref());
+            let mut value = show_json(&row, &audits, client.as_ref());
+            let mut launches = Vec::new();
+            for l in store.launches(id).await? {
+                let events = store.launch_events(l.id).await?;
+                launches.push(json!({
+                    "id": l.id, "iteration": l.iteration, "prompt": l.prompt_kind, "max_turns": l.max_turns,
+                    "workspace": l.workspace, "branch": l.branch, "status": l.status, "exit_code": l.exit_code,
+                    "killed": l.killed, "session_id": l.session_id, "cost_usd": l.cost_usd, "num_turns": l.num_turns,
+                    "duration_ms": l.duration_ms, "redactions": l.redactions,
+                    "started_at": l.started_at.to_rfc3339(), "finished_at": l.finished_at.map(|t| t.to_rfc3339()),
+                    "events": events.iter().map(|e| json!({
+                        "seq": e.seq, "type": e.kind, "subtype": e.subtype, "tool": e.tool_name,
+                        "payload": serde_json::from_str::<Value>(&e.payload).unwrap_or(Value::String(e.payload.clone())),
+                    })).collect::<Vec<_>>(),
+                }));
+            }
+            value["launch_events"] = Value::Array(launches);
             if json {
                 println!("{}", serde_json::to_string_pretty(&value)?);
             } else {

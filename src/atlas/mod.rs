@@ -8,6 +8,8 @@ pub mod command;
 pub mod compact;
 pub mod dkim;
 pub mod imap;
+pub mod launch;
+
 pub mod mail;
 pub mod ocr;
 pub mod pipeline;
@@ -161,6 +163,31 @@ pub mod audit {
     pub const SHORT_CIRCUIT_VALIDATION_COPY: &str = "short_circuit_validation_copy";
     pub const MATERIALISED: &str = "materialised";
     pub const CHANTIER_LINKED: &str = "chantier_linked";
+    // The launcher (seed §3, §4, §9).
+    pub const LAUNCH_DISABLED: &str = "launch_disabled";
+    pub const SPAWN_STARTED: &str = "spawn_started";
+    pub const SPAWN_ACTION_DONE: &str = "spawn_action_done";
+    pub const SPAWN_FAILED: &str = "spawn_failed";
+    pub const SPAWN_SKIPPED_LOCK_HELD: &str = "spawn_skipped_lock_held";
+    pub const LOCK_WATCHDOG_ALERT: &str = "lock_watchdog_alert";
+    pub const LAUNCH_INTERRUPTED: &str = "launch_interrupted";
+    pub const WORKTREE_FALLBACK: &str = "worktree_fallback";
+    pub const WORKTREE_MERGED: &str = "worktree_merged";
+    pub const WORKTREE_MERGE_SKIPPED: &str = "worktree_merge_skipped";
+    pub const CONTRACT_READ: &str = "contract_read";
+    pub const SALVAGED: &str = "salvaged";
+    pub const INTENT_DOWNGRADED: &str = "intent_downgraded";
+    pub const ORCHESTRATION_FAILED: &str = "orchestration_failed";
+    pub const DEPLOY_DONE: &str = "deploy_done";
+    pub const DEPLOY_FAILED: &str = "deploy_failed";
+    pub const QA_PASSED: &str = "qa_passed";
+    pub const QA_FAILED: &str = "qa_failed";
+    pub const ESCALATED: &str = "escalated";
+    pub const RECAP_SENT: &str = "recap_sent";
+    pub const RECAP_FAILED: &str = "recap_failed";
+    pub const ACTIONED: &str = "actioned";
+    pub const FAILED: &str = "failed";
+    pub const RETRY_SCHEDULED: &str = "retry_scheduled";
 }
 
 #[cfg(test)]

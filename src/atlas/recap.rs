@@ -1,1 +1,607 @@
-//! (in progress)
+//! The recap e-mail Atlas sends after a run: to the founder only (doctrine "zéro mail au
+//! client par l'IA"), with the real status composed by code — a failed run is never called a
+//! success — the agent's summary, the commits, the cost, and the proof files that exist on
+//! disk (a missing or unreadable one is skipped and logged, never a reason to fail the send).
+//!
+//! `ATLAS_SMTP_URL` is parsed once into an [`SmtpAccount`] whose password is a [`Secret`];
+//! no error, `Debug` or `Display` of this module carries it.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use arthur_agents::secret::Secret;
+use lettre::address::Envelope;
+use lettre::message::header::{self, ContentType};
+use lettre::message::{Attachment, Mailbox, Mailboxes, MultiPart, SinglePart};
+use lettre::transport::smtp::authentication::{Credentials, Mechanism};
+use lettre::transport::smtp::client::{Tls, TlsParameters};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+
+/// Budget for the whole send (connection, TLS, authentication, transfer) and for each SMTP
+/// command inside it.
+pub const SMTP_TIMEOUT: Duration = Duration::from_secs(60);
+/// A proof file larger than this is skipped (logged): one oversized capture must not get
+/// the whole recap refused by the server.
+pub const MAX_PROOF_BYTES: u64 = 10 * 1024 * 1024;
+/// Total size of the attached proofs; the proofs past it are skipped (logged).
+pub const MAX_PROOFS_TOTAL_BYTES: u64 = 20 * 1024 * 1024;
+/// Longest request subject kept in the recap's subject line (in characters).
+const MAX_SUBJECT_CHARS: usize = 150;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecapError {
+    #[error("invalid ATLAS_SMTP_URL: {0}")]
+    Url(String),
+    #[error("invalid {which} address {value:?}: {reason}")]
+    Address { which: &'static str, value: String, reason: String },
+    #[error("the recap must go to the founder only; refusing recipients {0:?}")]
+    Recipients(Vec<String>),
+    #[error("cannot build the recap e-mail: {0}")]
+    Build(String),
+    #[error("cannot send the recap through the SMTP server {server}: {reason}")]
+    Send { server: String, reason: String },
+    #[error("sending the recap through the SMTP server {server} timed out after {secs} s")]
+    Timeout { server: String, secs: u64 },
+}
+
+/// How the connection to the SMTP server is protected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SmtpSecurity {
+    /// `smtp://`: no TLS. Only accepted towards a loopback host (a local relay, the tests).
+    Plain,
+    /// `smtp+starttls://`: STARTTLS required before anything is authenticated or sent.
+    StartTls,
+    /// `smtps://`: TLS from the first byte (submissions port).
+    Tls,
+}
+
+impl SmtpSecurity {
+    fn scheme(self) -> &'static str {
+        match self {
+            SmtpSecurity::Plain => "smtp",
+            SmtpSecurity::StartTls => "smtp+starttls",
+            SmtpSecurity::Tls => "smtps",
+        }
+    }
+}
+
+/// `smtp://user:password@host:port` (plain, loopback only; port 25 by default),
+/// `smtp+starttls://…` (587) or `smtps://…` (465). User and password are optional together
+/// (a relay that does not authenticate). The password is a [`Secret`].
+#[derive(Clone)]
+pub struct SmtpAccount {
+    pub host: String,
+    pub port: u16,
+    pub security: SmtpSecurity,
+    pub user: Option<String>,
+    pub password: Option<Secret>,
+}
+
+impl fmt::Debug for SmtpAccount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SmtpAccount({})", self.label())
+    }
+}
+
+impl fmt::Display for SmtpAccount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+impl SmtpAccount {
+    pub fn parse(raw: &str) -> Result<Self, RecapError> {
+        // Never echo the URL: it holds the password.
+        let url = url::Url::parse(raw.trim()).map_err(|e| RecapError::Url(format!("not a URL ({e})")))?;
+        let security = match url.scheme() {
+            "smtp" => SmtpSecurity::Plain,
+            "smtp+starttls" => SmtpSecurity::StartTls,
+            "smtps" => SmtpSecurity::Tls,
+            other => return Err(RecapError::Url(format!("scheme {other:?} (expected smtp, smtp+starttls or smtps)"))),
+        };
+        let host = url
+            .host_str()
+            .map(|h| h.trim_matches(|c| c == '[' || c == ']').to_string())
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| RecapError::Url("no host".into()))?;
+        if security == SmtpSecurity::Plain && !is_loopback(&host) {
+            return Err(RecapError::Url(format!(
+                "smtp:// (no TLS) is only accepted towards a loopback host, not {host:?}; use smtps:// or smtp+starttls://"
+            )));
+        }
+        let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+        let user = decode(url.username());
+        let password = url.password().map(decode);
+        let (user, password) = match (user.is_empty(), password) {
+            (true, None) => (None, None),
+            (false, Some(p)) if !p.is_empty() => (Some(user), Some(Secret::new(p))),
+            (true, Some(_)) => return Err(RecapError::Url("a password without a user name".into())),
+            (false, _) => return Err(RecapError::Url("a user name without a password".into())),
+        };
+        let port = url.port().unwrap_or(match security {
+            SmtpSecurity::Plain => 25,
+            SmtpSecurity::StartTls => 587,
+            SmtpSecurity::Tls => 465,
+        });
+        Ok(Self { host, port, security, user, password })
+    }
+
+    /// `scheme://user@host:port` (no password): for logs and errors.
+    pub fn label(&self) -> String {
+        let user = self.user.as_deref().map(|u| format!("{u}@")).unwrap_or_default();
+        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
+        format!("{}://{user}{host}:{}", self.security.scheme(), self.port)
+    }
+
+    /// `text` with every occurrence of the password replaced: a server or library message
+    /// that echoes it cannot carry it into an error.
+    fn scrub(&self, text: String) -> String {
+        match &self.password {
+            Some(p) if !p.expose().is_empty() => text.replace(p.expose(), "[REDACTED]"),
+            _ => text,
+        }
+    }
+}
+
+fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host.parse::<std::net::IpAddr>().map(|ip| ip.is_loopback()).unwrap_or(false)
+}
+
+/// How a run ended, as the founder must read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunStatus {
+    Succeeded,
+    Failed,
+    TimedOut,
+    Escalated,
+    /// Analysis delivered, nothing deployed.
+    NoCode,
+}
+
+impl RunStatus {
+    pub const ALL: [RunStatus; 5] =
+        [RunStatus::Succeeded, RunStatus::Failed, RunStatus::TimedOut, RunStatus::Escalated, RunStatus::NoCode];
+
+    /// The word of the subject line.
+    pub fn word(self) -> &'static str {
+        match self {
+            RunStatus::Succeeded => "terminé",
+            RunStatus::Failed => "échec",
+            RunStatus::TimedOut => "délai dépassé",
+            RunStatus::Escalated => "escalade",
+            RunStatus::NoCode => "analyse livrée",
+        }
+    }
+
+    /// Whether the run delivered what was asked (deployed, or an analysis with nothing to
+    /// deploy). Only then may the recap say so.
+    pub fn delivered(self) -> bool {
+        matches!(self, RunStatus::Succeeded | RunStatus::NoCode)
+    }
+
+    /// The body's status sentence, composed here and nowhere else.
+    fn sentence(self) -> &'static str {
+        match self {
+            RunStatus::Succeeded => "le run a abouti.",
+            RunStatus::NoCode => "une analyse a été livrée ; aucun code n'a été déployé.",
+            RunStatus::Failed => "le run n'a pas abouti ; rien n'est à considérer comme livré.",
+            RunStatus::TimedOut => "le run a été interrompu avant la fin ; rien n'est à considérer comme livré.",
+            RunStatus::Escalated => "Atlas n'a pas pu conclure seul ; une décision humaine est nécessaire.",
+        }
+    }
+}
+
+/// What the recap reports. Everything here is data; the words around it are composed by
+/// [`compose`].
+#[derive(Debug, Clone)]
+pub struct Recap {
+    pub email_id: i64,
+    pub subject_of_request: String,
+    pub client: Option<String>,
+    pub intent: String,
+    pub status: RunStatus,
+    /// e.g. "QA échouée après 3 itérations".
+    pub status_detail: String,
+    /// The agent's summary (from its contract or salvaged).
+    pub summary_md: String,
+    /// (sha, subject)
+    pub commits: Vec<(String, String)>,
+    pub cost_usd: Option<f64>,
+    pub turns: Option<u64>,
+    pub duration_s: Option<u64>,
+    /// Screenshots, boards…; missing files are skipped.
+    pub proofs: Vec<PathBuf>,
+}
+
+/// What [`send`] did.
+#[derive(Debug, Clone)]
+pub struct SendReport {
+    /// The only recipient (the founder's address).
+    pub recipient: String,
+    pub subject: String,
+    pub attached: Vec<PathBuf>,
+    /// Proofs not attached (missing, unreadable, too large), each logged.
+    pub skipped_proofs: Vec<PathBuf>,
+    /// The server's final reply to the message (code and text).
+    pub server_reply: String,
+}
+
+/// One line, no control characters (CR/LF/TAB… become spaces), runs of spaces collapsed.
+fn one_line(text: &str) -> String {
+    text.split(|c: char| c.is_control() || c.is_whitespace()).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+/// The recap's subject: `[Atlas] <status word> — <request subject>` on one line.
+pub fn subject(recap: &Recap) -> String {
+    let mut request = one_line(&recap.subject_of_request);
+    if request.chars().count() > MAX_SUBJECT_CHARS {
+        request = request.chars().take(MAX_SUBJECT_CHARS - 1).collect::<String>() + "…";
+    }
+    if request.is_empty() {
+        request = "(sans objet)".into();
+    }
+    format!("[Atlas] {} — {request}", recap.status.word())
+}
+
+/// "0,42 $"
+pub fn format_cost(usd: f64) -> String {
+    if !usd.is_finite() || usd < 0.0 {
+        return "inconnu".into();
+    }
+    format!("{usd:.2} $").replace('.', ",")
+}
+
+/// "45 s", "3 min 05 s", "1 h 02 min"
+pub fn format_duration(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min {:02} s", s / 60, s % 60),
+        s => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
+    }
+}
+
+fn short_sha(sha: &str) -> String {
+    one_line(sha).chars().take(7).collect()
+}
+
+/// The text/plain body.
+pub fn body(recap: &Recap, attached: &[PathBuf], skipped: &[PathBuf]) -> String {
+    let mut out = String::new();
+    let mut line = |s: &str| {
+        out.push_str(s);
+        out.push('\n');
+    };
+    line("Bonjour,");
+    line("");
+    line(&format!(
+        "Atlas a traité la demande « {} » (e-mail n° {}).",
+        one_line(&recap.subject_of_request),
+        recap.email_id
+    ));
+    line(&format!(
+        "Client : {}",
+        recap.client.as_deref().map(one_line).filter(|c| !c.is_empty()).unwrap_or_else(|| "non résolu".into())
+    ));
+    line(&format!("Intention : {}", one_line(&recap.intent)));
+    let detail = one_line(&recap.status_detail);
+    if detail.is_empty() {
+        line(&format!("Statut : {} — {}", recap.status.word(), recap.status.sentence()));
+    } else {
+        line(&format!("Statut : {} — {} ({detail})", recap.status.word(), recap.status.sentence()));
+    }
+    line("");
+
+    let summary = recap.summary_md.trim();
+    if recap.status.delivered() {
+        line("Résumé de l'agent :");
+    } else {
+        // The agent's own words about a run that did not deliver: quoted, never endorsed.
+        line("Ce que l'agent dit avoir fait (non confirmé, le run n'a pas abouti) :");
+    }
+    if summary.is_empty() {
+        line("  (aucun résumé fourni)");
+    } else {
+        for l in summary.lines() {
+            line(&format!("> {}", l.trim_end()));
+        }
+    }
+    line("");
+
+    if recap.commits.is_empty() {
+        line("Commits : aucun.");
+    } else {
+        line(&format!("Commits ({}) :", recap.commits.len()));
+        for (sha, subject) in &recap.commits {
+            line(&format!("- {} — {}", short_sha(sha), one_line(subject)));
+        }
+    }
+    line("");
+
+    let mut figures = vec![format!("Coût : {}", recap.cost_usd.map(format_cost).unwrap_or_else(|| "inconnu".into()))];
+    if let Some(turns) = recap.turns {
+        figures.push(format!("{turns} tour{}", if turns > 1 { "s" } else { "" }));
+    }
+    if let Some(secs) = recap.duration_s {
+        figures.push(format!("durée {}", format_duration(secs)));
+    }
+    line(&figures.join(" · "));
+
+    if !attached.is_empty() {
+        let names: Vec<String> = attached.iter().map(|p| attachment_name(p)).collect();
+        line(&format!("Preuves jointes ({}) : {}", attached.len(), names.join(", ")));
+    }
+    if !skipped.is_empty() {
+        line(&format!("Preuves non jointes ({}, introuvables ou trop lourdes) :", skipped.len()));
+        for p in skipped {
+            line(&format!("- {}", one_line(&p.display().to_string())));
+        }
+    }
+    line("");
+    line("— Atlas");
+    line("(Ce récapitulatif t'est adressé à toi seul ; Atlas n'écrit jamais au client.)");
+    out
+}
+
+fn attachment_name(path: &Path) -> String {
+    let name = path.file_name().map(|n| one_line(&n.to_string_lossy())).unwrap_or_default();
+    if name.is_empty() {
+        "preuve".into()
+    } else {
+        name
+    }
+}
+
+fn content_type_of(path: &Path) -> ContentType {
+    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let mime = match ext.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "svg" => "image/svg+xml",
+        "pdf" => "application/pdf",
+        "txt" | "log" | "md" => "text/plain; charset=utf-8",
+        "html" | "htm" => "text/html; charset=utf-8",
+        "json" => "application/json",
+        "zip" => "application/zip",
+        "webm" => "video/webm",
+        "mp4" => "video/mp4",
+        _ => "application/octet-stream",
+    };
+    ContentType::parse(mime).unwrap_or(ContentType::parse("application/octet-stream").expect("a valid MIME type"))
+}
+
+/// Reads the proofs that exist, within the size limits; the others are returned as skipped
+/// (each logged with its reason).
+fn read_proofs(email_id: i64, proofs: &[PathBuf]) -> (Vec<(PathBuf, Vec<u8>)>, Vec<PathBuf>) {
+    let mut read = Vec::new();
+    let mut skipped = Vec::new();
+    let mut total: u64 = 0;
+    for path in proofs {
+        let skip = |reason: String, skipped: &mut Vec<PathBuf>| {
+            tracing::warn!(email_id, proof = %path.display(), %reason, "atlas recap: proof skipped");
+            skipped.push(path.clone());
+        };
+        let meta = match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => m,
+            Ok(_) => {
+                skip("not a regular file".into(), &mut skipped);
+                continue;
+            }
+            Err(e) => {
+                skip(e.to_string(), &mut skipped);
+                continue;
+            }
+        };
+        if meta.len() > MAX_PROOF_BYTES {
+            skip(format!("{} bytes, over {MAX_PROOF_BYTES}", meta.len()), &mut skipped);
+            continue;
+        }
+        if total + meta.len() > MAX_PROOFS_TOTAL_BYTES {
+            skip(format!("attachments would exceed {MAX_PROOFS_TOTAL_BYTES} bytes"), &mut skipped);
+            continue;
+        }
+        match std::fs::read(path) {
+            Ok(bytes) => {
+                total += bytes.len() as u64;
+                read.push((path.clone(), bytes));
+            }
+            Err(e) => skip(e.to_string(), &mut skipped),
+        }
+    }
+    (read, skipped)
+}
+
+fn mailbox(which: &'static str, value: &str) -> Result<Mailbox, RecapError> {
+    value.trim().parse::<Mailbox>().map_err(|e| RecapError::Address {
+        which,
+        value: one_line(value),
+        reason: e.to_string(),
+    })
+}
+
+/// The recap message, addressed to `founder` and nobody else, and the proofs that were not
+/// attached.
+pub fn compose(recap: &Recap, from: &str, founder: &str) -> Result<(Message, Vec<PathBuf>), RecapError> {
+    let from = mailbox("sender", from)?;
+    let founder = mailbox("founder", founder)?;
+    let (proofs, skipped) = read_proofs(recap.email_id, &recap.proofs);
+    let attached: Vec<PathBuf> = proofs.iter().map(|(p, _)| p.clone()).collect();
+    let text = body(recap, &attached, &skipped);
+
+    // The envelope is set explicitly: the SMTP recipients are exactly the founder, whatever
+    // the headers say.
+    let envelope = Envelope::new(Some(from.email.clone()), vec![founder.email.clone()])
+        .map_err(|e| RecapError::Build(e.to_string()))?;
+    let builder =
+        Message::builder().from(from).to(founder.clone()).subject(subject(recap)).message_id(None).envelope(envelope);
+    let message = if proofs.is_empty() {
+        builder.singlepart(SinglePart::plain(text))
+    } else {
+        let mut parts = MultiPart::mixed().singlepart(SinglePart::plain(text));
+        for (path, bytes) in proofs {
+            parts = parts.singlepart(Attachment::new(attachment_name(&path)).body(bytes, content_type_of(&path)));
+        }
+        builder.multipart(parts)
+    }
+    .map_err(|e| RecapError::Build(e.to_string()))?;
+    only_founder(&message, &founder)?;
+    Ok((message, skipped))
+}
+
+/// Refuses a message whose envelope or headers would reach anyone but the founder.
+fn only_founder(message: &Message, founder: &Mailbox) -> Result<(), RecapError> {
+    let rcpt = message.envelope().to();
+    let mut extra: Vec<String> = rcpt.iter().filter(|a| **a != founder.email).map(|a| a.to_string()).collect();
+    for header in ["Cc", "Bcc"] {
+        if let Some(value) = message.headers().get_raw(header) {
+            extra.push(format!("{header}: {value}"));
+        }
+    }
+    let to: Vec<Mailbox> =
+        message.headers().get::<header::To>().map(|to| Mailboxes::from(to).into_iter().collect()).unwrap_or_default();
+    if to.len() != 1 || to[0].email != founder.email {
+        extra.push(format!("To: {}", message.headers().get_raw("To").unwrap_or_default()));
+    }
+    if rcpt.len() != 1 || !extra.is_empty() {
+        return Err(RecapError::Recipients(extra));
+    }
+    Ok(())
+}
+
+/// Sends the recap to the founder only. Returns what was attached and what was skipped.
+pub async fn send(account: &SmtpAccount, from: &str, founder: &str, recap: &Recap) -> Result<SendReport, RecapError> {
+    let (message, skipped) = {
+        let (recap, from, founder) = (recap.clone(), from.to_string(), founder.to_string());
+        tokio::task::spawn_blocking(move || compose(&recap, &from, &founder))
+            .await
+            .map_err(|e| RecapError::Build(format!("composing task: {e}")))??
+    };
+    let attached: Vec<PathBuf> = recap.proofs.iter().filter(|p| !skipped.contains(p)).cloned().collect();
+    let recipient = message.envelope().to().first().map(|a| a.to_string()).unwrap_or_default();
+    let subject = subject(recap);
+
+    let server = account.label();
+    let transport = transport(account)?;
+    let sent = tokio::time::timeout(SMTP_TIMEOUT, transport.send(message)).await;
+    let response = match sent {
+        Err(_) => return Err(RecapError::Timeout { server, secs: SMTP_TIMEOUT.as_secs() }),
+        Ok(Err(e)) if e.is_timeout() => return Err(RecapError::Timeout { server, secs: SMTP_TIMEOUT.as_secs() }),
+        Ok(Err(e)) => {
+            let reason = account.scrub(error_chain(&e));
+            tracing::warn!(email_id = recap.email_id, %server, %reason, "atlas recap: not sent");
+            return Err(RecapError::Send { server, reason });
+        }
+        Ok(Ok(response)) => response,
+    };
+    let server_reply =
+        account.scrub(format!("{} {}", response.code(), response.message().collect::<Vec<_>>().join(" ")));
+    tracing::info!(
+        email_id = recap.email_id,
+        status = recap.status.word(),
+        %server,
+        attached = attached.len(),
+        skipped = skipped.len(),
+        "atlas recap sent to the founder"
+    );
+    Ok(SendReport { recipient, subject, attached, skipped_proofs: skipped, server_reply })
+}
+
+fn transport(account: &SmtpAccount) -> Result<AsyncSmtpTransport<Tokio1Executor>, RecapError> {
+    let tls = |host: &str| {
+        TlsParameters::new(host.to_string()).map_err(|e| RecapError::Send {
+            server: account.label(),
+            reason: account.scrub(format!("TLS setup: {}", error_chain(&e))),
+        })
+    };
+    let tls = match account.security {
+        SmtpSecurity::Plain => Tls::None,
+        SmtpSecurity::StartTls => Tls::Required(tls(&account.host)?),
+        SmtpSecurity::Tls => Tls::Wrapper(tls(&account.host)?),
+    };
+    let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(account.host.clone())
+        .port(account.port)
+        .tls(tls)
+        .timeout(Some(SMTP_TIMEOUT));
+    if let (Some(user), Some(password)) = (&account.user, &account.password) {
+        builder = builder
+            .credentials(Credentials::new(user.clone(), password.expose().to_string()))
+            .authentication(vec![Mechanism::Plain, Mechanism::Login]);
+    }
+    Ok(builder.build())
+}
+
+/// The error and its sources on one line.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !text.contains(&s_text) {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    one_line(&text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recap(status: RunStatus) -> Recap {
+        Recap {
+            email_id: 7,
+            subject_of_request: "Bouton\r\nBcc: evil@x.fr".into(),
+            client: Some("client@boutique.fr".into()),
+            intent: "run".into(),
+            status,
+            status_detail: String::new(),
+            summary_md: "Correction du bouton.".into(),
+            commits: vec![("0123456789abcdef".into(), "fix: bouton".into())],
+            cost_usd: Some(0.4249),
+            turns: Some(12),
+            duration_s: Some(185),
+            proofs: vec![],
+        }
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(format_cost(0.4249), "0,42 $");
+        assert_eq!(format_cost(f64::NAN), "inconnu");
+        assert_eq!(format_duration(45), "45 s");
+        assert_eq!(format_duration(185), "3 min 05 s");
+        assert_eq!(format_duration(3720), "1 h 02 min");
+    }
+
+    #[test]
+    fn subject_is_one_line() {
+        let s = subject(&recap(RunStatus::Failed));
+        assert_eq!(s, "[Atlas] échec — Bouton Bcc: evil@x.fr");
+    }
+
+    #[test]
+    fn account_never_shows_password() {
+        let a = SmtpAccount::parse("smtps://atlas:p%40ss-w0rd@mail.example.fr").unwrap();
+        assert_eq!(a.port, 465);
+        assert_eq!(a.password.as_ref().unwrap().expose(), "p@ss-w0rd");
+        let shown = format!("{a:?} {a} {}", a.label());
+        assert!(!shown.contains("p@ss") && !shown.contains("w0rd"), "{shown}");
+        assert!(SmtpAccount::parse("smtp://a:b@mail.example.fr").is_err());
+        assert_eq!(SmtpAccount::parse("smtp+starttls://a:b@mail.example.fr").unwrap().port, 587);
+        let e = SmtpAccount::parse("ftp://a:hunter2@x").unwrap_err().to_string();
+        assert!(!e.contains("hunter2"), "{e}");
+    }
+
+    #[test]
+    fn only_the_founder() {
+        let (m, _) = compose(&recap(RunStatus::Succeeded), "Atlas <atlas@maboite.fr>", "boss@maboite.fr").unwrap();
+        let to: Vec<String> = m.envelope().to().iter().map(|a| a.to_string()).collect();
+        assert_eq!(to, vec!["boss@maboite.fr".to_string()]);
+        assert!(compose(&recap(RunStatus::Succeeded), "atlas@maboite.fr", "not an address").is_err());
+    }
+}

@@ -209,6 +209,115 @@ pub trait AtlasStore: Send + Sync {
     async fn audits(&self, email_id: i64) -> StoreResult<Vec<AuditRow>>;
     async fn list(&self, state: Option<EmailState>) -> StoreResult<Vec<EmailRow>>;
     async fn report_data(&self, since: DateTime<Utc>) -> StoreResult<ReportData>;
+
+    // ---- the launcher ----
+    /// `classified` rows whose intent is in the launch whitelist and that have no spawn
+    /// audit since `quiet_since` (the one-hour idempotence window), oldest first.
+    async fn launch_candidates(&self, quiet_since: DateTime<Utc>, limit: i64) -> StoreResult<Vec<EmailRow>>;
+    /// Takes the lease of a message unless a live one exists (an expired one is taken over).
+    async fn try_lease(
+        &self,
+        email_id: i64,
+        holder: &str,
+        now: DateTime<Utc>,
+        ttl: chrono::Duration,
+    ) -> StoreResult<bool>;
+    async fn renew_lease(
+        &self,
+        email_id: i64,
+        holder: &str,
+        now: DateTime<Utc>,
+        ttl: chrono::Duration,
+    ) -> StoreResult<bool>;
+    async fn release_lease(&self, email_id: i64, holder: &str) -> StoreResult<()>;
+    /// Leases acquired before `acquired_before` and still held: (email id, holder, acquired at).
+    async fn old_leases(&self, acquired_before: DateTime<Utc>) -> StoreResult<Vec<(i64, String, DateTime<Utc>)>>;
+    /// `spawned` rows without a live lease (their launcher died): back to `classified`,
+    /// their running launches marked `interrupted`, audited. Returns their ids.
+    async fn reclaim_interrupted(&self, now: DateTime<Utc>) -> StoreResult<Vec<i64>>;
+    /// A guarded state change with its audit; false when the row was not in `from`.
+    async fn transition(
+        &self,
+        id: i64,
+        from: EmailState,
+        to: EmailState,
+        event: &str,
+        detail: Value,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool>;
+    /// Corrects intent and complexity after the run (the contract's downgrade), audited.
+    async fn correct_intent(
+        &self,
+        id: i64,
+        intent: Intent,
+        complexity: Complexity,
+        now: DateTime<Utc>,
+    ) -> StoreResult<()>;
+    async fn start_launch(&self, launch: &NewLaunch, now: DateTime<Utc>) -> StoreResult<i64>;
+    /// Appends journal events in one transaction.
+    async fn append_events(&self, launch_id: i64, events: &[JournalEvent], now: DateTime<Utc>) -> StoreResult<()>;
+    async fn finish_launch(&self, launch_id: i64, end: &LaunchEnd, now: DateTime<Utc>) -> StoreResult<()>;
+    async fn launches(&self, email_id: i64) -> StoreResult<Vec<LaunchRow>>;
+    async fn launch_events(&self, launch_id: i64) -> StoreResult<Vec<JournalEvent>>;
+}
+
+/// A launch about to start.
+#[derive(Debug, Clone)]
+pub struct NewLaunch {
+    pub email_id: i64,
+    pub iteration: i64,
+    pub prompt_kind: &'static str,
+    pub max_turns: i64,
+    pub workspace: String,
+    pub branch: Option<String>,
+    pub fork_commit: Option<String>,
+}
+
+/// One journal event, already redacted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JournalEvent {
+    pub seq: i64,
+    pub kind: String,
+    pub subtype: Option<String>,
+    pub tool_name: Option<String>,
+    pub payload: String,
+}
+
+/// How a launch ended.
+#[derive(Debug, Clone, Default)]
+pub struct LaunchEnd {
+    pub status: String,
+    pub exit_code: Option<i64>,
+    pub killed: Option<String>,
+    pub session_id: Option<String>,
+    pub cost_usd: Option<f64>,
+    pub num_turns: Option<i64>,
+    pub duration_ms: Option<i64>,
+    pub events: i64,
+    pub redactions: i64,
+    pub contract: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LaunchRow {
+    pub id: i64,
+    pub iteration: i64,
+    pub prompt_kind: String,
+    pub max_turns: i64,
+    pub workspace: String,
+    pub branch: Option<String>,
+    pub status: String,
+    pub exit_code: Option<i64>,
+    pub killed: Option<String>,
+    pub session_id: Option<String>,
+    pub cost_usd: Option<f64>,
+    pub num_turns: Option<i64>,
+    pub duration_ms: Option<i64>,
+    pub events: i64,
+    pub redactions: i64,
+    pub contract: Option<String>,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
 }
 
 /// [`AtlasStore`] on the appliance's SQLite file (migrated with the memory store).
@@ -756,5 +865,285 @@ impl AtlasStore for SqliteAtlasStore {
             }
         }
         Ok(data)
+    }
+
+    async fn launch_candidates(&self, quiet_since: DateTime<Utc>, limit: i64) -> StoreResult<Vec<EmailRow>> {
+        let sql = format!(
+            "{EMAIL_SELECT} WHERE e.status = 'classified' AND e.intent IN ('run', 'question', 'negociation', 'conseil')
+               AND NOT EXISTS (SELECT 1 FROM atlas_audits a WHERE a.email_id = e.id
+                   AND a.event IN ('spawn_started', 'spawn_action_done', 'spawn_failed') AND a.created_at >= ?)
+             ORDER BY e.id LIMIT ?"
+        );
+        sqlx::query(&sql)
+            .bind(to_db(quiet_since))
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(email_row)
+            .collect()
+    }
+
+    async fn try_lease(
+        &self,
+        email_id: i64,
+        holder: &str,
+        now: DateTime<Utc>,
+        ttl: chrono::Duration,
+    ) -> StoreResult<bool> {
+        let got = sqlx::query(
+            "INSERT INTO atlas_leases (email_id, holder, acquired_at, expires_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (email_id) DO UPDATE SET holder = ?2, acquired_at = ?3, expires_at = ?4
+               WHERE atlas_leases.expires_at < ?3",
+        )
+        .bind(email_id)
+        .bind(holder)
+        .bind(to_db(now))
+        .bind(to_db(now + ttl))
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        Ok(got == 1)
+    }
+
+    async fn renew_lease(
+        &self,
+        email_id: i64,
+        holder: &str,
+        now: DateTime<Utc>,
+        ttl: chrono::Duration,
+    ) -> StoreResult<bool> {
+        Ok(sqlx::query("UPDATE atlas_leases SET expires_at = ? WHERE email_id = ? AND holder = ?")
+            .bind(to_db(now + ttl))
+            .bind(email_id)
+            .bind(holder)
+            .execute(&self.pool)
+            .await?
+            .rows_affected()
+            == 1)
+    }
+
+    async fn release_lease(&self, email_id: i64, holder: &str) -> StoreResult<()> {
+        sqlx::query("DELETE FROM atlas_leases WHERE email_id = ? AND holder = ?")
+            .bind(email_id)
+            .bind(holder)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn old_leases(&self, acquired_before: DateTime<Utc>) -> StoreResult<Vec<(i64, String, DateTime<Utc>)>> {
+        let rows = sqlx::query(
+            "SELECT email_id, holder, acquired_at FROM atlas_leases WHERE acquired_at < ? ORDER BY email_id",
+        )
+        .bind(to_db(acquired_before))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| Ok((r.try_get("email_id")?, r.try_get("holder")?, ts(r, "acquired_at")?))).collect()
+    }
+
+    async fn reclaim_interrupted(&self, now: DateTime<Utc>) -> StoreResult<Vec<i64>> {
+        let now_s = to_db(now);
+        let mut tx = self.write_tx().await?;
+        let ids: Vec<i64> = sqlx::query_scalar(
+            "SELECT e.id FROM atlas_emails e WHERE e.status = 'spawned'
+               AND NOT EXISTS (SELECT 1 FROM atlas_leases l WHERE l.email_id = e.id AND l.expires_at >= ?)",
+        )
+        .bind(&now_s)
+        .fetch_all(&mut *tx)
+        .await?;
+        for id in &ids {
+            sqlx::query(
+                "UPDATE atlas_emails SET status = 'classified', updated_at = ? WHERE id = ? AND status = 'spawned'",
+            )
+            .bind(&now_s)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query("UPDATE atlas_launches SET status = 'interrupted', finished_at = ? WHERE email_id = ? AND status = 'running'")
+                .bind(&now_s)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("DELETE FROM atlas_leases WHERE email_id = ?").bind(id).execute(&mut *tx).await?;
+            insert_audit(&mut tx, Some(*id), audit::LAUNCH_INTERRUPTED, &serde_json::json!({}), &now_s).await?;
+        }
+        tx.commit().await?;
+        Ok(ids)
+    }
+
+    async fn transition(
+        &self,
+        id: i64,
+        from: EmailState,
+        to: EmailState,
+        event: &str,
+        detail: Value,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let now = to_db(now);
+        let mut tx = self.write_tx().await?;
+        let done = sqlx::query("UPDATE atlas_emails SET status = ?, updated_at = ? WHERE id = ? AND status = ?")
+            .bind(to.as_str())
+            .bind(&now)
+            .bind(id)
+            .bind(from.as_str())
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+            == 1;
+        if done {
+            insert_audit(&mut tx, Some(id), event, &detail, &now).await?;
+        }
+        tx.commit().await?;
+        Ok(done)
+    }
+
+    async fn correct_intent(
+        &self,
+        id: i64,
+        intent: Intent,
+        complexity: Complexity,
+        now: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        let now = to_db(now);
+        let mut tx = self.write_tx().await?;
+        let before: (Option<String>, Option<String>) =
+            sqlx::query_as("SELECT intent, complexity FROM atlas_emails WHERE id = ?")
+                .bind(id)
+                .fetch_one(&mut *tx)
+                .await?;
+        sqlx::query("UPDATE atlas_emails SET intent = ?, complexity = ?, updated_at = ? WHERE id = ?")
+            .bind(intent.as_str())
+            .bind(complexity.as_str())
+            .bind(&now)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        let detail = serde_json::json!({"from": {"intent": before.0, "complexity": before.1},
+                                        "to": {"intent": intent.as_str(), "complexity": complexity.as_str()}});
+        insert_audit(&mut tx, Some(id), audit::INTENT_DOWNGRADED, &detail, &now).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn start_launch(&self, l: &NewLaunch, now: DateTime<Utc>) -> StoreResult<i64> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO atlas_launches (email_id, iteration, prompt_kind, max_turns, workspace, branch, fork_commit, started_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(l.email_id)
+        .bind(l.iteration)
+        .bind(l.prompt_kind)
+        .bind(l.max_turns)
+        .bind(&l.workspace)
+        .bind(&l.branch)
+        .bind(&l.fork_commit)
+        .bind(to_db(now))
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    async fn append_events(&self, launch_id: i64, events: &[JournalEvent], now: DateTime<Utc>) -> StoreResult<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let now = to_db(now);
+        let mut tx = self.write_tx().await?;
+        for chunk in events.chunks(100) {
+            let marks = vec!["(?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
+            let sql = format!(
+                "INSERT INTO atlas_launch_events (launch_id, seq, type, subtype, tool_name, payload, created_at) VALUES {marks}
+                 ON CONFLICT (launch_id, seq) DO NOTHING"
+            );
+            let mut q = sqlx::query(&sql);
+            for e in chunk {
+                q = q
+                    .bind(launch_id)
+                    .bind(e.seq)
+                    .bind(&e.kind)
+                    .bind(&e.subtype)
+                    .bind(&e.tool_name)
+                    .bind(&e.payload)
+                    .bind(&now);
+            }
+            q.execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn finish_launch(&self, launch_id: i64, end: &LaunchEnd, now: DateTime<Utc>) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE atlas_launches SET status = ?, exit_code = ?, killed = ?, session_id = ?, cost_usd = ?, num_turns = ?,
+               duration_ms = ?, events = ?, redactions = ?, contract = ?, finished_at = ? WHERE id = ?",
+        )
+        .bind(&end.status)
+        .bind(end.exit_code)
+        .bind(&end.killed)
+        .bind(&end.session_id)
+        .bind(end.cost_usd)
+        .bind(end.num_turns)
+        .bind(end.duration_ms)
+        .bind(end.events)
+        .bind(end.redactions)
+        .bind(&end.contract)
+        .bind(to_db(now))
+        .bind(launch_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn launches(&self, email_id: i64) -> StoreResult<Vec<LaunchRow>> {
+        let rows = sqlx::query("SELECT * FROM atlas_launches WHERE email_id = ? ORDER BY id")
+            .bind(email_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let finished: Option<String> = r.try_get("finished_at")?;
+                Ok(LaunchRow {
+                    id: r.try_get("id")?,
+                    iteration: r.try_get("iteration")?,
+                    prompt_kind: r.try_get("prompt_kind")?,
+                    max_turns: r.try_get("max_turns")?,
+                    workspace: r.try_get("workspace")?,
+                    branch: r.try_get("branch")?,
+                    status: r.try_get("status")?,
+                    exit_code: r.try_get("exit_code")?,
+                    killed: r.try_get("killed")?,
+                    session_id: r.try_get("session_id")?,
+                    cost_usd: r.try_get("cost_usd")?,
+                    num_turns: r.try_get("num_turns")?,
+                    duration_ms: r.try_get("duration_ms")?,
+                    events: r.try_get("events")?,
+                    redactions: r.try_get("redactions")?,
+                    contract: r.try_get("contract")?,
+                    started_at: ts(r, "started_at")?,
+                    finished_at: finished.as_deref().and_then(from_db),
+                })
+            })
+            .collect()
+    }
+
+    async fn launch_events(&self, launch_id: i64) -> StoreResult<Vec<JournalEvent>> {
+        let rows = sqlx::query(
+            "SELECT seq, type, subtype, tool_name, payload FROM atlas_launch_events WHERE launch_id = ? ORDER BY seq",
+        )
+        .bind(launch_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(JournalEvent {
+                    seq: r.try_get("seq")?,
+                    kind: r.try_get("type")?,
+                    subtype: r.try_get("subtype")?,
+                    tool_name: r.try_get("tool_name")?,
+                    payload: r.try_get("payload")?,
+                })
+            })
+            .collect()
     }
 }

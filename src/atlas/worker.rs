@@ -65,3 +65,39 @@ pub async fn run(deps: WorkerDeps, shutdown: Shutdown) -> anyhow::Result<()> {
     tracing::info!("Atlas poller stopped");
     Ok(())
 }
+
+/// The launcher inside `arthur serve`: first cycle `offset` after the start (so the poll
+/// has classified), then every `period`; the lock watchdog runs before each cycle.
+pub async fn run_launcher(
+    launcher: super::launch::Launcher,
+    offset: Duration,
+    period: Duration,
+    shutdown: Shutdown,
+) -> anyhow::Result<()> {
+    let stop = shutdown.wait();
+    tokio::pin!(stop);
+    tokio::select! {
+        _ = tokio::time::sleep(offset) => {}
+        () = &mut stop => return Ok(()),
+    }
+    let mut interval = tokio::time::interval(period);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = interval.tick() => {
+                if let Err(e) = launcher.watch_locks().await {
+                    tracing::warn!(error = %e, "Atlas lock watchdog failed");
+                }
+                // A cycle in progress is not interrupted by a stop request: its launches
+                // end with their own watchdog, and a process killed harder is reclaimed.
+                match launcher.cycle().await {
+                    Ok(r) => tracing::info!(launched = r.launched, actioned = r.actioned, failed = r.failed, "Atlas launch cycle"),
+                    Err(e) => tracing::warn!(error = %e, "Atlas launch cycle failed; retried at the next one"),
+                }
+            }
+            () = &mut stop => break,
+        }
+    }
+    tracing::info!("Atlas launcher stopped");
+    Ok(())
+}

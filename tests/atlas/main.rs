@@ -8,6 +8,7 @@ mod classify;
 mod cli;
 mod dovecot;
 mod intake;
+mod launch;
 mod pty;
 mod recap;
 mod report;

@@ -1,1 +1,537 @@
-//! (in progress)
+//! The recap e-mail against a real SMTP server on loopback (Python's aiosmtpd): who receives
+//! it (the founder, never the client), what the subject and body say for each status, the
+//! proofs attached byte for byte, header injection through the request subject, SMTP AUTH,
+//! and the error of an unreachable server (without the password).
+//!
+//! `SmtpServer` is reusable by the other Atlas test modules: `SmtpServer::start()` runs a
+//! small aiosmtpd server (script written to a temp dir) on a port the kernel picks, which
+//! stores every message as `NNNNNN.eml` (the raw DATA) plus `NNNNNN.json` (envelope sender,
+//! RCPT TO list, authenticated login) written last; `messages()` reads them back in order.
+//! The server exits when dropped (killed) or when the test process dies (its stdin closes).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use arthur::atlas::recap::{self, Recap, RecapError, RunStatus, SmtpAccount};
+use mail_parser::{MessageParser, MimeHeaders};
+
+const USER: &str = "atlas";
+const PASSWORD: &str = "Sm7p-s3cret-pass";
+const FROM: &str = "Atlas <atlas@maboite.fr>";
+const FOUNDER: &str = "boss@maboite.fr";
+const CLIENT: &str = "client@boutique-cliente.fr";
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The server: aiosmtpd's SMTP protocol on an asyncio server bound to 127.0.0.1:0 (no port
+/// race), AUTH PLAIN/LOGIN accepted without TLS for one user, required or not.
+const SERVER_PY: &str = r#"
+import asyncio, json, os, sys, threading
+from aiosmtpd.smtp import SMTP, AuthResult, LoginPassword
+
+directory, user, password, required = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+counter = 0
+
+class Handler:
+    async def handle_DATA(self, server, session, envelope):
+        global counter
+        counter += 1
+        base = os.path.join(directory, "%06d" % counter)
+        raw = envelope.original_content if envelope.original_content is not None else envelope.content
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8", "surrogateescape")
+        with open(base + ".eml", "wb") as f:
+            f.write(raw)
+        meta = {
+            "mail_from": envelope.mail_from,
+            "rcpt_tos": list(envelope.rcpt_tos),
+            "login": session.auth_data if session.authenticated else None,
+        }
+        with open(base + ".json.tmp", "w") as f:
+            json.dump(meta, f)
+        os.rename(base + ".json.tmp", base + ".json")
+        return "250 OK stored as %06d" % counter
+
+def authenticator(server, session, envelope, mechanism, auth_data):
+    if (isinstance(auth_data, LoginPassword)
+            and auth_data.login.decode() == user
+            and auth_data.password.decode() == password):
+        return AuthResult(success=True, auth_data=user)
+    return AuthResult(success=False, handled=False)
+
+def parent_watch():
+    # The test process holds our stdin: when it dies, we go too.
+    sys.stdin.buffer.read()
+    os._exit(0)
+
+async def main():
+    loop = asyncio.get_running_loop()
+    handler = Handler()
+    server = await loop.create_server(
+        lambda: SMTP(handler, hostname="atlas-test-smtp", authenticator=authenticator,
+                     auth_required=required, auth_require_tls=False, enable_SMTPUTF8=True, loop=loop),
+        host="127.0.0.1", port=0)
+    threading.Thread(target=parent_watch, daemon=True).start()
+    print("PORT", server.sockets[0].getsockname()[1], flush=True)
+    await asyncio.Event().wait()
+
+asyncio.run(main())
+"#;
+
+/// One message as the server received it.
+#[derive(Debug, Clone)]
+pub struct ReceivedMail {
+    /// MAIL FROM.
+    pub mail_from: String,
+    /// RCPT TO, in order.
+    pub rcpt_tos: Vec<String>,
+    /// The user that authenticated on the session, if any.
+    pub login: Option<String>,
+    /// The DATA, as sent.
+    pub raw: Vec<u8>,
+}
+
+impl ReceivedMail {
+    pub fn parsed(&self) -> mail_parser::Message<'_> {
+        MessageParser::default().parse(&self.raw).expect("the received message parses")
+    }
+
+    /// The header section, as sent (before the first empty line).
+    pub fn raw_headers(&self) -> String {
+        let text = String::from_utf8_lossy(&self.raw).replace("\r\n", "\n");
+        text.split("\n\n").next().unwrap_or_default().to_string()
+    }
+
+    /// The first text/plain body, decoded.
+    pub fn text(&self) -> String {
+        self.parsed().body_text(0).expect("a text body").into_owned()
+    }
+}
+
+pub struct SmtpServer {
+    child: Child,
+    /// Held open: the server exits when it closes (this process died).
+    _stdin: ChildStdin,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl SmtpServer {
+    /// A server that accepts AUTH (PLAIN, LOGIN) for [`Self::user`]/[`Self::password`]
+    /// without requiring it.
+    pub fn start() -> Self {
+        Self::spawn(false)
+    }
+
+    /// A server that refuses MAIL FROM until the session authenticated.
+    pub fn start_requiring_auth() -> Self {
+        Self::spawn(true)
+    }
+
+    fn spawn(auth_required: bool) -> Self {
+        let dir = tempfile::Builder::new().prefix("arthur-smtp-").tempdir().expect("temp dir for the SMTP server");
+        let script = dir.path().join("server.py");
+        std::fs::write(&script, SERVER_PY).expect("writing the SMTP server script");
+        let mail_dir = dir.path().join("mail");
+        std::fs::create_dir(&mail_dir).expect("mail dir");
+        let stderr = std::fs::File::create(dir.path().join("stderr.log")).expect("stderr file");
+        let mut child = Command::new(python())
+            .arg(&script)
+            .arg(&mail_dir)
+            .arg(USER)
+            .arg(PASSWORD)
+            .arg(if auth_required { "1" } else { "0" })
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawning {}: {e} (is python3-aiosmtpd installed?)", python()));
+        let stdin = child.stdin.take().expect("server stdin");
+        let stdout = child.stdout.take().expect("server stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let mut server = SmtpServer { child, _stdin: stdin, port: 0, dir };
+        let line = rx.recv_timeout(START_TIMEOUT).unwrap_or_default();
+        match line.trim().strip_prefix("PORT ").and_then(|p| p.parse().ok()) {
+            Some(port) => server.port = port,
+            None => panic!("the SMTP server did not start ({line:?}); stderr:\n{}", server.log()),
+        }
+        server
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn user(&self) -> &str {
+        USER
+    }
+
+    pub fn password(&self) -> &str {
+        PASSWORD
+    }
+
+    /// `smtp://atlas:<password>@127.0.0.1:<port>`: the `ATLAS_SMTP_URL` of this server.
+    pub fn url(&self) -> String {
+        self.url_with_password(PASSWORD)
+    }
+
+    pub fn url_with_password(&self, password: &str) -> String {
+        format!("smtp://{USER}:{password}@127.0.0.1:{}", self.port)
+    }
+
+    /// Without credentials (no AUTH attempted).
+    pub fn url_anonymous(&self) -> String {
+        format!("smtp://127.0.0.1:{}", self.port)
+    }
+
+    /// Every message received so far, in arrival order.
+    pub fn messages(&self) -> Vec<ReceivedMail> {
+        let mail_dir = self.dir.path().join("mail");
+        let mut metas: Vec<PathBuf> = std::fs::read_dir(&mail_dir)
+            .expect("reading the mail dir")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        metas.sort();
+        metas
+            .into_iter()
+            .map(|meta| {
+                let value: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(&meta).expect("reading a meta file")).expect("meta JSON");
+                let raw = std::fs::read(meta.with_extension("eml")).expect("reading a message");
+                ReceivedMail {
+                    mail_from: value["mail_from"].as_str().unwrap_or_default().to_string(),
+                    rcpt_tos: value["rcpt_tos"]
+                        .as_array()
+                        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+                        .unwrap_or_default(),
+                    login: value["login"].as_str().map(str::to_string),
+                    raw,
+                }
+            })
+            .collect()
+    }
+
+    /// Waits until at least `n` messages arrived (panics after `timeout`).
+    pub fn wait_for_messages(&self, n: usize, timeout: Duration) -> Vec<ReceivedMail> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let messages = self.messages();
+            if messages.len() >= n {
+                return messages;
+            }
+            if Instant::now() > deadline {
+                panic!("{} message(s) received, {n} expected; log:\n{}", messages.len(), self.log());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for SmtpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The system interpreter carries the Debian python3-aiosmtpd; a PATH python3 (pyenv…) may not.
+fn python() -> &'static str {
+    if Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    }
+}
+
+fn recap(status: RunStatus) -> Recap {
+    Recap {
+        email_id: 42,
+        subject_of_request: format!("Corriger le bouton du panier ({CLIENT})"),
+        client: Some(format!("Boutique Cliente <{CLIENT}>")),
+        intent: "run".into(),
+        status,
+        status_detail: match status {
+            RunStatus::Failed => "QA échouée après 3 itérations".into(),
+            RunStatus::TimedOut => "délai de 2400 s atteint".into(),
+            RunStatus::Escalated => "écart à la maquette non résolu".into(),
+            _ => String::new(),
+        },
+        summary_md: format!(
+            "Le bouton du panier a été corrigé.\nLe client ({CLIENT}) pourra vérifier en préproduction."
+        ),
+        commits: vec![
+            ("0123456789abcdef0123456789abcdef01234567".into(), "fix(panier): bouton visible sur mobile".into()),
+            ("fedcba9876543210fedcba9876543210fedcba98".into(), "test(panier): capture du bouton".into()),
+        ],
+        cost_usd: Some(0.4249),
+        turns: Some(12),
+        duration_s: Some(185),
+        proofs: vec![],
+    }
+}
+
+fn account(url: &str) -> SmtpAccount {
+    SmtpAccount::parse(url).expect("a valid ATLAS_SMTP_URL")
+}
+
+#[tokio::test]
+async fn the_recap_reaches_the_founder_only() {
+    let server = SmtpServer::start();
+    let report = recap::send(&account(&server.url()), FROM, FOUNDER, &recap(RunStatus::Succeeded)).await.unwrap();
+    assert_eq!(report.recipient, FOUNDER);
+    assert!(report.server_reply.starts_with("250"), "{report:?}");
+
+    let messages = server.messages();
+    assert_eq!(messages.len(), 1);
+    let mail = &messages[0];
+    assert_eq!(mail.rcpt_tos, vec![FOUNDER.to_string()], "envelope recipients");
+    assert_eq!(mail.mail_from, "atlas@maboite.fr");
+    assert_eq!(mail.login.as_deref(), Some(USER), "the credentials of the URL were used");
+
+    let parsed = mail.parsed();
+    let to: Vec<&str> = parsed.to().expect("a To header").iter().filter_map(|a| a.address()).collect();
+    assert_eq!(to, vec![FOUNDER]);
+    assert!(parsed.cc().is_none() && parsed.bcc().is_none());
+    let headers = mail.raw_headers().to_lowercase();
+    assert!(!headers.contains("\ncc:") && !headers.contains("\nbcc:"), "{headers}");
+    assert!(!mail.rcpt_tos.iter().any(|r| r.contains("boutique-cliente")));
+
+    assert_eq!(parsed.subject(), Some(format!("[Atlas] terminé — Corriger le bouton du panier ({CLIENT})").as_str()));
+    let text = mail.text();
+    assert!(text.contains("Statut : terminé — le run a abouti."), "{text}");
+    assert!(text.contains("0123456 — fix(panier): bouton visible sur mobile"), "{text}");
+    assert!(text.contains("fedcba9 — test(panier): capture du bouton"), "{text}");
+    assert!(text.contains("Coût : 0,42 $ · 12 tours · durée 3 min 05 s"), "{text}");
+    assert!(text.contains("> Le bouton du panier a été corrigé."), "{text}");
+    assert!(text.contains("e-mail n° 42"), "{text}");
+    assert!(parsed.attachments().next().is_none());
+}
+
+#[tokio::test]
+async fn each_status_has_its_french_word_and_a_failed_run_is_never_a_success() {
+    let server = SmtpServer::start();
+    let smtp = account(&server.url());
+    for status in RunStatus::ALL {
+        recap::send(&smtp, FROM, FOUNDER, &recap(status)).await.unwrap();
+    }
+    let messages = server.messages();
+    assert_eq!(messages.len(), RunStatus::ALL.len());
+    let words = ["terminé", "échec", "délai dépassé", "escalade", "analyse livrée"];
+    for (status, mail) in RunStatus::ALL.into_iter().zip(&messages) {
+        assert_eq!(mail.rcpt_tos, vec![FOUNDER.to_string()]);
+        let parsed = mail.parsed();
+        let subject = parsed.subject().expect("a subject").to_string();
+        assert!(subject.starts_with(&format!("[Atlas] {} — ", status.word())), "{status:?}: {subject}");
+        for word in words.iter().filter(|w| **w != status.word()) {
+            assert!(!subject.contains(word), "{status:?}: {subject}");
+        }
+        let text = mail.text();
+        assert!(text.contains(&format!("Statut : {} — ", status.word())), "{status:?}: {text}");
+        if status.delivered() {
+            continue;
+        }
+        let lower = format!("{subject}\n{text}").to_lowercase();
+        for claim in ["succès", "success", "réussi", "terminé", "a abouti", "analyse livrée"] {
+            assert!(!lower.contains(claim), "{status:?} claims {claim:?}:\n{subject}\n{text}");
+        }
+        assert!(text.contains("non confirmé"), "{status:?}: the agent's summary is not endorsed:\n{text}");
+        assert!(text.contains(&recap(status).status_detail), "{status:?}: {text}");
+    }
+    assert_eq!(
+        ["terminé", "échec", "délai dépassé", "escalade", "analyse livrée"],
+        RunStatus::ALL.map(RunStatus::word)
+    );
+}
+
+#[tokio::test]
+async fn proofs_are_attached_and_a_missing_one_is_skipped() {
+    let server = SmtpServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let png: Vec<u8> = b"\x89PNG\r\n\x1a\n".iter().copied().chain((0..=255u8).cycle().take(5000)).collect();
+    let pdf: Vec<u8> = b"%PDF-1.4\n% planche\n\xe2\xe3\xcf\xd3\n%%EOF\n".to_vec();
+    let capture = dir.path().join("capture-panier.png");
+    let planche = dir.path().join("planche.pdf");
+    let missing = dir.path().join("absente.png");
+    std::fs::write(&capture, &png).unwrap();
+    std::fs::write(&planche, &pdf).unwrap();
+
+    let mut r = recap(RunStatus::Succeeded);
+    r.proofs = vec![capture.clone(), missing.clone(), planche.clone()];
+    let report = recap::send(&account(&server.url()), FROM, FOUNDER, &r).await.unwrap();
+    assert_eq!(report.attached, vec![capture.clone(), planche.clone()]);
+    assert_eq!(report.skipped_proofs, vec![missing.clone()]);
+
+    let messages = server.messages();
+    assert_eq!(messages.len(), 1);
+    let parsed = messages[0].parsed();
+    let attachments: Vec<(String, Vec<u8>)> = parsed
+        .attachments()
+        .map(|a| (a.attachment_name().unwrap_or_default().to_string(), a.contents().to_vec()))
+        .collect();
+    assert_eq!(attachments.len(), 2, "{attachments:?}");
+    assert_eq!(attachments[0].0, "capture-panier.png");
+    assert_eq!(attachments[0].1, png);
+    assert_eq!(attachments[1].0, "planche.pdf");
+    assert_eq!(attachments[1].1, pdf);
+    let content_types: Vec<String> = parsed
+        .attachments()
+        .filter_map(|a| a.content_type().map(|c| format!("{}/{}", c.ctype(), c.subtype().unwrap_or_default())))
+        .collect();
+    assert_eq!(content_types, vec!["image/png", "application/pdf"]);
+
+    let text = messages[0].text();
+    assert!(text.contains("Preuves jointes (2) : capture-panier.png, planche.pdf"), "{text}");
+    assert!(text.contains("absente.png"), "the skipped proof is named:\n{text}");
+
+    // compose alone says the same.
+    let (_, skipped) = recap::compose(&r, FROM, FOUNDER).unwrap();
+    assert_eq!(skipped, vec![missing]);
+}
+
+#[tokio::test]
+async fn a_subject_with_cr_lf_cannot_inject_a_header() {
+    let server = SmtpServer::start();
+    let mut r = recap(RunStatus::Failed);
+    r.subject_of_request = format!("Corriger le panier\r\nBcc: {CLIENT}\r\nX-Injected: yes\n\nCorps injecté");
+    r.commits = vec![("abcdef0123".into(), "fix\r\nCc: evil@x.fr".into())];
+    recap::send(&account(&server.url()), FROM, FOUNDER, &r).await.unwrap();
+
+    let messages = server.messages();
+    assert_eq!(messages.len(), 1);
+    let mail = &messages[0];
+    assert_eq!(mail.rcpt_tos, vec![FOUNDER.to_string()]);
+    let parsed = mail.parsed();
+    assert!(parsed.bcc().is_none() && parsed.cc().is_none());
+    assert!(parsed.header_raw("X-Injected").is_none());
+    let subject = parsed.subject().unwrap();
+    assert!(subject.starts_with("[Atlas] échec — Corriger le panier Bcc: "), "{subject}");
+    assert!(!subject.contains('\n') && !subject.contains('\r'), "{subject:?}");
+    for line in mail.raw_headers().lines() {
+        let lower = line.to_lowercase();
+        assert!(
+            !lower.starts_with("bcc:") && !lower.starts_with("cc:") && !lower.starts_with("x-injected:"),
+            "injected header line {line:?}"
+        );
+    }
+    assert!(mail.text().contains("abcdef0 — fix Cc: evil@x.fr"), "{}", mail.text());
+}
+
+#[tokio::test]
+async fn smtp_auth_is_used_and_a_refusal_never_shows_the_password() {
+    let server = SmtpServer::start_requiring_auth();
+    let r = recap(RunStatus::NoCode);
+
+    recap::send(&account(&server.url()), FROM, FOUNDER, &r).await.unwrap();
+    let messages = server.messages();
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0].login.as_deref(), Some(USER));
+
+    let wrong = "Wr0ng-Passw0rd-123";
+    let err = recap::send(&account(&server.url_with_password(wrong)), FROM, FOUNDER, &r).await.unwrap_err();
+    assert!(matches!(err, RecapError::Send { .. }), "{err:?}");
+    let shown = format!("{err} {err:?}");
+    assert!(shown.contains(&format!("127.0.0.1:{}", server.port())), "{shown}");
+    assert!(shown.contains("535"), "the server's refusal is named: {shown}");
+    assert!(!shown.contains(wrong) && !shown.contains(PASSWORD), "{shown}");
+
+    let err = recap::send(&account(&server.url_anonymous()), FROM, FOUNDER, &r).await.unwrap_err();
+    assert!(err.to_string().contains("530"), "{err}");
+    assert_eq!(server.messages().len(), 1, "nothing else was accepted");
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_a_clear_error_without_the_password() {
+    // A port that was free a moment ago, and nothing listens on it now.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let password = "Unreachable-S3cret-xyz";
+    let smtp = account(&format!("smtp://{USER}:{password}@127.0.0.1:{port}"));
+    let started = Instant::now();
+    let err = recap::send(&smtp, FROM, FOUNDER, &recap(RunStatus::Failed)).await.unwrap_err();
+    assert!(started.elapsed() < recap::SMTP_TIMEOUT, "refused at once, not timed out");
+    let RecapError::Send { server, reason } = &err else { panic!("{err:?}") };
+    assert_eq!(server, &format!("smtp://{USER}@127.0.0.1:{port}"));
+    assert!(!reason.is_empty());
+    let shown = format!("{err} | {err:?} | {smtp} | {smtp:?}");
+    assert!(shown.contains(&format!("cannot send the recap through the SMTP server smtp://{USER}@127.0.0.1:{port}")));
+    assert!(!shown.contains(password), "{shown}");
+}
+
+#[tokio::test]
+async fn invalid_addresses_and_urls_are_refused_before_anything_is_sent() {
+    let server = SmtpServer::start();
+    let smtp = account(&server.url());
+    let r = recap(RunStatus::Succeeded);
+
+    let err = recap::send(&smtp, FROM, "pas une adresse", &r).await.unwrap_err();
+    assert!(matches!(err, RecapError::Address { which: "founder", .. }), "{err:?}");
+    let err = recap::send(&smtp, "atlas@@maboite", FOUNDER, &r).await.unwrap_err();
+    assert!(matches!(err, RecapError::Address { which: "sender", .. }), "{err:?}");
+    assert!(server.messages().is_empty());
+
+    for bad in [
+        "http://atlas:Secret-url-pw@127.0.0.1:25",
+        "smtp://atlas:Secret-url-pw@mail.example.fr:25",
+        "smtp://atlas@127.0.0.1:25",
+        "not a url Secret-url-pw",
+    ] {
+        let err = SmtpAccount::parse(bad).unwrap_err();
+        assert!(matches!(err, RecapError::Url(_)), "{bad}: {err:?}");
+        assert!(!err.to_string().contains("Secret-url-pw"), "{err}");
+    }
+    let tls = SmtpAccount::parse("smtps://atlas:Secret-url-pw@mail.example.fr").unwrap();
+    assert_eq!(tls.label(), "smtps://atlas@mail.example.fr:465");
+    assert!(!format!("{tls} {tls:?}").contains("Secret-url-pw"));
+}
+
+#[test]
+fn the_helper_server_records_the_envelope() {
+    // The helper itself, with a hand-written SMTP session: RCPT TO is recorded even for a
+    // recipient absent from the headers (what a Bcc would look like).
+    let server = SmtpServer::start();
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut read_reply = || {
+        let mut all = String::new();
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            all.push_str(&line);
+            if line.len() < 4 || line.as_bytes()[3] != b'-' {
+                return all;
+            }
+        }
+    };
+    assert!(read_reply().starts_with("220"));
+    for (command, code) in [
+        ("EHLO test", "250"),
+        ("MAIL FROM:<a@x.fr>", "250"),
+        ("RCPT TO:<b@x.fr>", "250"),
+        ("RCPT TO:<hidden@x.fr>", "250"),
+        ("DATA", "354"),
+        ("Subject: hi\r\nTo: b@x.fr\r\n\r\nbody\r\n.", "250"),
+        ("QUIT", "221"),
+    ] {
+        write!(stream, "{command}\r\n").unwrap();
+        let reply = read_reply();
+        assert!(reply.starts_with(code), "{command}: {reply}");
+    }
+    let messages = server.wait_for_messages(1, Duration::from_secs(5));
+    assert_eq!(messages[0].mail_from, "a@x.fr");
+    assert_eq!(messages[0].rcpt_tos, vec!["b@x.fr", "hidden@x.fr"]);
+    assert_eq!(messages[0].login, None);
+    assert_eq!(messages[0].parsed().subject(), Some("hi"));
+}

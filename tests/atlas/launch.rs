@@ -1,0 +1,408 @@
+//! The launcher end to end: classified e-mails → a fake `claude` (real stream-json through
+//! the real PTY path) in a real git worktree → journal, contract, deploy/QA scripts,
+//! iterations, merge-back → a recap received by a real SMTP server on loopback.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use arthur::atlas::launch::{Launcher, LauncherConfig};
+use arthur::atlas::recap::SmtpAccount;
+use arthur::atlas::store::{AtlasStore, EmailRow};
+use arthur::atlas::{audit, EmailState, Intent};
+use arthur_agents::time::Clock;
+
+use crate::recap::SmtpServer;
+use crate::support::*;
+use crate::worktree::{git, git_repo};
+
+struct LaunchApp {
+    app: AtlasApp,
+    repo: tempfile::TempDir,
+    smtp: SmtpServer,
+    bin: tempfile::TempDir,
+    data: tempfile::TempDir,
+}
+
+impl LaunchApp {
+    async fn new() -> Self {
+        LaunchApp {
+            app: spawn_atlas().await,
+            repo: git_repo(),
+            smtp: SmtpServer::start(),
+            bin: tempfile::tempdir().unwrap(),
+            data: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// A `claude` for this test: the fake with its scenario (or script) and an argv log.
+    fn claude(&self, scenario: &str, script: Option<&str>) -> PathBuf {
+        let path = self.bin.path().join(format!("claude-{scenario}"));
+        let mut env = format!(
+            "FAKE_CLAUDE_SCENARIO={scenario} FAKE_CLAUDE_ARGV_FILE={argv} ",
+            argv = self.bin.path().join("argv.json").display()
+        );
+        if let Some(s) = script {
+            let file = self.bin.path().join(format!("{scenario}.jsonl"));
+            std::fs::write(&file, s).unwrap();
+            env.push_str(&format!("FAKE_CLAUDE_SCRIPT={} ", file.display()));
+        }
+        let body = format!("#!/bin/sh\n{env}exec {} \"$@\"\n", crate::pty::fake_claude().display());
+        std::fs::write(&path, body).unwrap();
+        let _ = std::process::Command::new("chmod").arg("+x").arg(&path).status();
+        path
+    }
+
+    fn launcher(&self, claude: PathBuf, tweak: impl FnOnce(&mut LauncherConfig)) -> Launcher {
+        let mut cfg = LauncherConfig {
+            claude_bin: claude,
+            repo: Some(self.repo.path().to_path_buf()),
+            base_branch: Some("main".into()),
+            data_dir: self.data.path().to_path_buf(),
+            idle_timeout: Duration::from_secs(3),
+            hard_timeout: Duration::from_secs(60),
+            budget: Duration::from_secs(60),
+            grace_after_result: Duration::from_secs(2),
+            deploy_cmd: None,
+            qa_cmd: None,
+            disabled: false,
+            permission_mode: "bypassPermissions".into(),
+            model: Some("claude-sonnet-4-5".into()),
+            allowed_tools: None,
+            strict_mcp: true,
+            smtp: Some(SmtpAccount::parse(&self.smtp.url()).unwrap()),
+            founder: Some(FOUNDER.into()),
+            mailbox: Some(MAILBOX.into()),
+        };
+        tweak(&mut cfg);
+        Launcher { store: self.app.store.clone(), cfg, clock: self.app.clock.clone(), holder: "test:1".into() }
+    }
+
+    /// An e-mail classified as `intent`/`complexity` by the scripted model.
+    async fn classified(&self, intent: &str, complexity: &str, from: &str, subject: &str) -> EmailRow {
+        self.app.llm.push(verdict(intent, complexity, 0.9));
+        let row = self.app.process(msg(from, subject, "Le bouton panier ne marche plus.").raw()).await;
+        assert_eq!(row.status, EmailState::Classified);
+        row
+    }
+
+    fn argv(&self) -> Vec<String> {
+        serde_json::from_str(&std::fs::read_to_string(self.bin.path().join("argv.json")).unwrap()).unwrap()
+    }
+
+    async fn state(&self, id: i64) -> EmailRow {
+        self.app.store.email(id).await.unwrap().unwrap()
+    }
+}
+
+fn subject(m: &crate::recap::ReceivedMail) -> String {
+    m.parsed().subject().unwrap_or("").to_string()
+}
+
+fn flag_value(argv: &[String], flag: &str) -> Option<String> {
+    argv.iter().position(|a| a == flag).map(|i| argv[i + 1].clone())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_light_run_commits_in_a_worktree_merges_back_and_tells_the_founder() {
+    let t = LaunchApp::new().await;
+    let row = t.classified("run", "leger", "jean@client.fr", "Corriger le panier").await;
+    let launcher = t.launcher(t.claude("commits", None), |_| {});
+    let report = launcher.cycle().await.unwrap();
+    assert_eq!((report.candidates, report.launched, report.actioned), (1, 1, 1), "{report:?}");
+    assert_eq!(t.state(row.id).await.status, EmailState::Actioned);
+
+    // The command line: -p first, --add-dir right after, the lean prompt's 40 turns.
+    let argv = t.argv();
+    assert_eq!(argv[0], "-p");
+    assert_eq!(argv[2], "--add-dir");
+    assert_eq!(flag_value(&argv, "--max-turns").as_deref(), Some("40"));
+    assert_eq!(flag_value(&argv, "--output-format").as_deref(), Some("stream-json"));
+    assert_eq!(flag_value(&argv, "--model").as_deref(), Some("claude-sonnet-4-5"));
+    assert!(argv.contains(&"--no-session-persistence".to_string()));
+    let workdir = PathBuf::from(&argv[3]);
+    assert!(workdir.starts_with(t.data.path().join("worktrees")), "ran in a worktree: {workdir:?}");
+    assert!(argv[1].contains("Corriger le panier") && argv[1].contains("jean@client.fr"));
+
+    // Merged into the trunk, worktree gone.
+    assert!(t.repo.path().join("panier.txt").exists(), "the commit reached the trunk");
+    assert!(git(t.repo.path(), &["log", "--format=%s"]).contains("fix: bouton du panier"));
+    assert!(!workdir.exists(), "worktree cleaned up");
+
+    // Journal and launch row.
+    let launches = t.app.store.launches(row.id).await.unwrap();
+    assert_eq!(launches.len(), 1);
+    let l = &launches[0];
+    assert_eq!((l.status.as_str(), l.prompt_kind.as_str(), l.max_turns), ("ok", "run", 40));
+    let events = t.app.store.launch_events(l.id).await.unwrap();
+    assert_eq!(events.len() as i64, l.events);
+    assert_eq!(events.first().unwrap().kind, "system");
+    assert_eq!(events.last().unwrap().kind, "result");
+    assert!(events.windows(2).all(|w| w[0].seq + 1 == w[1].seq), "in order, no gap");
+    assert!(events.iter().any(|e| e.tool_name.as_deref() == Some("Bash")));
+    assert!(l.session_id.is_some() && l.cost_usd.is_some());
+
+    let ev = t.app.events(row.id).await;
+    for e in [
+        audit::SPAWN_STARTED,
+        audit::SPAWN_ACTION_DONE,
+        audit::CONTRACT_READ,
+        audit::WORKTREE_MERGED,
+        audit::RECAP_SENT,
+        audit::ACTIONED,
+    ] {
+        assert!(ev.contains(&e.to_string()), "{e} missing: {ev:?}");
+    }
+    // The recap: to the founder only, with the real status and the commits.
+    let mails = t.smtp.wait_for_messages(1, Duration::from_secs(10));
+    assert_eq!(mails[0].rcpt_tos, vec![FOUNDER.to_string()]);
+    let text = mails[0].text();
+    assert!(text.contains("fix: bouton du panier"), "{text}");
+    assert!(subject(&mails[0]).starts_with("[Atlas] terminé"), "{}", subject(&mails[0]));
+
+    // A second cycle launches nothing: the message is actioned.
+    let again = launcher.cycle().await.unwrap();
+    assert_eq!(again.launched, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn secrets_never_reach_the_journal() {
+    let t = LaunchApp::new().await;
+    let row = t.classified("question", "leger", "jean@client.fr", "Config ?").await;
+    let launcher = t.launcher(t.claude("secrets", None), |_| {});
+    launcher.cycle().await.unwrap();
+    let dump: Vec<String> = sqlx::query_scalar(
+        "SELECT payload FROM atlas_launch_events UNION ALL SELECT COALESCE(contract, '') FROM atlas_launches
+         UNION ALL SELECT detail FROM atlas_audits",
+    )
+    .fetch_all(t.app.memory.pool())
+    .await
+    .unwrap();
+    assert!(!dump.is_empty());
+    for secret in [
+        "s3cr3tpass",
+        "sk-ant-api03-AbCdEf",
+        "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU",
+    ] {
+        assert!(dump.iter().all(|d| !d.contains(secret)), "{secret} stored");
+    }
+    let l = &t.app.store.launches(row.id).await.unwrap()[0];
+    assert!(l.redactions >= 4, "{}", l.redactions);
+    assert!(dump.iter().any(|d| d.contains("REDACTED")));
+    // A question is rich, unlimited, and never codes.
+    assert_eq!((l.prompt_kind.as_str(), l.max_turns), ("rich", 0));
+    assert!(flag_value(&t.argv(), "--max-turns").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_silent_run_times_out_is_salvaged_and_retried_after_the_quiet_window() {
+    let t = LaunchApp::new().await;
+    let row = t.classified("run", "leger", "jean@client.fr", "Bug").await;
+    let launcher =
+        t.launcher(t.claude("partial_contract_then_silence", None), |c| c.idle_timeout = Duration::from_secs(2));
+    let report = launcher.cycle().await.unwrap();
+    assert_eq!(report.retry_later, 1, "{report:?}");
+    assert_eq!(t.state(row.id).await.status, EmailState::Classified, "back in the queue");
+    let l = &t.app.store.launches(row.id).await.unwrap()[0];
+    assert_eq!((l.status.as_str(), l.killed.as_deref()), ("idle", Some("idle")));
+    let audits = t.app.store.audits(row.id).await.unwrap();
+    let failed = audits.iter().find(|a| a.event == audit::SPAWN_FAILED).unwrap();
+    assert_eq!((failed.detail["code"].as_i64(), failed.detail["retryable"].as_bool()), (Some(125), Some(true)));
+    let salvaged = audits.iter().find(|a| a.event == audit::SALVAGED).unwrap();
+    assert_eq!(salvaged.detail["commits"], 1, "the WIP commit was salvaged from the worktree");
+    let mails = t.smtp.wait_for_messages(1, Duration::from_secs(10));
+    assert!(subject(&mails[0]).starts_with("[Atlas] délai dépassé"), "{}", subject(&mails[0]));
+    assert!(mails[0].text().contains("wip: diagnostic du panier"));
+
+    // Within the hour: not relaunched. After it: relaunched.
+    assert_eq!(launcher.cycle().await.unwrap().candidates, 0);
+    t.app.clock.advance(chrono::Duration::minutes(61));
+    let ok = t.launcher(t.claude("success", None), |_| {});
+    assert_eq!(ok.cycle().await.unwrap().actioned, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_error_result_is_a_failure_even_with_exit_zero() {
+    let t = LaunchApp::new().await;
+    let row = t.classified("conseil", "leger", "jean@client.fr", "Avis").await;
+    let report = t.launcher(t.claude("is_error_exit0", None), |_| {}).cycle().await.unwrap();
+    assert_eq!(report.failed, 1);
+    assert_eq!(t.state(row.id).await.status, EmailState::Failed);
+    let mails = t.smtp.wait_for_messages(1, Duration::from_secs(10));
+    assert!(subject(&mails[0]).starts_with("[Atlas] échec"), "{}", subject(&mails[0]));
+    assert!(!mails[0].text().to_lowercase().contains("succès"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_kill_switch_and_a_held_lock_launch_nothing() {
+    let t = LaunchApp::new().await;
+    let row = t.classified("run", "leger", "jean@client.fr", "x").await;
+    let off = t.launcher(t.claude("success", None), |c| c.disabled = true);
+    let report = off.cycle().await.unwrap();
+    assert!(report.disabled);
+    assert!(t.app.store.launches(row.id).await.unwrap().is_empty());
+
+    // Another worker holds the lease: skipped and audited.
+    assert!(t.app.store.try_lease(row.id, "other:99", t.app.clock.now(), chrono::Duration::minutes(5)).await.unwrap());
+    let on = t.launcher(t.claude("success", None), |_| {});
+    let report = on.cycle().await.unwrap();
+    assert_eq!((report.skipped_lock_held, report.launched), (1, 0));
+    assert!(t.app.events(row.id).await.contains(&audit::SPAWN_SKIPPED_LOCK_HELD.to_string()));
+    // Eleven minutes later the watchdog alerts, and the expired lease can be taken over.
+    t.app.clock.advance(chrono::Duration::minutes(11));
+    assert_eq!(on.watch_locks().await.unwrap(), 1);
+    assert!(t.app.events(row.id).await.contains(&audit::LOCK_WATCHDOG_ALERT.to_string()));
+    assert_eq!(on.cycle().await.unwrap().actioned, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_launcher_that_died_mid_run_is_reclaimed() {
+    let t = LaunchApp::new().await;
+    let row = t.classified("run", "leger", "jean@client.fr", "x").await;
+    // What a kill -9 leaves: the row spawned, a lease that will expire, a running launch.
+    assert!(t.app.store.try_lease(row.id, "dead:1", t.app.clock.now(), chrono::Duration::minutes(5)).await.unwrap());
+    t.app
+        .store
+        .transition(
+            row.id,
+            EmailState::Classified,
+            EmailState::Spawned,
+            audit::SPAWN_STARTED,
+            serde_json::json!({}),
+            t.app.clock.now(),
+        )
+        .await
+        .unwrap();
+    let launcher = t.launcher(t.claude("success", None), |_| {});
+    assert_eq!(launcher.cycle().await.unwrap().reclaimed, 0, "a live lease is respected");
+    t.app.clock.advance(chrono::Duration::minutes(6));
+    let report = launcher.cycle().await.unwrap();
+    assert_eq!(report.reclaimed, 1);
+    assert_eq!(report.launched, 0, "the spawn audit is less than an hour old");
+    assert_eq!(t.state(row.id).await.status, EmailState::Classified);
+    assert!(t.app.events(row.id).await.contains(&audit::LAUNCH_INTERRUPTED.to_string()));
+    t.app.clock.advance(chrono::Duration::minutes(60));
+    assert_eq!(launcher.cycle().await.unwrap().actioned, 1);
+}
+
+fn plan_script(contract: &str) -> String {
+    format!(
+        "{{\"commit\": \"feat: filtres du catalogue\"}}\n{{\"contract\": {contract}}}\n{{\"result\": {{\"result\": \"livré\"}}}}\n"
+    )
+}
+
+fn qa_script(dir: &Path, pass_from_attempt: u32, fail_code: i32) -> String {
+    let counter = dir.join("qa-count");
+    let log = dir.join("qa.log");
+    format!(
+        "n=$(cat {c} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {c}; echo \"$ATLAS_TENANT $ATLAS_ROUTE\" >> {l}; \
+         if [ $n -ge {pass_from_attempt} ]; then echo ok; exit 0; else echo 'ERREUR 500 sur la page'; exit {fail_code}; fi",
+        c = counter.display(),
+        l = log.display()
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plan_run_deploys_iterates_on_a_failed_qa_and_succeeds() {
+    let t = LaunchApp::new().await;
+    let row = t.classified("run", "plan", "jean@client.fr", "Refonte catalogue").await;
+    std::fs::write(t.repo.path().join("sitemap.txt"), "/\n/boutique/catalogue\n").unwrap();
+    git(t.repo.path(), &["add", "sitemap.txt"]);
+    git(t.repo.path(), &["commit", "-q", "-m", "sitemap"]);
+    let contract = r#"{"ok": true, "tenant": "shop", "routes_to_qa": ["/catalogue"], "commits": "$COMMITS", "summary_md": "Filtres ajoutés."}"#;
+    let claude = t.claude("plan", Some(&plan_script(contract)));
+    let deploy_log = t.bin.path().join("deploy.log");
+    let launcher = t.launcher(claude, |c| {
+        c.deploy_cmd = Some(format!("echo \"deploy $ATLAS_TENANT\" >> {}", deploy_log.display()));
+        c.qa_cmd = Some(qa_script(t.bin.path(), 2, 1));
+    });
+    let report = launcher.cycle().await.unwrap();
+    assert_eq!(report.actioned, 1, "{report:?} {:?}", t.app.events(row.id).await);
+    let launches = t.app.store.launches(row.id).await.unwrap();
+    assert_eq!(launches.len(), 2, "one relaunch after the failed QA");
+    assert_eq!((launches[0].prompt_kind.as_str(), launches[0].max_turns), ("rich_plan", 0));
+    assert_eq!(launches[1].prompt_kind, "iteration");
+    // The relaunch resumed the session and was told the QA errors.
+    let argv = t.argv();
+    assert!(flag_value(&argv, "--resume").is_some(), "{argv:?}");
+    assert!(argv[1].contains("ERREUR 500") && argv[1].contains("Itération 2"), "{}", argv[1]);
+    assert_eq!(std::fs::read_to_string(&deploy_log).unwrap().lines().count(), 2);
+    // The declared route was re-resolved against the sitemap.
+    let qa_log = std::fs::read_to_string(t.bin.path().join("qa.log")).unwrap();
+    assert!(qa_log.lines().all(|l| l == "shop /boutique/catalogue"), "{qa_log}");
+    let ev = t.app.events(row.id).await;
+    assert!(ev.contains(&audit::QA_FAILED.to_string()) && ev.contains(&audit::QA_PASSED.to_string()));
+    assert_eq!(t.state(row.id).await.status, EmailState::Actioned);
+    let mails = t.smtp.wait_for_messages(1, Duration::from_secs(10));
+    assert!(subject(&mails[0]).starts_with("[Atlas] terminé"), "{}", subject(&mails[0]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn qa_failing_every_time_escalates_after_three_iterations_or_eight_for_mock_up_only() {
+    for (fail_code, expected) in [(1, 3), (3, 8)] {
+        let t = LaunchApp::new().await;
+        let row = t.classified("run", "plan", "jean@client.fr", "Refonte").await;
+        let contract =
+            r#"{"ok": true, "tenant": "shop", "routes_to_qa": ["/a"], "commits": "$COMMITS", "summary_md": "x"}"#;
+        let launcher = t.launcher(t.claude("plan", Some(&plan_script(contract))), |c| {
+            c.deploy_cmd = Some("true".into());
+            c.qa_cmd = Some(qa_script(t.bin.path(), 99, fail_code));
+        });
+        assert_eq!(launcher.cycle().await.unwrap().failed, 1);
+        assert_eq!(t.app.store.launches(row.id).await.unwrap().len(), expected, "fail code {fail_code}");
+        assert!(t.app.events(row.id).await.contains(&audit::ESCALATED.to_string()));
+        let mails = t.smtp.wait_for_messages(1, Duration::from_secs(10));
+        assert!(subject(&mails[0]).starts_with("[Atlas] escalade"), "{}", subject(&mails[0]));
+        // The unmerged work is kept on its branch, never lost.
+        assert!(git(t.repo.path(), &["branch", "--list", "atlas/*"]).contains("atlas/"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn commits_without_a_tenant_are_an_orchestration_failure_and_a_downgrade_skips_deploy() {
+    let t = LaunchApp::new().await;
+    let row = t.classified("run", "plan", "jean@client.fr", "Refonte").await;
+    let no_tenant = r#"{"ok": true, "commits": "$COMMITS", "summary_md": "x"}"#;
+    let launcher = t.launcher(t.claude("nt", Some(&plan_script(no_tenant))), |c| c.deploy_cmd = Some("false".into()));
+    assert_eq!(launcher.cycle().await.unwrap().failed, 1);
+    let audits = t.app.store.audits(row.id).await.unwrap();
+    let failure = audits.iter().find(|a| a.event == audit::ORCHESTRATION_FAILED).unwrap();
+    assert_eq!(failure.detail["reason"], "missing_tenant_or_routes");
+
+    // The agent read the whole thread: it was a question; the lane is corrected, nothing deployed.
+    let row = t.classified("run", "plan", "jean@client.fr", "Question en fait").await;
+    let downgraded =
+        r#"{"ok": true, "intent": "question", "summary_md": "Réponse rédigée.", "draft_reply_for_user": "Bonjour…"}"#;
+    let script = format!("{{\"contract\": {downgraded}}}\n{{\"result\": {{}}}}\n");
+    let launcher = t.launcher(t.claude("dg", Some(&script)), |c| c.deploy_cmd = Some("false".into()));
+    assert_eq!(launcher.cycle().await.unwrap().actioned, 1);
+    let state = t.state(row.id).await;
+    assert_eq!((state.intent, state.status), (Some(Intent::Question), EmailState::Actioned));
+    assert!(t.app.events(row.id).await.contains(&audit::INTENT_DOWNGRADED.to_string()));
+    assert!(!t.app.events(row.id).await.contains(&audit::DEPLOY_DONE.to_string()));
+
+    // Neither tenant nor commits on a plan run: an analysis, not a failure.
+    let row = t.classified("run", "plan", "jean@client.fr", "Audit").await;
+    let analysis = r#"{"ok": true, "tenant": null, "summary_md": "Analyse : rien à changer."}"#;
+    let script = format!("{{\"contract\": {analysis}}}\n{{\"result\": {{}}}}\n");
+    assert_eq!(t.launcher(t.claude("an", Some(&script)), |_| {}).cycle().await.unwrap().actioned, 1);
+    assert_eq!(t.state(row.id).await.status, EmailState::Actioned);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn at_most_three_launches_per_cycle() {
+    let t = LaunchApp::new().await;
+    for i in 0..5 {
+        t.classified("question", "leger", "jean@client.fr", &format!("Q{i}")).await;
+    }
+    t.app.llm.push(verdict("noise", "leger", 0.9));
+    t.app.process(msg("x@y.fr", "pub", "promo").raw()).await;
+    let launcher = t.launcher(t.claude("success", None), |_| {});
+    let first = launcher.cycle().await.unwrap();
+    assert_eq!((first.candidates, first.launched), (3, 3));
+    let second = launcher.cycle().await.unwrap();
+    assert_eq!((second.candidates, second.launched), (2, 2), "noise is never launched");
+    assert_eq!(launcher.cycle().await.unwrap().candidates, 0);
+    let _ = Arc::new(());
+}
