@@ -12,6 +12,7 @@ pub mod launch;
 
 pub mod mail;
 pub mod ocr;
+pub mod persona;
 pub mod pipeline;
 pub mod pty;
 pub mod recap;

@@ -2,9 +2,10 @@
 //! pages that `Failed` reports name), the journal of turns, the reminders as an iCalendar
 //! feed, and the export. Loopback by default; anywhere else only with an access token.
 
+pub mod atlas_agents;
 mod chat;
 mod ics;
-mod pages;
+pub(crate) mod pages;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -37,6 +38,8 @@ pub struct WebState {
     pub health: Arc<crate::health::HealthBoard>,
     /// Atlas' e-mails, for the `/atlas` page (None: the page says Atlas is not set up).
     pub atlas: Option<Arc<dyn crate::atlas::store::AtlasStore>>,
+    /// The database, for the Atlas pages that read tables outside the store trait.
+    pub atlas_pool: Option<sqlx::SqlitePool>,
 }
 
 impl WebState {
@@ -87,6 +90,7 @@ pub async fn bind_for(
         token: app.settings.web_token.clone(),
         health,
         atlas: Some(crate::atlas::command::store(app)),
+        atlas_pool: Some(app.store.pool().clone()),
     });
     Ok((listener, state))
 }
@@ -112,6 +116,7 @@ pub fn router(state: Arc<WebState>) -> Router {
         .route("/sessions", get(pages::sessions))
         .route("/journal", get(pages::journal))
         .route("/atlas", get(pages::atlas))
+        .route("/atlas/agents", get(atlas_agents::page))
         .route("/rappels.ics", get(ics::rappels_ics))
         .route("/api/chat", post(chat::chat))
         .route("/api/export", get(export))

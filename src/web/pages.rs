@@ -27,7 +27,7 @@ const NAV: [(&str, &str); 9] = [
     ("/atlas", "Atlas"),
 ];
 
-fn layout(state: &WebState, path: &str, title: &str, body: Markup) -> Response {
+pub(crate) fn layout(state: &WebState, path: &str, title: &str, body: Markup) -> Response {
     let page = html! {
         (DOCTYPE)
         html lang="fr" {

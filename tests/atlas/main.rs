@@ -9,6 +9,7 @@ mod cli;
 mod dovecot;
 mod intake;
 mod launch;
+mod persona;
 mod pty;
 mod recap;
 mod report;
