@@ -83,8 +83,18 @@ fn message(i: usize) -> Vec<u8> {
     m.into_bytes()
 }
 
+fn main() {
+    let part = std::env::var("ATLAS_BENCH_PART").unwrap_or_default();
+    if part != "launch" {
+        intake();
+    }
+    if part != "intake" {
+        journal_and_launcher();
+    }
+}
+
 #[tokio::main]
-async fn main() {
+async fn intake() {
     let n: usize = std::env::var("ATLAS_BENCH_MESSAGES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
     let imap = dovecot::Dovecot::start().await;
     let t = Instant::now();
@@ -172,5 +182,188 @@ async fn main() {
         total.as_secs_f64(),
         model.as_secs_f64(),
         outside.as_secs_f64() * 1000.0 / classified.max(1) as f64
+    );
+}
+
+/// The journal: realistic stream-json events persisted through the launcher's own writer
+/// (redaction + batched transactions), and the launcher's overhead per run outside the
+/// child process (a `claude` that answers at once, in a real git worktree).
+#[tokio::main]
+async fn journal_and_launcher() {
+    use arthur::atlas::launch::{journal_writer, Launcher, LauncherConfig};
+    use arthur::atlas::store::AtlasStore;
+
+    let dir = tempfile::tempdir().unwrap();
+    let memory = SqliteStore::open_path(&dir.path().join("arthur.db")).await.unwrap();
+    let store: Arc<dyn AtlasStore> = Arc::new(SqliteAtlasStore::new(memory.pool().clone()));
+    let clock: Arc<dyn arthur_agents::time::Clock> = Arc::new(SystemClock);
+    // A launch row to hang the events on.
+    let raw = message(0);
+    let atlas = Atlas::new(AtlasDeps {
+        store: store.clone(),
+        scanner: Scanner::Clamscan { db: None },
+        ocr: Ocr::default(),
+        dkim: DkimVerifier::offline(HashMap::new()).unwrap(),
+        llm: None,
+        founder: None,
+        mailbox: None,
+        clock: clock.clone(),
+    });
+    let arthur::atlas::store::Inserted::New(email) = atlas.ingest("bench", None, raw).await.unwrap() else { panic!() };
+    let launch = store
+        .start_launch(
+            &arthur::atlas::store::NewLaunch {
+                email_id: email,
+                iteration: 1,
+                prompt_kind: "run",
+                max_turns: 40,
+                workspace: "/tmp".into(),
+                branch: None,
+                fork_commit: None,
+            },
+            clock.now(),
+        )
+        .await
+        .unwrap();
+    let n = 50_000usize;
+    let sample = arthur::atlas::redact::bench_sample();
+    let events: Vec<serde_json::Value> = (0..n)
+        .map(|i| match i % 4 {
+            0 => serde_json::json!({"type": "stream_event", "event": {"type": "content_block_delta", "delta": {"type": "text_delta", "text": "Je regarde le fichier panier.js "}}}),
+            1 => serde_json::json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": format!("t{i}"), "name": "Bash", "input": {"command": "grep -rn panier src/"}}]}}),
+            2 if i % 8 == 2 => serde_json::json!({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": format!("t{i}"),
+                "content": format!("{sample}\nDATABASE_URL=postgres://app:s3cr3t{i}@db/prod\nAuthorization: Bearer sk-proj-{i:0>40}")}]}}),
+            2 => serde_json::json!({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": format!("t{i}"), "content": sample.clone()}]}}),
+            _ => serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": "Le bouton est corrigé, je lance les tests."}]}}),
+        })
+        .collect();
+    let bytes: usize = events.iter().map(|e| e.to_string().len()).sum();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let t = Instant::now();
+    let writer = tokio::spawn(journal_writer(store.clone(), clock.clone(), launch, rx));
+    for e in events {
+        tx.send(e).unwrap();
+    }
+    drop(tx);
+    let (written, redactions) = writer.await.unwrap().unwrap();
+    let elapsed = t.elapsed();
+    assert_eq!(written as usize, n);
+    println!(
+        "journal: {n} events ({:.1} MiB) persisted with redaction in {:.2} s = {:.0} events/s ({redactions} redactions; target ≥ 10,000/s)",
+        bytes as f64 / 1048576.0,
+        elapsed.as_secs_f64(),
+        n as f64 / elapsed.as_secs_f64()
+    );
+
+    // Launcher overhead: 10 launches of a `claude` that prints init + result and exits.
+    let repo = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(repo.path())
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "b")
+            .env("GIT_AUTHOR_EMAIL", "b@b")
+            .env("GIT_COMMITTER_NAME", "b")
+            .env("GIT_COMMITTER_EMAIL", "b@b")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(repo.path().join("README"), "x").unwrap();
+    git(&["add", "README"]);
+    git(&["commit", "-q", "-m", "init"]);
+    let bin = dir.path().join("claude");
+    std::fs::write(
+        &bin,
+        "#!/bin/sh\necho '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\"}'\n\
+         echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"num_turns\":1,\"session_id\":\"s\",\"total_cost_usd\":0.01}'\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod").arg("+x").arg(&bin).status().unwrap();
+    let k = 10;
+    let mut ids = Vec::new();
+    for i in 0..k {
+        let mut raw = message(i + 1);
+        raw.extend_from_slice(format!("\r\nunique {i}\r\n").as_bytes());
+        let arthur::atlas::store::Inserted::New(id) = atlas.ingest("bench-launch", None, raw).await.unwrap() else {
+            panic!()
+        };
+        store
+            .record_scan(
+                id,
+                &arthur::atlas::store::ScanRecord {
+                    verdict: "clean",
+                    scanned_parts: 1,
+                    attachments: 0,
+                    detail: serde_json::json!({}),
+                },
+                clock.now(),
+            )
+            .await
+            .unwrap();
+        let rec = arthur::atlas::store::ClassificationRecord {
+            intent: arthur::atlas::Intent::Question,
+            complexity: arthur::atlas::Complexity::Leger,
+            confidence: 0.9,
+            model: "bench".into(),
+            justification: String::new(),
+            client_id: None,
+            client_source: "unknown",
+            is_forward: false,
+            chantier_id: None,
+            audits: vec![],
+        };
+        store.record_classification(id, &rec, clock.now()).await.unwrap();
+        ids.push(id);
+    }
+    let launcher = Launcher {
+        store: store.clone(),
+        cfg: LauncherConfig {
+            claude_bin: bin,
+            repo: Some(repo.path().to_path_buf()),
+            base_branch: Some("main".into()),
+            data_dir: dir.path().to_path_buf(),
+            idle_timeout: Duration::from_secs(30),
+            hard_timeout: Duration::from_secs(60),
+            budget: Duration::from_secs(60),
+            grace_after_result: Duration::from_secs(2),
+            deploy_cmd: None,
+            qa_cmd: None,
+            disabled: false,
+            permission_mode: "bypassPermissions".into(),
+            model: None,
+            allowed_tools: None,
+            strict_mcp: true,
+            smtp: None,
+            founder: None,
+            mailbox: None,
+        },
+        clock: clock.clone(),
+        holder: "bench:1".into(),
+    };
+    let t = Instant::now();
+    let mut launched = 0;
+    while launched < k {
+        let r = launcher.cycle().await.unwrap();
+        if r.launched == 0 {
+            break;
+        }
+        launched += r.launched;
+    }
+    let total = t.elapsed();
+    let mut child = Duration::ZERO;
+    for id in &ids {
+        for l in store.launches(*id).await.unwrap() {
+            child += Duration::from_millis(l.duration_ms.unwrap_or(0) as u64);
+        }
+    }
+    println!(
+        "launcher: {launched} runs in {:.2} s; child processes {:.2} s; overhead outside the child {:.0} ms per run (worktree, prompt, journal, contract, merge-back, cleanup)",
+        total.as_secs_f64(),
+        child.as_secs_f64(),
+        total.saturating_sub(child).as_secs_f64() * 1000.0 / launched.max(1) as f64
     );
 }

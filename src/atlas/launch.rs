@@ -383,6 +383,7 @@ impl Launcher {
         let mut qa_feedback: Option<String> = None;
         let mut total_cost = 0.0;
         let mut total_turns = 0;
+        let mut last_launch;
         let outcome = loop {
             // The contract is written early (ok: false) and overwritten by the agent.
             let _ = std::fs::write(&contract_file, json!({"ok": false, "commits": [], "summary_md": ""}).to_string());
@@ -397,6 +398,7 @@ impl Launcher {
             };
             let (launch_id, run) =
                 self.run_claude(row.id, &ws, kind, iteration, &contract_file, prompt, system, session.clone()).await?;
+            last_launch = launch_id;
             total_cost += run.result.as_ref().and_then(|r| r["total_cost_usd"].as_f64()).unwrap_or(0.0);
             total_turns += run.result.as_ref().and_then(|r| r["num_turns"].as_u64()).unwrap_or(0);
             session = run.result.as_ref().and_then(|r| r["session_id"].as_str().map(str::to_string)).or(session);
@@ -513,8 +515,9 @@ impl Launcher {
                             iteration += 1;
                             let previous: Vec<String> =
                                 commits.iter().map(|(sha, s)| format!("- {} {s}", &sha[..sha.len().min(8)])).collect();
+                            let transcript = self.compacted_transcript(launch_id, 6000).await?;
                             qa_feedback = Some(format!(
-                                "Commits précédents :\n{}\n\nErreurs de QA :\n{report}",
+                                "Commits précédents :\n{}\n\nErreurs de QA :\n{report}\n\nRésumé compacté de la passe précédente :\n{transcript}",
                                 if previous.is_empty() { "(aucun)".to_string() } else { previous.join("\n") }
                             ));
                             continue;
@@ -523,6 +526,12 @@ impl Launcher {
                 }
             }
         };
+        let mut outcome = outcome;
+        if outcome.contract.summary_md.trim().is_empty() {
+            // No summary in the contract: the founder gets the compacted transcript instead,
+            // marked as such by the recap (the run's own words, not a verified report).
+            outcome.contract.summary_md = self.compacted_transcript(last_launch, 4000).await?;
+        }
         self.finish(row, &mail, client.as_ref(), &ws, outcome, total_cost, total_turns, intent).await
     }
 
@@ -748,6 +757,20 @@ impl Launcher {
         Ok((launch_id, run))
     }
 
+    /// The journal of a launch, compacted (seed §4.4.7) and cut to `max` characters.
+    async fn compacted_transcript(&self, launch_id: i64, max: usize) -> Result<String, AtlasStoreError> {
+        let events: Vec<Value> = self
+            .store
+            .launch_events(launch_id)
+            .await?
+            .iter()
+            .filter_map(|e| serde_json::from_str(&e.payload).ok())
+            .collect();
+        let text = compact::compact(&events, &CompactOptions::default());
+        let (cut, truncated) = truncate_chars(&text, max);
+        Ok(if truncated { format!("{cut}\n[… transcript tronqué …]") } else { cut.to_string() })
+    }
+
     /// Deploy once, then QA every declared route (re-resolved against the sitemap).
     async fn deploy_and_qa(
         &self,
@@ -845,7 +868,7 @@ enum QaVerdict {
 /// Persists the events as they come: each one redacted, written in batches (one
 /// transaction per batch, so the journal keeps up with a chatty run). Returns (events,
 /// redactions).
-async fn journal_writer(
+pub async fn journal_writer(
     store: Arc<dyn AtlasStore>,
     clock: Arc<dyn Clock>,
     launch_id: i64,

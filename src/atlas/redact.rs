@@ -53,11 +53,11 @@ const KINDS: &[Kind] = &[
     },
     Kind {
         name: "aws_secret",
-        pattern: r#"(?i)aws_?(?:secret_?access_?key|session_?token)\\?["']?[ \t]*[:=][ \t]*\\?["']?(?P<s>[^\s"'\\,;]{16,})"#,
+        pattern: r#"(?i)aws_?(?:secret_?access_?key|session_?token)(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?(?P<s>[^\s"'\\,;]{16,})"#,
     },
     Kind {
         name: "authorization",
-        pattern: r#"(?i)authorization\\?["']?[ \t]*[:=][ \t]*\\?["']?(?:bearer|basic|token|digest)[ \t]+(?P<s>[A-Za-z0-9._~+/=\-]+)"#,
+        pattern: r#"(?i)authorization(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?(?:bearer|basic|token|digest)[ \t]+(?P<s>[A-Za-z0-9._~+/=\-]+)"#,
     },
     Kind {
         name: "env_secret",
@@ -66,7 +66,7 @@ const KINDS: &[Kind] = &[
         pattern: concat!(
             r#"(?:\\[nrt]|\\u001b\[[0-9;]*m|\x1b\[[0-9;]*m|(?-u:\b))(?:(?:[A-Z0-9]+_)*(?:[A-Z0-9]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|APIKEY|CREDENTIALS?)|API_KEY|ACCESS_KEY|SIGNING_KEY|ENCRYPTION_KEY|PRIVATE|AUTH)(?:_[A-Z0-9]+)*|(?:[A-Z0-9]+_)+PWD(?:_[A-Z0-9]+)*)"#,
             r#"[ \t]*=[ \t]*"#,
-            r#"(?:"(?P<s>[^"\s,:\]}\\][^"\r\n]*)"|'(?P<s>[^'\r\n]+)'|\\"(?P<s>(?:[^"\\\s]|\\[^"nr\r\n])(?:[^"\\\r\n]|\\[^"nr\r\n])*)\\"|(?P<s>(?:[^\s"'\\=]|\\[^nrt"'\\])(?:[^\s"'\\]|\\[^nrt"'\\])*))"#,
+            r#"(?:"(?P<s>[^"\s,:\]}\\][^"\r\n]*)"|'(?P<s>[^'"\r\n]+)'|\\"(?P<s>(?:[^"\\\s]|\\[^"nr\r\n])(?:[^"\\\r\n]|\\[^"nr\r\n])*)\\"|(?P<s>(?:[^\s"'\\=]|\\[^nrt"'\\])(?:[^\s"'\\]|\\[^nrt"'\\])*))"#,
         ),
     },
     Kind {
@@ -85,8 +85,8 @@ const KINDS: &[Kind] = &[
         // at the end of one JSON string cannot pair with the next string.
         pattern: concat!(
             r#"(?i)(?-u:\b)[a-z0-9_\-]*(?:password|passwd|passphrase|secret|token|api[_\-]?key|private[_\-]?key|access[_\-]?key|credentials?|authorization|auth|cookie)"#,
-            r#"\\?["']?[ \t]*[:=][ \t]*"#,
-            r#"(?:\\?"(?P<s>(?:[^"\\\s,:\]}]|\\[^"nr\r\n])(?:[^"\\\r\n]|\\[^"nr\r\n])*)\\?"|'(?P<s>[^'\s,:\]}][^'\r\n]*)')"#,
+            r#"(?:\\?["'])?[ \t]*[:=][ \t]*"#,
+            r#"(?:\\?"(?P<s>(?:[^"\\\s,:\]}]|\\[^"nr\r\n])(?:[^"\\\r\n]|\\[^"nr\r\n])*)\\?"|'(?P<s>[^'"\s,:\]}][^'"\r\n]*)')"#,
         ),
     },
     Kind {
@@ -107,7 +107,11 @@ const KINDS: &[Kind] = &[
         name: "openai_key",
         pattern: r"(?:^|[^A-Za-z0-9_]|\\[nrt]|\\u001b\[[0-9;]*m|\x1b\[[0-9;]*m)(?P<s>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,})",
     },
-    Kind { name: "stripe_key", pattern: r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}" },
+    Kind {
+        name: "stripe_key",
+        // Not right after a backslash: in raw JSON `\rk_live_…` is a carriage return.
+        pattern: r"(?:^|[^A-Za-z0-9_\\]|\\[nrt])(?P<s>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})",
+    },
     Kind { name: "github_token", pattern: r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})" },
     Kind { name: "gitlab_token", pattern: r"glpat-[A-Za-z0-9_\-]{20,}" },
     Kind { name: "slack_token", pattern: r"xox[abprse]-[A-Za-z0-9\-]{10,}" },
@@ -638,6 +642,8 @@ test atlas::redact::tests::env_lines ... ok
             " ", "\n", "\"", "'", "\\", "=", ": ", "@", "/", "$", "{", "}", ",", "-", "_", "x", "Z9",
             "DB_PASSWORD", "password", "token", "Authorization", "Bearer", "://", "postgres", "export ",
             "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "sk-", "eyJ", "\u{1b}[31m", "é",
+            "[REDACTED:env_secret]", "\\\"", "\\n", "Basic", "AKIA", "ghp_", "aws_secret_access_key",
+            "\r", "\t", "rk_live_0123456789abcdefXY", "'",
         ];
         prop::collection::vec(prop::sample::select(PIECES), 0..40).prop_map(|pieces| pieces.concat())
     }

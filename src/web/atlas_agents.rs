@@ -1,10 +1,91 @@
-//! (in progress)
+//! `/atlas/agents`: the personas Atlas can make Claude Code put on, grouped by family, each
+//! with its ring computed by `atlas::persona` from the family (the seed drew rings from one
+//! field and stored another; here there is only one). Everything read from the table goes
+//! through maud, which escapes it.
 
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+use maud::{html, Markup, DOCTYPE};
 
-pub async fn page(State(_state): State<Arc<crate::web::WebState>>) -> Response {
-    "".into_response()
+use super::WebState;
+use crate::atlas::persona::{self, Group, Persona};
+
+const TITLE: &str = "Agents d'Atlas";
+
+pub async fn page(State(state): State<Arc<WebState>>) -> Response {
+    let Some(pool) = &state.atlas_pool else {
+        return shell(&state, html! { p.empty { "Atlas n'est pas configuré : aucune base d'agents à lire." } });
+    };
+    match persona::list_active(pool).await {
+        Ok(personas) => shell(&state, families(&personas)),
+        Err(e) => {
+            tracing::error!(error = %e, "reading Atlas agents");
+            let body = html! { p.error { "Impossible de lire les agents d'Atlas." } };
+            (StatusCode::INTERNAL_SERVER_ERROR, shell(&state, body)).into_response()
+        }
+    }
+}
+
+/// One section per family, in the order Direction, Cadrage, Exécution, Validation.
+fn families(personas: &[Persona]) -> Markup {
+    html! {
+        p {
+            "Avant chaque lancement, Claude Code endosse l'un de ces agents. L'anneau se déduit de la famille : "
+            "Atlas seul au centre (0), Direction 1, Cadrage et Exécution 2, Validation 3."
+        }
+        @for group in Group::ALL {
+            @let members: Vec<&Persona> = personas.iter().filter(|p| p.group == group).collect();
+            section.agents id=(group.as_str()) {
+                h2 { (group.label()) " (" (members.len()) ")" }
+                @if members.is_empty() {
+                    p.empty { "Aucun agent actif." }
+                } @else {
+                    table.agents {
+                        thead { tr { th { "surnom" } th { "nom de code" } th { "rôle" } th { "anneau" } th { "mission" } } }
+                        tbody {
+                            @for p in members {
+                                tr id=(format!("agent-{}", p.codename)) {
+                                    td { (p.nickname) }
+                                    td { code { (p.codename) } }
+                                    td { (p.role) }
+                                    td.ring { (p.ring()) }
+                                    td { (p.job_mission) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A complete page (the shared layout of `pages` is private to it), linked back to `/atlas`.
+fn shell(state: &WebState, body: Markup) -> Response {
+    let page = html! {
+        (DOCTYPE)
+        html lang="fr" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (TITLE) " — Arthur" }
+                link rel="stylesheet" href="/static/style.css";
+            }
+            body {
+                header {
+                    nav {
+                        a href="/" { "Discussion" }
+                        a href="/atlas" { "Atlas" }
+                        a.current href="/atlas/agents" aria-current="page" { "Agents" }
+                    }
+                    @if state.demo { p.demo { "Mode démo : lecture seule." } }
+                }
+                main { h1 { (TITLE) } (body) }
+            }
+        }
+    };
+    Html(page.into_string()).into_response()
 }

@@ -327,6 +327,7 @@ async fn a_plan_run_deploys_iterates_on_a_failed_qa_and_succeeds() {
     let argv = t.argv();
     assert!(flag_value(&argv, "--resume").is_some(), "{argv:?}");
     assert!(argv[1].contains("ERREUR 500") && argv[1].contains("Itération 2"), "{}", argv[1]);
+    assert!(argv[1].contains("Résumé compacté de la passe précédente"), "{}", argv[1]);
     assert_eq!(std::fs::read_to_string(&deploy_log).unwrap().lines().count(), 2);
     // The declared route was re-resolved against the sitemap.
     let qa_log = std::fs::read_to_string(t.bin.path().join("qa.log")).unwrap();
@@ -405,4 +406,18 @@ async fn at_most_three_launches_per_cycle() {
     assert_eq!((second.candidates, second.launched), (2, 2), "noise is never launched");
     assert_eq!(launcher.cycle().await.unwrap().candidates, 0);
     let _ = Arc::new(());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_contract_the_recap_carries_the_compacted_transcript() {
+    let t = LaunchApp::new().await;
+    let row = t.classified("question", "leger", "jean@client.fr", "Sans contrat").await;
+    assert_eq!(t.launcher(t.claude("no_contract", None), |_| {}).cycle().await.unwrap().actioned, 1);
+    let audits = t.app.store.audits(row.id).await.unwrap();
+    let read = audits.iter().find(|a| a.event == audit::CONTRACT_READ).unwrap();
+    assert_eq!(read.detail["ok"], false, "the early contract (ok: false) was never replaced");
+    let mails = t.smtp.wait_for_messages(1, Duration::from_secs(10));
+    let text = mails[0].text();
+    assert!(text.contains("Le panier est corrigé."), "{text}");
+    assert!(!text.contains("stream_event"), "partials dropped: {text}");
 }
