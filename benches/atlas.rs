@@ -343,6 +343,7 @@ async fn journal_and_launcher() {
         },
         clock: clock.clone(),
         holder: "bench:1".into(),
+        personas: Some(memory.pool().clone()),
     };
     let t = Instant::now();
     let mut launched = 0;

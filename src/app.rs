@@ -64,6 +64,27 @@ pub fn classifier_llm(settings: &Settings) -> anyhow::Result<Option<Arc<dyn Chat
     llm_client_with(&s, ClientOptions { total_timeout: Duration::from_secs(30), ..ClientOptions::default() })
 }
 
+/// One provider only, with this chat model (its default otherwise): the client's own choice
+/// for its draft replies (no silent move to another provider). None: no key for it.
+pub fn provider_llm(
+    settings: &Settings,
+    kind: ProviderKind,
+    model: Option<String>,
+) -> anyhow::Result<Option<(Arc<dyn ChatModel>, ProviderKind)>> {
+    let p = &settings.providers;
+    let provider = match kind {
+        ProviderKind::Mistral => &p.mistral,
+        ProviderKind::Anthropic => &p.anthropic,
+        ProviderKind::OpenAi => &p.openai,
+    };
+    let Some(provider) = provider else { return Ok(None) };
+    let endpoint = ProviderEndpoint::new(kind, provider.base_url.clone(), provider.api_key.clone());
+    let client =
+        LlmClient::new(vec![endpoint], ConfiguredModels { router: None, chat: model }, ClientOptions::default())
+            .context("building the model client")?;
+    Ok(Some((Arc::new(client), kind)))
+}
+
 fn llm_client(settings: &Settings) -> anyhow::Result<Option<Arc<dyn ChatModel>>> {
     llm_client_with(settings, ClientOptions::default())
 }

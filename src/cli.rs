@@ -216,6 +216,8 @@ fn french_summary(e: &anyhow::Error) -> &'static str {
         "l'interface web ne peut pas démarrer."
     } else if text.contains("ATLAS_IMAP_URL") || text.contains("IMAP") {
         "la boîte d'Atlas est injoignable ou mal configurée."
+    } else if text.contains("draft") || text.contains("run of e-mail") {
+        "le brouillon n'a pas pu être écrit."
     } else if text.contains("client") {
         "le client n'a pas pu être ajouté."
     } else if text.contains("config") || text.contains("time zone") || text.contains("invalid value") {

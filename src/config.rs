@@ -96,6 +96,8 @@ pub struct Atlas {
     pub allowed_tools: Option<String>,
     /// `--strict-mcp-config` (`ATLAS_STRICT_MCP`, default on).
     pub strict_mcp: bool,
+    /// Signature under draft replies (`ATLAS_FOUNDER_SIGNATURE`).
+    pub founder_signature: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -213,6 +215,7 @@ struct FileAtlas {
     claude_model: Option<String>,
     allowed_tools: Option<String>,
     strict_mcp: Option<bool>,
+    founder_signature: Option<String>,
 }
 
 /// Reads environment variables; an empty value counts as unset.
@@ -360,6 +363,7 @@ impl Settings {
                 .unwrap_or_else(|| "bypassPermissions".into()),
             claude_model: env.var("ATLAS_CLAUDE_MODEL").or(fa.claude_model),
             allowed_tools: env.var("ATLAS_ALLOWED_TOOLS").or(fa.allowed_tools),
+            founder_signature: env.var("ATLAS_FOUNDER_SIGNATURE").or(fa.founder_signature),
             strict_mcp: match env.var("ATLAS_STRICT_MCP") {
                 Some(raw) => parse_bool("ATLAS_STRICT_MCP", raw)?,
                 None => fa.strict_mcp.unwrap_or(true),

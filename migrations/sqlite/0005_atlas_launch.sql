@@ -45,3 +45,20 @@ CREATE TABLE atlas_launch_events (
     created_at  TEXT NOT NULL,
     UNIQUE (launch_id, seq)
 );
+
+-- Per-client model choices: the provider and model of the draft replies (seed §6.4), and
+-- Claude Code's `--model` for that client's runs (the per-client override comes first).
+ALTER TABLE atlas_clients ADD COLUMN ai_provider TEXT CHECK (ai_provider IN ('mistral', 'anthropic', 'openai'));
+ALTER TABLE atlas_clients ADD COLUMN ai_model TEXT;
+ALTER TABLE atlas_clients ADD COLUMN claude_model TEXT;
+
+-- Draft replies to the client, written for the founder to read: Atlas never sends them.
+CREATE TABLE atlas_drafts (
+    id          INTEGER PRIMARY KEY,
+    email_id    INTEGER NOT NULL REFERENCES atlas_emails(id),
+    text        TEXT NOT NULL,
+    provider    TEXT NOT NULL,
+    model       TEXT NOT NULL,
+    created_at  TEXT NOT NULL
+);
+CREATE INDEX atlas_drafts_email ON atlas_drafts(email_id);

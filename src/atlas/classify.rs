@@ -275,6 +275,9 @@ mod tests {
             priority: "haute".into(),
             emails: vec![],
             domains: vec!["boutique.fr".into()],
+            ai_provider: None,
+            ai_model: None,
+            claude_model: None,
         }
     }
 

@@ -67,6 +67,8 @@ pub enum AtlasCmd {
         #[arg(long)]
         json: bool,
     },
+    /// A draft reply to the client for a finished run, written for you (never sent).
+    Draft { id: i64 },
     /// The clients the classifier is told about.
     Client {
         #[command(subcommand)]
@@ -80,6 +82,7 @@ pub enum AtlasCmd {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process
 pub enum ClientCmd {
     /// Add a client: `arthur atlas client add --name Boutique --email jean@boutique.fr --mrr 1200`.
     Add {
@@ -100,6 +103,15 @@ pub enum ClientCmd {
         /// basse, normale or haute.
         #[arg(long, default_value = "normale")]
         priority: String,
+        /// Provider of this client's draft replies: mistral (default), anthropic or openai.
+        #[arg(long)]
+        ai_provider: Option<String>,
+        /// Model of this client's draft replies (the provider's default otherwise).
+        #[arg(long)]
+        ai_model: Option<String>,
+        /// Claude Code's model for this client's runs.
+        #[arg(long)]
+        claude_model: Option<String>,
     },
     /// List the clients.
     List {
@@ -179,7 +191,58 @@ pub fn launcher(app: &App) -> anyhow::Result<Launcher> {
         },
         clock: app.ctx.clock.clone(),
         holder: format!("{}:{}", hostname(), std::process::id()),
+        personas: Some(app.store.pool().clone()),
     })
+}
+
+/// Writes draft replies (the CLI and the web share it).
+pub struct Drafter {
+    pub settings: crate::config::Settings,
+    pub store: Arc<dyn AtlasStore>,
+    pub clock: Arc<dyn arthur_agents::time::Clock>,
+}
+
+impl Drafter {
+    pub fn for_app(app: &App) -> Self {
+        Drafter { settings: app.settings.clone(), store: store(app), clock: app.ctx.clock.clone() }
+    }
+
+    /// A draft reply for e-mail `id` with its client's provider and model.
+    pub async fn write(&self, id: i64) -> Result<super::draft::Draft, super::draft::DraftError> {
+        let client = match self.store.email(id).await? {
+            Some(row) => match row.client_id {
+                Some(c) => self.store.client(c).await?,
+                None => None,
+            },
+            None => None,
+        };
+        let kind = super::draft::provider_of(client.as_ref().and_then(|c| c.ai_provider.as_deref()));
+        let llm = crate::app::provider_llm(&self.settings, kind, client.as_ref().and_then(|c| c.ai_model.clone()))
+            .map_err(|e| super::draft::DraftError::Llm(e.to_string()))?;
+        super::draft::write(self.store.as_ref(), llm, id, &signature(&self.settings), self.clock.now()).await
+    }
+}
+
+/// The founder's signature under drafts (`ATLAS_FOUNDER_SIGNATURE`, else from the address).
+pub fn signature(settings: &crate::config::Settings) -> String {
+    if let Some(s) = &settings.atlas.founder_signature {
+        return s.clone();
+    }
+    match settings.atlas.founder_email.as_deref().and_then(|e| e.split('@').next()) {
+        Some(local) if !local.is_empty() => {
+            let name: String = local
+                .split(['.', '_', '-'])
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    let mut c = p.chars();
+                    c.next().map(|f| f.to_uppercase().chain(c).collect::<String>()).unwrap_or_default()
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            format!("Bien cordialement,\n{name}")
+        }
+        _ => "Bien cordialement.".into(),
+    }
 }
 
 fn hostname() -> String {
@@ -265,6 +328,14 @@ pub async fn run(
                 }
             }
         }
+        AtlasCmd::Draft { id } => {
+            let draft = Drafter::for_app(app).write(id).await.context("writing the draft reply")?;
+            println!(
+                "Brouillon n°{} ({} / {}) — à relire, Atlas ne l'enverra pas :\n\n{}",
+                draft.id, draft.provider, draft.model, draft.text
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         AtlasCmd::Report { days } => {
             let store = store(app);
             let now = app.ctx.now();
@@ -332,7 +403,12 @@ pub async fn run(
             }
             Ok(ExitCode::SUCCESS)
         }
-        AtlasCmd::Client { what: ClientCmd::Add { name, email, domain, mrr, status, priority } } => {
+        AtlasCmd::Client {
+            what: ClientCmd::Add { name, email, domain, mrr, status, priority, ai_provider, ai_model, claude_model },
+        } => {
+            if ai_provider.as_deref().is_some_and(|p| !["mistral", "anthropic", "openai"].contains(&p)) {
+                bail!("invalid value for --ai-provider: expected mistral, anthropic or openai");
+            }
             if name.trim().is_empty() {
                 bail!("invalid client: empty name");
             }
@@ -359,6 +435,9 @@ pub async fn run(
                 mrr,
                 status: Some(status),
                 priority: Some(priority),
+                ai_provider,
+                ai_model,
+                claude_model,
             };
             let id = store(app).add_client(&client, app.ctx.now()).await.context("adding the client")?;
             println!("Client n°{id} ajouté : {name}.");

@@ -236,6 +236,8 @@ pub struct Launcher {
     pub clock: Arc<dyn Clock>,
     /// Who holds the leases this launcher takes (host + pid).
     pub holder: String,
+    /// The database holding the personas and the founder's preferences (None: no persona).
+    pub personas: Option<sqlx::SqlitePool>,
 }
 
 /// What one cycle did.
@@ -374,6 +376,7 @@ impl Launcher {
             }
             Workspace::Worktree { .. } => None,
         };
+        let persona = self.persona_block(row.id, intent, complexity, &mail.subject).await?;
         let contracts = self.cfg.data_dir.join("contracts");
         let _ = std::fs::create_dir_all(&contracts);
         let contract_file = contracts.join(format!("email-{}.json", row.id));
@@ -388,16 +391,17 @@ impl Launcher {
             // The contract is written early (ok: false) and overwritten by the agent.
             let _ = std::fs::write(&contract_file, json!({"ok": false, "commits": [], "summary_md": ""}).to_string());
             let prompt = task_prompt(row, &mail, client.as_ref(), iteration, qa_feedback.as_deref());
-            let system = match &qa_feedback {
-                None => kind.system_prompt(&contract_file),
-                Some(_) => format!(
-                    "{}\n\n{}",
-                    kind.system_prompt(&contract_file),
-                    ITERATION_PROMPT.replace("{{iteration}}", &iteration.to_string())
-                ),
-            };
-            let (launch_id, run) =
-                self.run_claude(row.id, &ws, kind, iteration, &contract_file, prompt, system, session.clone()).await?;
+            let mut system = kind.system_prompt(&contract_file);
+            if let Some(p) = &persona {
+                system = format!("{system}\n\n{p}");
+            }
+            if qa_feedback.is_some() {
+                system = format!("{system}\n\n{}", ITERATION_PROMPT.replace("{{iteration}}", &iteration.to_string()));
+            }
+            let model = client.as_ref().and_then(|c| c.claude_model.clone()).or_else(|| self.cfg.model.clone());
+            let (launch_id, run) = self
+                .run_claude(row.id, &ws, kind, iteration, &contract_file, prompt, system, session.clone(), model)
+                .await?;
             last_launch = launch_id;
             total_cost += run.result.as_ref().and_then(|r| r["total_cost_usd"].as_f64()).unwrap_or(0.0);
             total_turns += run.result.as_ref().and_then(|r| r["num_turns"].as_u64()).unwrap_or(0);
@@ -661,6 +665,7 @@ impl Launcher {
         prompt: String,
         system: String,
         resume: Option<String>,
+        model: Option<String>,
     ) -> Result<(i64, RunOutcome), AtlasStoreError> {
         let (branch, fork) = match ws {
             Workspace::Worktree { branch, fork_commit, .. } => (Some(branch.clone()), Some(fork_commit.clone())),
@@ -690,7 +695,7 @@ impl Launcher {
             resume,
             strict_mcp: self.cfg.strict_mcp,
             allowed_tools: self.cfg.allowed_tools.clone(),
-            model: self.cfg.model.clone(),
+            model,
         });
         let spec = LaunchSpec {
             program: self.cfg.claude_bin.clone(),
@@ -755,6 +760,48 @@ impl Launcher {
         };
         self.store.finish_launch(launch_id, &end, self.now()).await?;
         Ok((launch_id, run))
+    }
+
+    /// The persona the run puts on (seed §2.4: briefing "metier", lessons, the founder's
+    /// preferences). A loading failure is audited and said, never turned into an empty text.
+    async fn persona_block(
+        &self,
+        email_id: i64,
+        intent: Intent,
+        complexity: Complexity,
+        query: &str,
+    ) -> Result<Option<String>, AtlasStoreError> {
+        let Some(pool) = &self.personas else { return Ok(None) };
+        let agent = super::persona::agent_for(intent.as_str(), complexity.as_str(), None);
+        let preferences: Vec<String> =
+            sqlx::query_scalar("SELECT texte FROM preferences WHERE active = 1 ORDER BY id").fetch_all(pool).await?;
+        match super::persona::bundle(pool, agent, super::persona::BriefingLevel::Metier, query, None, &preferences)
+            .await
+        {
+            Ok(text) => {
+                self.store
+                    .audit(
+                        Some(email_id),
+                        audit::PERSONA_LOADED,
+                        json!({"agent": agent, "level": "metier"}),
+                        self.now(),
+                    )
+                    .await?;
+                Ok(Some(text))
+            }
+            Err(e) => {
+                tracing::warn!(email = email_id, agent, "persona not loaded: {e}");
+                self.store
+                    .audit(
+                        Some(email_id),
+                        audit::PERSONA_FAILED,
+                        json!({"agent": agent, "error": e.to_string()}),
+                        self.now(),
+                    )
+                    .await?;
+                Ok(None)
+            }
+        }
     }
 
     /// The journal of a launch, compacted (seed §4.4.7) and cut to `max` characters.

@@ -7,6 +7,7 @@ pub mod client;
 pub mod command;
 pub mod compact;
 pub mod dkim;
+pub mod draft;
 pub mod imap;
 pub mod launch;
 
@@ -187,6 +188,9 @@ pub mod audit {
     pub const RECAP_SENT: &str = "recap_sent";
     pub const RECAP_FAILED: &str = "recap_failed";
     pub const ACTIONED: &str = "actioned";
+    pub const PERSONA_LOADED: &str = "persona_loaded";
+    pub const DRAFT_WRITTEN: &str = "draft_written";
+    pub const PERSONA_FAILED: &str = "persona_failed";
     pub const FAILED: &str = "failed";
     pub const RETRY_SCHEDULED: &str = "retry_scheduled";
 }

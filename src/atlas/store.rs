@@ -100,6 +100,11 @@ pub struct Client {
     pub priority: String,
     pub emails: Vec<String>,
     pub domains: Vec<String>,
+    /// Provider and model of this client's draft replies (`mistral` by default).
+    pub ai_provider: Option<String>,
+    pub ai_model: Option<String>,
+    /// Claude Code's `--model` for this client's runs (before the global setting).
+    pub claude_model: Option<String>,
 }
 
 impl Client {
@@ -117,6 +122,9 @@ pub struct NewClient {
     pub mrr: Option<f64>,
     pub status: Option<String>,
     pub priority: Option<String>,
+    pub ai_provider: Option<String>,
+    pub ai_model: Option<String>,
+    pub claude_model: Option<String>,
 }
 
 /// A failed attempt at one step of the pipeline.
@@ -259,6 +267,17 @@ pub trait AtlasStore: Send + Sync {
     async fn finish_launch(&self, launch_id: i64, end: &LaunchEnd, now: DateTime<Utc>) -> StoreResult<()>;
     async fn launches(&self, email_id: i64) -> StoreResult<Vec<LaunchRow>>;
     async fn launch_events(&self, launch_id: i64) -> StoreResult<Vec<JournalEvent>>;
+    /// A draft reply written for the founder (never sent).
+    async fn add_draft(
+        &self,
+        email_id: i64,
+        text: &str,
+        provider: &str,
+        model: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<i64>;
+    /// Drafts of a message: (id, text, provider, model, created at), newest last.
+    async fn drafts(&self, email_id: i64) -> StoreResult<Vec<(i64, String, String, String, DateTime<Utc>)>>;
 }
 
 /// A launch about to start.
@@ -427,6 +446,9 @@ async fn load_client(pool: &SqlitePool, id: i64) -> StoreResult<Option<Client>> 
         priority: row.try_get("priority")?,
         emails,
         domains,
+        ai_provider: row.try_get("ai_provider")?,
+        ai_model: row.try_get("ai_model")?,
+        claude_model: row.try_get("claude_model")?,
     }))
 }
 
@@ -701,13 +723,17 @@ impl AtlasStore for SqliteAtlasStore {
         }
         let mut tx = self.write_tx().await?;
         let id: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO atlas_clients (name, mrr, status, priority, created_at) VALUES (?, ?, ?, ?, ?)
+            "INSERT INTO atlas_clients (name, mrr, status, priority, ai_provider, ai_model, claude_model, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (name) DO NOTHING RETURNING id",
         )
         .bind(client.name.trim())
         .bind(client.mrr)
         .bind(client.status.as_deref().unwrap_or("actif"))
         .bind(client.priority.as_deref().unwrap_or("normale"))
+        .bind(&client.ai_provider)
+        .bind(&client.ai_model)
+        .bind(&client.claude_model)
         .bind(to_db(now))
         .fetch_optional(&mut *tx)
         .await?;
@@ -1143,6 +1169,56 @@ impl AtlasStore for SqliteAtlasStore {
                     tool_name: r.try_get("tool_name")?,
                     payload: r.try_get("payload")?,
                 })
+            })
+            .collect()
+    }
+
+    async fn add_draft(
+        &self,
+        email_id: i64,
+        text: &str,
+        provider: &str,
+        model: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<i64> {
+        let now = to_db(now);
+        let mut tx = self.write_tx().await?;
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO atlas_drafts (email_id, text, provider, model, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(email_id)
+        .bind(text)
+        .bind(provider)
+        .bind(model)
+        .bind(&now)
+        .fetch_one(&mut *tx)
+        .await?;
+        insert_audit(
+            &mut tx,
+            Some(email_id),
+            audit::DRAFT_WRITTEN,
+            &serde_json::json!({"draft_id": id, "provider": provider, "model": model}),
+            &now,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    async fn drafts(&self, email_id: i64) -> StoreResult<Vec<(i64, String, String, String, DateTime<Utc>)>> {
+        let rows = sqlx::query("SELECT * FROM atlas_drafts WHERE email_id = ? ORDER BY id")
+            .bind(email_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    r.try_get("id")?,
+                    r.try_get("text")?,
+                    r.try_get("provider")?,
+                    r.try_get("model")?,
+                    ts(r, "created_at")?,
+                ))
             })
             .collect()
     }

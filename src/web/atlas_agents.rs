@@ -89,3 +89,43 @@ fn shell(state: &WebState, body: Markup) -> Response {
     };
     Html(page.into_string()).into_response()
 }
+
+/// `POST /api/atlas/{id}/draft`: a draft reply for a finished run, written for the founder
+/// with the client's provider and model; Atlas never sends it.
+pub async fn draft(
+    State(state): State<Arc<crate::web::WebState>>,
+    axum::extract::Path(id): axum::extract::Path<i64>,
+) -> axum::response::Response {
+    use axum::Json;
+    let Some(drafter) = &state.drafter else {
+        return (StatusCode::NOT_FOUND, Json(serde_json::json!({"error": "Atlas n'est pas configuré."})))
+            .into_response();
+    };
+    match drafter.write(id).await {
+        Ok(d) => Json(serde_json::json!({"id": d.id, "draft": d.text, "provider": d.provider, "model": d.model}))
+            .into_response(),
+        Err(e) => {
+            use crate::atlas::draft::DraftError;
+            let (status, message) = match &e {
+                DraftError::NotFound(_) => (StatusCode::NOT_FOUND, "Cet e-mail n'existe pas.".to_string()),
+                DraftError::NotFinished { .. } => (
+                    StatusCode::CONFLICT,
+                    "Le travail sur cet e-mail n'est pas terminé : pas de brouillon.".to_string(),
+                ),
+                DraftError::NoModel(p) => {
+                    (StatusCode::SERVICE_UNAVAILABLE, format!("Aucune clé pour le fournisseur {p} de ce client."))
+                }
+                DraftError::Invalid(_) => (
+                    StatusCode::BAD_GATEWAY,
+                    "Le modèle n'a pas respecté la consigne : aucun brouillon enregistré.".to_string(),
+                ),
+                DraftError::Llm(_) | DraftError::Store(_) => (
+                    StatusCode::BAD_GATEWAY,
+                    "Le brouillon n'a pas pu être écrit. Rien n'a été enregistré.".to_string(),
+                ),
+            };
+            tracing::warn!(email = id, "draft reply failed: {e}");
+            (status, Json(serde_json::json!({"error": message}))).into_response()
+        }
+    }
+}

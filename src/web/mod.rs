@@ -40,6 +40,8 @@ pub struct WebState {
     pub atlas: Option<Arc<dyn crate::atlas::store::AtlasStore>>,
     /// The database, for the Atlas pages that read tables outside the store trait.
     pub atlas_pool: Option<sqlx::SqlitePool>,
+    /// Writes draft replies on the founder's request (None: the button is not offered).
+    pub drafter: Option<Arc<crate::atlas::command::Drafter>>,
 }
 
 impl WebState {
@@ -91,6 +93,7 @@ pub async fn bind_for(
         health,
         atlas: Some(crate::atlas::command::store(app)),
         atlas_pool: Some(app.store.pool().clone()),
+        drafter: Some(Arc::new(crate::atlas::command::Drafter::for_app(app))),
     });
     Ok((listener, state))
 }
@@ -119,8 +122,10 @@ pub fn router(state: Arc<WebState>) -> Router {
         .route("/atlas/agents", get(atlas_agents::page))
         .route("/rappels.ics", get(ics::rappels_ics))
         .route("/api/chat", post(chat::chat))
+        .route("/api/atlas/{id}/draft", post(atlas_agents::draft))
         .route("/api/export", get(export))
         .route("/healthz", get(healthz))
+        .route("/static/atlas.js", get(|| async { asset("text/javascript; charset=utf-8", include_str!("atlas.js")) }))
         .route("/static/chat.js", get(|| async { asset("text/javascript; charset=utf-8", include_str!("chat.js")) }))
         .route("/static/style.css", get(|| async { asset("text/css; charset=utf-8", include_str!("style.css")) }))
         .layer(middleware::from_fn_with_state(state.clone(), guard))

@@ -359,11 +359,13 @@ pub async fn atlas(State(state): State<Arc<WebState>>) -> Response {
         },
     };
     let configured = state.health.snapshot().atlas_last_poll;
+    let can_draft = state.drafter.is_some();
     layout(
         &state,
         "/atlas",
         "Atlas",
         html! {
+            p { a href="/atlas/agents" { "Les agents d'Atlas" } }
             @if let Some(at) = configured {
                 p { "Dernière relève : " (crate::web::pages::local_time(&state, at)) }
             }
@@ -371,7 +373,7 @@ pub async fn atlas(State(state): State<Arc<WebState>>) -> Response {
                 p.empty { "Aucun e-mail lu par Atlas pour l'instant." }
             } @else {
                 table.atlas {
-                    thead { tr { th { "n°" } th { "reçu" } th { "état" } th { "intention" } th { "confiance" } th { "expéditeur" } th { "sujet" } } }
+                    thead { tr { th { "n°" } th { "reçu" } th { "état" } th { "intention" } th { "confiance" } th { "expéditeur" } th { "sujet" } th {} } }
                     tbody {
                         @for r in rows.iter().rev().take(200) {
                             tr {
@@ -382,10 +384,17 @@ pub async fn atlas(State(state): State<Arc<WebState>>) -> Response {
                                 td { (r.confidence.map(|c| format!("{:.0} %", c * 100.0)).unwrap_or_else(|| "—".into())) }
                                 td { (r.from_email.as_deref().unwrap_or("—")) }
                                 td { (r.subject) }
+                                td {
+                                    @if can_draft && r.status == crate::atlas::EmailState::Actioned {
+                                        button type="button" data-draft=(r.id) { "Brouillon de réponse" }
+                                        pre.draft id=(format!("draft-{}", r.id)) {}
+                                    }
+                                }
                             }
                         }
                     }
                 }
+                script src="/static/atlas.js" {}
             }
         },
     )

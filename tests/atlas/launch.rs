@@ -75,7 +75,13 @@ impl LaunchApp {
             mailbox: Some(MAILBOX.into()),
         };
         tweak(&mut cfg);
-        Launcher { store: self.app.store.clone(), cfg, clock: self.app.clock.clone(), holder: "test:1".into() }
+        Launcher {
+            store: self.app.store.clone(),
+            cfg,
+            clock: self.app.clock.clone(),
+            holder: "test:1".into(),
+            personas: Some(self.app.memory.pool().clone()),
+        }
     }
 
     /// An e-mail classified as `intent`/`complexity` by the scripted model.
@@ -123,6 +129,9 @@ async fn a_light_run_commits_in_a_worktree_merges_back_and_tells_the_founder() {
     let workdir = PathBuf::from(&argv[3]);
     assert!(workdir.starts_with(t.data.path().join("worktrees")), "ran in a worktree: {workdir:?}");
     assert!(argv[1].contains("Corriger le panier") && argv[1].contains("jean@client.fr"));
+    // The persona the run puts on: run + leger → the backend agent, at the "metier" level.
+    let system = flag_value(&argv, "--append-system-prompt").unwrap();
+    assert!(system.contains("Pascal") && system.contains("CODE + COMMIT"), "{system}");
 
     // Merged into the trunk, worktree gone.
     assert!(t.repo.path().join("panier.txt").exists(), "the commit reached the trunk");
@@ -420,4 +429,122 @@ async fn without_a_contract_the_recap_carries_the_compacted_transcript() {
     let text = mails[0].text();
     assert!(text.contains("Le panier est corrigé."), "{text}");
     assert!(!text.contains("stream_event"), "partials dropped: {text}");
+}
+
+struct MapEnv(std::collections::HashMap<String, String>);
+impl arthur::config::Env for MapEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        self.0.get(name).cloned()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_founder_gets_a_checked_signed_draft_reply_never_sent() {
+    use arthur::atlas::command::Drafter;
+    use arthur::atlas::draft::DraftError;
+    use arthur_agents::llm::scripted::Reply;
+    let t = LaunchApp::new().await;
+    let row = t.classified("run", "leger", "jean@client.fr", "Corriger le panier").await;
+    assert_eq!(t.launcher(t.claude("commits", None), |_| {}).cycle().await.unwrap().actioned, 1);
+    let pending = t.classified("question", "leger", "jean@client.fr", "Pas encore traité").await;
+    let settings = arthur::config::Settings::load_from(&MapEnv(
+        [
+            ("ARTHUR_DATA_DIR", t.data.path().display().to_string()),
+            ("MISTRAL_API_KEY", "k".to_string()),
+            ("MISTRAL_BASE_URL", t.app.llm.base_url()),
+            ("ATLAS_FOUNDER_EMAIL", "jean-marc.dupont@maboite.fr".to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect(),
+    ))
+    .unwrap();
+    let drafter = Arc::new(Drafter { settings, store: t.app.store.clone(), clock: t.app.clock.clone() });
+    let before = t.app.llm.chat_requests().len();
+    // First answer in "tu": refused by code, rewritten once.
+    t.app.llm.push(Reply::text("Salut, tu peux regarder le panier. Il marche. Dis-moi si ton site va bien."));
+    t.app.llm.push(Reply::text(
+        "Bonjour, merci pour votre message. Le bouton du panier fonctionne de nouveau. Vous pouvez le vérifier dès maintenant.",
+    ));
+    let draft = drafter.write(row.id).await.unwrap();
+    assert!(draft.text.ends_with("Bien cordialement,\nJean Marc Dupont"), "{}", draft.text);
+    assert_eq!(draft.provider, "mistral");
+    let reqs = t.app.llm.chat_requests();
+    assert_eq!(reqs.len(), before + 2);
+    assert_eq!(reqs[before].body["model"], "mistral-large-latest", "the provider's chat model by default");
+    assert!(user_text(&reqs[before + 1].body).contains("ne respecte pas la consigne"));
+    assert!(
+        user_text(&reqs[before].body).contains("Le panier est corrigé")
+            || user_text(&reqs[before].body).contains("panier")
+    );
+    assert!(t.app.events(row.id).await.contains(&audit::DRAFT_WRITTEN.to_string()));
+    assert_eq!(t.app.store.drafts(row.id).await.unwrap().len(), 1);
+    // Never sent: the SMTP server got the recap only.
+    assert_eq!(t.smtp.wait_for_messages(1, Duration::from_secs(10)).len(), 1);
+
+    // Not finished → refused, nothing asked of the model.
+    let n = t.app.llm.chat_requests().len();
+    assert!(matches!(drafter.write(pending.id).await, Err(DraftError::NotFinished { .. })));
+    assert_eq!(t.app.llm.chat_requests().len(), n);
+    // A client whose provider has no key: a clear error, no fallback to another provider.
+    sqlx::query("INSERT INTO atlas_clients (name, status, priority, ai_provider, created_at) VALUES ('Souverain', 'actif', 'normale', 'anthropic', '2026-11-30T09:00:00.000Z')")
+        .execute(t.app.memory.pool())
+        .await
+        .unwrap();
+    sqlx::query(
+        "UPDATE atlas_emails SET client_id = (SELECT id FROM atlas_clients WHERE name = 'Souverain') WHERE id = ?",
+    )
+    .bind(row.id)
+    .execute(t.app.memory.pool())
+    .await
+    .unwrap();
+    assert!(matches!(drafter.write(row.id).await, Err(DraftError::NoModel("anthropic"))));
+
+    // Through the web: the button's endpoint.
+    let web = crate::common::spawn_app().await;
+    let state = Arc::new(arthur::web::WebState {
+        engine: Arc::new(arthur_agents::turn::TurnEngine::new(None, web.ctx.clone())),
+        store: web.ctx.store.clone(),
+        tz: web.ctx.tz,
+        preferences_cap: web.ctx.preferences_cap,
+        demo: false,
+        token: None,
+        health: Default::default(),
+        atlas: Some(t.app.store.clone()),
+        atlas_pool: None,
+        drafter: Some(drafter.clone()),
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(arthur::web::run(listener, state, std::future::pending()));
+    let page = reqwest::get(format!("{base}/atlas")).await.unwrap().text().await.unwrap();
+    assert!(page.contains(&format!("data-draft=\"{}\"", row.id)), "{page}");
+    let http = reqwest::Client::new();
+    let r = http
+        .post(format!("{base}/api/atlas/{}/draft", row.id))
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 503, "the Souverain client has no Anthropic key");
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert!(body["error"].as_str().unwrap().contains("anthropic"));
+    let r = http
+        .post(format!("{base}/api/atlas/999/draft"))
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let cross = http
+        .post(format!("{base}/api/atlas/{}/draft", row.id))
+        .header("content-type", "application/json")
+        .header("sec-fetch-site", "cross-site")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cross.status(), 403, "another site cannot ask for drafts");
 }

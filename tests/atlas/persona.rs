@@ -406,6 +406,7 @@ async fn the_agents_page_groups_by_family_with_derived_rings_escaped() {
         health: Default::default(),
         atlas: None,
         atlas_pool: Some(pool),
+        drafter: None,
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

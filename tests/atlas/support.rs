@@ -225,6 +225,7 @@ impl AtlasApp {
                     mrr,
                     status: None,
                     priority: Some("haute".into()),
+                    ..Default::default()
                 },
                 crate::common::start_time(),
             )

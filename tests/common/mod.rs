@@ -162,6 +162,7 @@ pub async fn spawn_web_app(demo: bool, token: Option<&str>) -> WebApp {
         health: Default::default(),
         atlas: None,
         atlas_pool: None,
+        drafter: None,
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
