@@ -344,6 +344,7 @@ async fn journal_and_launcher() {
         clock: clock.clone(),
         holder: "bench:1".into(),
         personas: Some(memory.pool().clone()),
+        shutdown: None,
     };
     let t = Instant::now();
     let mut launched = 0;

@@ -27,6 +27,11 @@ impl Shutdown {
         (tx, Self(rx))
     }
 
+    /// Whether shutdown was requested.
+    pub fn requested(&self) -> bool {
+        *self.0.borrow()
+    }
+
     /// Resolves once shutdown was requested (at once if it already was).
     pub async fn wait(mut self) {
         let _ = self.0.wait_for(|stop| *stop).await;
@@ -115,8 +120,11 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
 
     let launcher = if atlas.is_some() && app.settings.atlas.repo.is_some() {
         match crate::atlas::command::launcher(&app) {
-            Ok(l) => Some(tokio::spawn(crate::atlas::worker::run_launcher(
-                l,
+            Ok(mut l) => Some(tokio::spawn(crate::atlas::worker::run_launcher(
+                {
+                    l.shutdown = Some(stop.clone());
+                    l
+                },
                 args.atlas_launch_offset,
                 args.atlas_launch,
                 stop.clone(),

@@ -192,6 +192,7 @@ pub fn launcher(app: &App) -> anyhow::Result<Launcher> {
         clock: app.ctx.clock.clone(),
         holder: format!("{}:{}", hostname(), std::process::id()),
         personas: Some(app.store.pool().clone()),
+        shutdown: None,
     })
 }
 

@@ -21,6 +21,10 @@ use super::store::{AtlasStore, AtlasStoreError, EmailRow, JournalEvent, LaunchEn
 use super::worktree::{self, MergeOutcome, Workspace};
 use super::{audit, Complexity, EmailState, Intent};
 
+/// `RunOutcome::killed` when Arthur's own shutdown stopped the run.
+pub const KILLED_BY_SHUTDOWN: &str = "shutdown";
+/// Worktrees older than this are swept at the start of a cycle.
+pub const STALE_WORKTREE_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Launches per cycle (anti runaway cost).
 pub const MAX_PER_CYCLE: i64 = 3;
 /// No second launch of a message within this window of a spawn audit.
@@ -238,6 +242,9 @@ pub struct Launcher {
     pub holder: String,
     /// The database holding the personas and the founder's preferences (None: no persona).
     pub personas: Option<sqlx::SqlitePool>,
+    /// Arthur is stopping: a run in flight is killed and takes the salvage path (commits and
+    /// partial contract kept, the founder told, the message relaunched later); no new run starts.
+    pub shutdown: Option<crate::serve::Shutdown>,
 }
 
 /// What one cycle did.
@@ -276,10 +283,22 @@ impl Launcher {
             report.disabled = true;
             return Ok(report);
         }
+        if let Some(repo) = &self.cfg.repo {
+            // Worktrees left behind (a crash, a kept branch) are removed after a week; their
+            // branches stay, so no commit is ever lost.
+            match worktree::sweep(repo, &self.cfg.data_dir.join("worktrees"), STALE_WORKTREE_AGE).await {
+                Ok((0, _)) => {}
+                Ok((n, bytes)) => tracing::info!(removed = n, bytes, "stale Atlas worktrees removed"),
+                Err(e) => tracing::warn!("sweeping stale worktrees failed: {e}"),
+            }
+        }
         let quiet_since = self.now() - chrono::Duration::minutes(QUIET_WINDOW_MINUTES);
         let candidates = self.store.launch_candidates(quiet_since, MAX_PER_CYCLE).await?;
         report.candidates = candidates.len();
         for row in candidates {
+            if self.shutdown.as_ref().is_some_and(|s| s.requested()) {
+                break;
+            }
             let ttl = chrono::Duration::minutes(LEASE_TTL_MINUTES);
             if !self.store.try_lease(row.id, &self.holder, self.now(), ttl).await? {
                 self.store.audit(Some(row.id), audit::SPAWN_SKIPPED_LOCK_HELD, json!({}), self.now()).await?;
@@ -430,9 +449,14 @@ impl Launcher {
                         )
                         .await?;
                 }
+                let detail = if run.killed == Some(KILLED_BY_SHUTDOWN) {
+                    "interrompu par l'arrêt d'Arthur ; sera relancé".to_string()
+                } else {
+                    format!("Claude Code : {} (code {})", run.class.as_str(), run.class.code())
+                };
                 break Finish {
                     status: if run.class.retryable() { RunStatus::TimedOut } else { RunStatus::Failed },
-                    detail: format!("Claude Code : {} (code {})", run.class.as_str(), run.class.code()),
+                    detail,
                     contract,
                     commits,
                     retry: run.class.retryable(),
@@ -724,10 +748,29 @@ impl Launcher {
                 }
             })
         };
-        let outcome = pty::run(spec, move |event| {
+        let started = std::time::Instant::now();
+        let run = pty::run(spec, move |event| {
             let _ = tx.send(event);
-        })
-        .await;
+        });
+        let outcome = match self.shutdown.clone() {
+            None => run.await,
+            Some(stop) => tokio::select! {
+                outcome = run => outcome,
+                // Dropping the run kills Claude Code's whole session.
+                () = stop.wait() => {
+                    tracing::warn!(email = email_id, "Arthur is stopping: the run in flight is interrupted and salvaged");
+                    Ok(RunOutcome {
+                        class: ExitClass::HardTimeout,
+                        exit_code: None,
+                        result: None,
+                        events: 0,
+                        skipped_lines: 0,
+                        duration: started.elapsed(),
+                        killed: Some(KILLED_BY_SHUTDOWN),
+                    })
+                }
+            },
+        };
         renew.abort();
         let (events, redactions) = writer.await.unwrap_or(Ok((0, 0)))?;
         let run = match outcome {

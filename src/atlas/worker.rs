@@ -66,6 +66,9 @@ pub async fn run(deps: WorkerDeps, shutdown: Shutdown) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The lock watchdog's period (seed §10: every 15 minutes).
+pub const LOCK_WATCHDOG_PERIOD: Duration = Duration::from_secs(15 * 60);
+
 /// The launcher inside `arthur serve`: first cycle `offset` after the start (so the poll
 /// has classified), then every `period`; the lock watchdog runs before each cycle.
 pub async fn run_launcher(
@@ -82,14 +85,18 @@ pub async fn run_launcher(
     }
     let mut interval = tokio::time::interval(period);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut watchdog = tokio::time::interval(LOCK_WATCHDOG_PERIOD);
+    watchdog.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = interval.tick() => {
+            _ = watchdog.tick() => {
                 if let Err(e) = launcher.watch_locks().await {
                     tracing::warn!(error = %e, "Atlas lock watchdog failed");
                 }
-                // A cycle in progress is not interrupted by a stop request: its launches
-                // end with their own watchdog, and a process killed harder is reclaimed.
+            }
+            _ = interval.tick() => {
+                // On a stop request the run in flight is interrupted and salvaged by the
+                // launcher itself; a process killed harder is reclaimed at the next start.
                 match launcher.cycle().await {
                     Ok(r) => tracing::info!(launched = r.launched, actioned = r.actioned, failed = r.failed, "Atlas launch cycle"),
                     Err(e) => tracing::warn!(error = %e, "Atlas launch cycle failed; retried at the next one"),

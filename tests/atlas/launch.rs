@@ -81,6 +81,7 @@ impl LaunchApp {
             clock: self.app.clock.clone(),
             holder: "test:1".into(),
             personas: Some(self.app.memory.pool().clone()),
+            shutdown: None,
         }
     }
 
@@ -547,4 +548,36 @@ async fn the_founder_gets_a_checked_signed_draft_reply_never_sent() {
         .await
         .unwrap();
     assert_eq!(cross.status(), 403, "another site cannot ask for drafts");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shutdown_interrupts_the_run_in_flight_and_salvages_it() {
+    let t = LaunchApp::new().await;
+    let row = t.classified("run", "leger", "jean@client.fr", "Long travail").await;
+    t.classified("question", "leger", "jean@client.fr", "Suivant").await;
+    let (stop_tx, stop) = arthur::serve::Shutdown::new();
+    let mut launcher =
+        t.launcher(t.claude("partial_contract_then_silence", None), |c| c.idle_timeout = Duration::from_secs(120));
+    launcher.shutdown = Some(stop);
+    let started = std::time::Instant::now();
+    let cycle = tokio::spawn(async move { launcher.cycle().await });
+    // Wait until the run is under way (its WIP commit exists), then stop Arthur.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !t.app.events(row.id).await.contains(&audit::SPAWN_STARTED.to_string())
+        || started.elapsed() < Duration::from_secs(2)
+    {
+        assert!(std::time::Instant::now() < deadline);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    stop_tx.send(true).unwrap();
+    let report =
+        tokio::time::timeout(Duration::from_secs(15), cycle).await.expect("stopped promptly").unwrap().unwrap();
+    assert_eq!((report.launched, report.retry_later), (1, 1), "the second candidate was not started: {report:?}");
+    let l = &t.app.store.launches(row.id).await.unwrap()[0];
+    assert_eq!((l.status.as_str(), l.killed.as_deref()), ("hard_timeout", Some("shutdown")));
+    assert_eq!(t.state(row.id).await.status, EmailState::Classified, "relaunched after the quiet window");
+    let salvaged = t.app.store.audits(row.id).await.unwrap().into_iter().find(|a| a.event == audit::SALVAGED).unwrap();
+    assert_eq!(salvaged.detail["commits"], 1);
+    let mails = t.smtp.wait_for_messages(1, Duration::from_secs(10));
+    assert!(mails[0].text().contains("interrompu par l'arrêt d'Arthur"), "{}", mails[0].text());
 }
