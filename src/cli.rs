@@ -93,6 +93,12 @@ pub enum Command {
         /// Seconds between two polls of the Atlas mailbox (when ATLAS_IMAP_URL is set).
         #[arg(long, default_value_t = 60)]
         atlas_poll_secs: u64,
+        /// Seconds between two Atlas launch cycles.
+        #[arg(long, default_value_t = 300, hide = true)]
+        atlas_launch_secs: u64,
+        /// Seconds after the start before the first launch cycle.
+        #[arg(long, default_value_t = 120, hide = true)]
+        atlas_launch_offset_secs: u64,
     },
     /// What works and what is missing (database, models, microphone, providers, Atlas).
     Doctor,
@@ -289,7 +295,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             eprintln!("{secs:.1} s de parole écrits.");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Serve { io, no_voice, reminder_check_secs, atlas_poll_secs } => {
+        Command::Serve {
+            io,
+            no_voice,
+            reminder_check_secs,
+            atlas_poll_secs,
+            atlas_launch_secs,
+            atlas_launch_offset_secs,
+        } => {
             let first_start = crate::first_start::prepare().context("first start")?;
             let app = open().await?;
             if let Some(config) = first_start {
@@ -305,8 +318,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 no_voice,
                 reminder_check: std::time::Duration::from_secs(reminder_check_secs.max(1)),
                 atlas_poll: std::time::Duration::from_secs(atlas_poll_secs.max(1)),
-                atlas_launch: crate::atlas::command::LAUNCH_INTERVAL,
-                atlas_launch_offset: crate::atlas::command::LAUNCH_OFFSET,
+                atlas_launch: std::time::Duration::from_secs(atlas_launch_secs.max(1)),
+                atlas_launch_offset: std::time::Duration::from_secs(atlas_launch_offset_secs),
             };
             crate::serve::run(app, args, shutdown_signal()).await?;
             Ok(ExitCode::SUCCESS)

@@ -296,3 +296,97 @@ async fn kill_9_mid_intake_loses_nothing_and_duplicates_nothing() {
     let check = std::process::Command::new("sqlite3").arg(&db_path).arg("PRAGMA integrity_check").output().unwrap();
     assert_eq!(String::from_utf8_lossy(&check.stdout).trim(), "ok");
 }
+
+/// `arthur serve` with the launcher: a run in flight when SIGTERM arrives is interrupted and
+/// salvaged — exit 0, the message back in the queue, the founder told.
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_stops_a_launch_in_flight_through_the_salvage_path() {
+    use std::time::Duration;
+    let imap = Dovecot::start().await;
+    let llm = ScriptedLlm::start().await;
+    let db = crate::scan::eicar_db();
+    let smtp = crate::recap::SmtpServer::start();
+    let repo = crate::worktree::git_repo();
+    let mut env = env(&imap, &llm, db.path());
+    let bin = env.data.path().join("claude");
+    std::fs::write(
+        &bin,
+        format!(
+            "#!/bin/sh\nFAKE_CLAUDE_SCENARIO=partial_contract_then_silence exec {} \"$@\"\n",
+            crate::pty::fake_claude().display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod").arg("+x").arg(&bin).status().unwrap();
+    for (k, v) in [
+        ("ATLAS_REPO", repo.path().display().to_string()),
+        ("ATLAS_BASE_BRANCH", "main".to_string()),
+        ("ATLAS_CLAUDE_BIN", bin.display().to_string()),
+        ("ATLAS_SMTP_URL", smtp.url()),
+    ] {
+        env.vars.push((k.into(), v));
+    }
+    llm.push(verdict("run", "leger", 0.9));
+    imap.append(&msg("jean@client.fr", "Long travail", "Refais tout").raw()).await;
+
+    let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
+    c.args([
+        "serve",
+        "--no-voice",
+        "--atlas-poll-secs",
+        "1",
+        "--atlas-launch-secs",
+        "1",
+        "--atlas-launch-offset-secs",
+        "1",
+    ])
+    .env_clear()
+    .env("PATH", std::env::var("PATH").unwrap())
+    .env("HOME", env.data.path())
+    .env("ARTHUR_DATA_DIR", env.data.path())
+    .env("XDG_CONFIG_HOME", env.data.path().join("config"))
+    .env("ARTHUR_WEB_ADDR", "127.0.0.1:0")
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    for (k, v) in &env.vars {
+        c.env(k, v);
+    }
+    let mut child = crate::common::Killed(c.spawn().unwrap());
+    let lines = crate::common::lines_of(&mut child.0);
+    let mut seen = Vec::new();
+    crate::common::wait_line(&lines, &mut seen, "interface web sur http://", Duration::from_secs(30));
+    // Wait for the run's work-in-progress commit in its worktree.
+    let worktrees = env.data.path().join("worktrees");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let wip = std::fs::read_dir(&worktrees)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .any(|e| crate::worktree::git(&e.path(), &["log", "--format=%s"]).contains("wip: diagnostic"))
+            })
+            .unwrap_or(false);
+        if wip {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the run never started: {seen:#?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let stop = std::time::Instant::now();
+    crate::common::sigterm(&child.0);
+    let status = crate::common::wait_exit(&mut child.0, Duration::from_secs(30)).await;
+    assert!(status.success(), "{seen:#?}");
+    assert!(stop.elapsed() < Duration::from_secs(20), "stopped in {:?}", stop.elapsed());
+
+    let list = env.json(&["atlas", "list", "--json"]);
+    assert_eq!(list[0]["state"], "classified", "back in the queue for a later relaunch");
+    let id = list[0]["id"].as_i64().unwrap().to_string();
+    let show = env.json(&["atlas", "show", &id, "--json"]);
+    let launch = &show["launch_events"][0];
+    assert_eq!((launch["status"].as_str(), launch["killed"].as_str()), (Some("hard_timeout"), Some("shutdown")));
+    assert!(launch["events"].as_array().unwrap().len() >= 3, "the journal was kept");
+    let events: Vec<&str> = show["audits"].as_array().unwrap().iter().map(|a| a["event"].as_str().unwrap()).collect();
+    assert!(events.contains(&"salvaged") && events.contains(&"recap_sent"), "{events:?}");
+    let mails = smtp.wait_for_messages(1, Duration::from_secs(10));
+    assert!(mails[0].text().contains("interrompu par l'arrêt d'Arthur"));
+    assert!(mails[0].text().contains("wip: diagnostic du panier"), "salvaged commits listed");
+}
