@@ -59,7 +59,9 @@ impl LaunchApp {
             repo: Some(self.repo.path().to_path_buf()),
             base_branch: Some("main".into()),
             data_dir: self.data.path().to_path_buf(),
-            idle_timeout: Duration::from_secs(3),
+            // Generous: a loaded CI machine may pause between two events; the tests that
+            // want the idle kill set their own.
+            idle_timeout: Duration::from_secs(30),
             hard_timeout: Duration::from_secs(60),
             budget: Duration::from_secs(60),
             grace_after_result: Duration::from_secs(2),
