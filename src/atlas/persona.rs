@@ -7,6 +7,7 @@
 //! the seed's divergence between a stored `orbite` and a recomputed ring cannot recur: there
 //! is no second field to disagree with.
 
+use arthur_agents::tools::cosine;
 use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
@@ -551,23 +552,6 @@ fn keyword_terms(text: &str) -> Vec<String> {
         }
     }
     terms
-}
-
-/// Cosine similarity; None for vectors of different sizes or of zero norm.
-fn cosine(a: &[f32], b: &[f32]) -> Option<f32> {
-    if a.len() != b.len() || a.is_empty() {
-        return None;
-    }
-    let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
-    for (x, y) in a.iter().zip(b) {
-        dot += f64::from(*x) * f64::from(*y);
-        na += f64::from(*x) * f64::from(*x);
-        nb += f64::from(*y) * f64::from(*y);
-    }
-    if na == 0.0 || nb == 0.0 {
-        return None;
-    }
-    Some((dot / (na.sqrt() * nb.sqrt())) as f32)
 }
 
 // ---------- bundle ----------

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::response::{Html, IntoResponse, Response};
-use maud::{html, Markup, DOCTYPE};
+use axum::response::{IntoResponse, Response};
+use maud::{html, Markup};
 
 use super::WebState;
 use crate::atlas::persona::{self, Group, Persona};
@@ -63,31 +63,9 @@ fn families(personas: &[Persona]) -> Markup {
     }
 }
 
-/// A complete page (the shared layout of `pages` is private to it), linked back to `/atlas`.
+/// The page in the shared layout.
 fn shell(state: &WebState, body: Markup) -> Response {
-    let page = html! {
-        (DOCTYPE)
-        html lang="fr" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (TITLE) " — Arthur" }
-                link rel="stylesheet" href="/static/style.css";
-            }
-            body {
-                header {
-                    nav {
-                        a href="/" { "Discussion" }
-                        a href="/atlas" { "Atlas" }
-                        a.current href="/atlas/agents" aria-current="page" { "Agents" }
-                    }
-                    @if state.demo { p.demo { "Mode démo : lecture seule." } }
-                }
-                main { h1 { (TITLE) } (body) }
-            }
-        }
-    };
-    Html(page.into_string()).into_response()
+    super::pages::layout(state, "/atlas/agents", TITLE, body)
 }
 
 /// `POST /api/atlas/{id}/draft`: a draft reply for a finished run, written for the founder

@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use args::{ArgError, ArgProblem, Args, Expected};
+pub use memory_tools::cosine;
 pub use outcome::{
     Briefing, BriefingKind, Failure, KeywordReason, Outcome, Page, Receipt, Refusal, SearchHit, SearchMode,
 };
