@@ -1100,7 +1100,7 @@ mod tests {
         assert_eq!(PromptKind::Run.max_turns(), 40);
         assert_eq!(PromptKind::RichPlan.max_turns(), 0);
         let p = PromptKind::RichPlan.system_prompt(Path::new("/tmp/c.json"));
-        assert!(p.contains("/tmp/c.json") && p.contains("plan court"));
+        assert!(p.contains("/tmp/c.json") && p.contains("non-régression"), "{p}");
     }
 
     #[test]
