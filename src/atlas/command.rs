@@ -69,6 +69,8 @@ pub enum AtlasCmd {
     },
     /// A draft reply to the client for a finished run, written for you (never sent).
     Draft { id: i64 },
+    /// Refuse what an e-mail materialised (the report counts it as a failure).
+    Cancel { id: i64 },
     /// The clients the classifier is told about.
     Client {
         #[command(subcommand)]
@@ -337,6 +339,16 @@ pub async fn run(
             );
             Ok(ExitCode::SUCCESS)
         }
+        AtlasCmd::Cancel { id } => match store(app).cancel_item(id, app.ctx.now()).await? {
+            Some((kind, item)) => {
+                println!("E-mail n°{id} : {kind} n°{item} annulé.");
+                Ok(ExitCode::SUCCESS)
+            }
+            None => {
+                eprintln!("Erreur : l'e-mail Atlas n°{id} n'existe pas ou n'a rien créé. Rien n'a été annulé.");
+                Ok(ExitCode::from(1))
+            }
+        },
         AtlasCmd::Report { days } => {
             let store = store(app);
             let now = app.ctx.now();

@@ -190,6 +190,7 @@ pub mod audit {
     pub const ACTIONED: &str = "actioned";
     pub const PERSONA_LOADED: &str = "persona_loaded";
     pub const DRAFT_WRITTEN: &str = "draft_written";
+    pub const CANCELLED_BY_FOUNDER: &str = "cancelled_by_founder";
     pub const PERSONA_FAILED: &str = "persona_failed";
     pub const FAILED: &str = "failed";
     pub const RETRY_SCHEDULED: &str = "retry_scheduled";

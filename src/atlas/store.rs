@@ -267,6 +267,9 @@ pub trait AtlasStore: Send + Sync {
     async fn finish_launch(&self, launch_id: i64, end: &LaunchEnd, now: DateTime<Utc>) -> StoreResult<()>;
     async fn launches(&self, email_id: i64) -> StoreResult<Vec<LaunchRow>>;
     async fn launch_events(&self, launch_id: i64) -> StoreResult<Vec<JournalEvent>>;
+    /// The founder refuses what an e-mail materialised (`annule`, counted by the report's
+    /// success proxy); returns the item, None when nothing was materialised.
+    async fn cancel_item(&self, email_id: i64, now: DateTime<Utc>) -> StoreResult<Option<(&'static str, i64)>>;
     /// A draft reply written for the founder (never sent).
     async fn add_draft(
         &self,
@@ -1221,5 +1224,34 @@ impl AtlasStore for SqliteAtlasStore {
                 ))
             })
             .collect()
+    }
+
+    async fn cancel_item(&self, email_id: i64, now: DateTime<Utc>) -> StoreResult<Option<(&'static str, i64)>> {
+        let now = to_db(now);
+        let mut tx = self.write_tx().await?;
+        let sql = format!("{EMAIL_SELECT} WHERE e.id = ?");
+        let Some(row) =
+            sqlx::query(&sql).bind(email_id).fetch_optional(&mut *tx).await?.as_ref().map(email_row).transpose()?
+        else {
+            return Ok(None);
+        };
+        let Some((kind, id)) = row.materialised else { return Ok(None) };
+        let table = match kind {
+            "run" => "atlas_runs",
+            "question" => "atlas_questions",
+            "negociation" => "atlas_negociations",
+            _ => "atlas_conseils",
+        };
+        sqlx::query(&format!("UPDATE {table} SET status = 'annule' WHERE id = ?")).bind(id).execute(&mut *tx).await?;
+        insert_audit(
+            &mut tx,
+            Some(email_id),
+            audit::CANCELLED_BY_FOUNDER,
+            &serde_json::json!({"kind": kind, "id": id}),
+            &now,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(Some((kind, id)))
     }
 }

@@ -115,6 +115,14 @@ async fn poll_list_show_and_report_through_the_command_line() {
 
     let report = env.ok(&["atlas", "report", "--days", "30"]);
     assert!(report.contains("| question | 1 | 0,95 | 0,00 |"), "{report}");
+    assert!(report.contains("| question | 1 | 1 | 100,0 % |"), "{report}");
+    // The founder refuses the question: the success proxy counts it.
+    assert!(env.ok(&["atlas", "cancel", &id]).contains("question n°1 annulé"));
+    let report = env.ok(&["atlas", "report", "--days", "30"]);
+    assert!(report.contains("| question | 0 | 1 | 0,0 % |"), "{report}");
+    let blocked_id = list[2]["id"].as_i64().unwrap().to_string();
+    let out = env.arthur(&["atlas", "cancel", &blocked_id]);
+    assert!(!out.status.success() && stderr(&out).contains("Rien n'a été annulé"));
     assert!(report.contains("Bloquées par l'antivirus (classify_blocked_unsafe_attachments) : 1"), "{report}");
 
     // No secret in the database: neither the IMAP password nor the API key.
@@ -389,4 +397,44 @@ async fn serve_stops_a_launch_in_flight_through_the_salvage_path() {
     let mails = smtp.wait_for_messages(1, Duration::from_secs(10));
     assert!(mails[0].text().contains("interrompu par l'arrêt d'Arthur"));
     assert!(mails[0].text().contains("wip: diagnostic du panier"), "salvaged commits listed");
+}
+
+/// `arthur atlas launch --once` as a process with verbose logs: the secrets a run prints
+/// reach neither the log nor the database.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_logs_and_database_never_hold_the_secrets_a_run_prints() {
+    let imap = Dovecot::start().await;
+    let llm = ScriptedLlm::start().await;
+    let db = crate::scan::eicar_db();
+    let repo = crate::worktree::git_repo();
+    let mut env = env(&imap, &llm, db.path());
+    let bin = env.data.path().join("claude");
+    std::fs::write(
+        &bin,
+        format!("#!/bin/sh\nFAKE_CLAUDE_SCENARIO=secrets exec {} \"$@\"\n", crate::pty::fake_claude().display()),
+    )
+    .unwrap();
+    std::process::Command::new("chmod").arg("+x").arg(&bin).status().unwrap();
+    env.vars.push(("ATLAS_REPO".into(), repo.path().display().to_string()));
+    env.vars.push(("ATLAS_CLAUDE_BIN".into(), bin.display().to_string()));
+    env.vars.push(("RUST_LOG".into(), "debug".into()));
+    llm.push(verdict("question", "leger", 0.9));
+    imap.append(&msg("jean@client.fr", "Config", "Regarde la config").raw()).await;
+    env.ok(&["atlas", "poll", "--once"]);
+    let out = env.arthur(&["atlas", "launch", "--once"]);
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("1 lancé(s)"), "{all}");
+    let bytes = std::fs::read(env.data.path().join("arthur.db")).unwrap();
+    let wal = std::fs::read(env.data.path().join("arthur.db-wal")).unwrap_or_default();
+    for secret in [
+        "s3cr3tpass",
+        "sk-ant-api03-AbCdEf",
+        "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU",
+    ] {
+        assert!(!all.contains(secret), "{secret} in the log");
+        let found = |hay: &[u8]| hay.windows(secret.len()).any(|w| w == secret.as_bytes());
+        assert!(!found(&bytes) && !found(&wal), "{secret} in the database");
+    }
 }
