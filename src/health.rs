@@ -98,6 +98,67 @@ pub async fn check_providers(mut providers: Vec<ProviderCheck>) -> Vec<ProviderC
     providers
 }
 
+/// What Atlas needs besides its mailbox, checked without touching the network: the
+/// scanner, Tesseract, the repository, Claude Code, the recap's SMTP and the founder.
+pub fn atlas_checks(settings: &Settings) -> Vec<(bool, String)> {
+    let a = &settings.atlas;
+    let on_path = |bin: &str| {
+        let p = std::path::Path::new(bin);
+        if p.components().count() > 1 {
+            return p.is_file();
+        }
+        std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(bin).is_file()))
+    };
+    let mut out = Vec::new();
+    out.push(match &a.clamd_addr {
+        Some(addr) => (true, format!("Atlas · antivirus : clamd {addr}")),
+        None if on_path("clamscan") => (true, "Atlas · antivirus : clamscan".into()),
+        None => (
+            false,
+            "Atlas · antivirus : ni clamd (ATLAS_CLAMD_ADDR) ni clamscan — aucune pièce jointe ne sera lue".into(),
+        ),
+    });
+    out.push(if on_path("tesseract") {
+        (true, "Atlas · OCR : tesseract".into())
+    } else {
+        (false, "Atlas · OCR : tesseract absent — les captures d'écran ne seront pas lues".into())
+    });
+    out.push(match &a.founder_email {
+        Some(f) => (true, format!("Atlas · fondateur : {f}")),
+        None => (false, "Atlas · fondateur : ATLAS_FOUNDER_EMAIL manquant (transferts et récapitulatifs)".into()),
+    });
+    match &a.repo {
+        None => out.push((false, "Atlas · lanceur : ATLAS_REPO manquant — rien ne sera lancé".into())),
+        Some(repo) => {
+            let git = repo.join(".git").exists();
+            out.push((
+                git,
+                format!("Atlas · dépôt : {}{}", repo.display(), if git { "" } else { " (pas un dépôt git)" }),
+            ));
+            let claude = on_path(&a.claude_bin);
+            out.push((
+                claude,
+                format!(
+                    "Atlas · Claude Code : {}{}",
+                    a.claude_bin,
+                    if claude { "" } else { " introuvable (ATLAS_CLAUDE_BIN)" }
+                ),
+            ));
+            out.push(if a.disabled {
+                (false, "Atlas · lancements : désactivés (ATLAS_DISABLED=1)".into())
+            } else {
+                (true, "Atlas · lancements : toutes les 5 minutes".into())
+            });
+        }
+    }
+    out.push(if a.smtp_url.is_some() {
+        (true, "Atlas · récapitulatifs : par e-mail au fondateur (ATLAS_SMTP_URL)".into())
+    } else {
+        (false, "Atlas · récapitulatifs : ATLAS_SMTP_URL manquant — le fondateur ne sera pas prévenu".into())
+    });
+    out
+}
+
 /// `arthur doctor` and the first-start screen: what works, what is missing, what to do.
 pub fn report(settings: &Settings, database_ok: bool, providers: &[ProviderCheck]) -> String {
     let files = model_files(settings);
@@ -152,6 +213,11 @@ pub fn report(settings: &Settings, database_ok: bool, providers: &[ProviderCheck
     }
     let atlas = settings.atlas.imap_url.is_some();
     line(atlas, if atlas { "Atlas : configuré".into() } else { "Atlas : non configuré (ATLAS_IMAP_URL)".to_string() });
+    if atlas {
+        for (ok, text) in atlas_checks(settings) {
+            line(ok, text);
+        }
+    }
     out.push_str(&format!("  web : http://{} (chat, rappels, journal)\n", settings.web_addr));
     out
 }

@@ -141,6 +141,13 @@ async fn errors_are_french_and_never_print_the_password() {
     let db = crate::scan::eicar_db();
     let mut env = env(&imap, &llm, db.path());
 
+    // The doctor says what Atlas lacks: no repository, no SMTP.
+    let doctor = String::from_utf8_lossy(&env.arthur(&["doctor"]).stdout).into_owned();
+    assert!(doctor.contains("[ok] Atlas : configuré"), "{doctor}");
+    assert!(doctor.contains("[ok] Atlas · antivirus : clamscan"), "{doctor}");
+    assert!(doctor.contains("[--] Atlas · lanceur : ATLAS_REPO manquant"), "{doctor}");
+    assert!(doctor.contains("[--] Atlas · récapitulatifs : ATLAS_SMTP_URL manquant"), "{doctor}");
+    assert!(!doctor.contains(imap.password()), "the doctor never prints the password");
     let out = env.arthur(&["atlas", "client", "add", "--name", "Moi", "--domain", "gmail.com"]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("Erreur : le client n'a pas pu être ajouté."), "{}", stderr(&out));
