@@ -359,7 +359,7 @@ async fn journal_and_launcher() {
     let mut child = Duration::ZERO;
     for id in &ids {
         for l in store.launches(*id).await.unwrap() {
-            child += Duration::from_millis(l.duration_ms.unwrap_or(0) as u64);
+            child += Duration::from_millis(l.end.duration_ms.unwrap_or(0) as u64);
         }
     }
     println!(

@@ -395,9 +395,9 @@ pub async fn run(
                 let events = store.launch_events(l.id).await?;
                 launches.push(json!({
                     "id": l.id, "iteration": l.iteration, "prompt": l.prompt_kind, "max_turns": l.max_turns,
-                    "workspace": l.workspace, "branch": l.branch, "status": l.status, "exit_code": l.exit_code,
-                    "killed": l.killed, "session_id": l.session_id, "cost_usd": l.cost_usd, "num_turns": l.num_turns,
-                    "duration_ms": l.duration_ms, "redactions": l.redactions,
+                    "workspace": l.workspace, "branch": l.branch, "status": l.end.status, "exit_code": l.end.exit_code,
+                    "killed": l.end.killed, "session_id": l.end.session_id, "cost_usd": l.end.cost_usd, "num_turns": l.end.num_turns,
+                    "duration_ms": l.end.duration_ms, "redactions": l.end.redactions,
                     "started_at": l.started_at.to_rfc3339(), "finished_at": l.finished_at.map(|t| t.to_rfc3339()),
                     "events": events.iter().map(|e| json!({
                         "seq": e.seq, "type": e.kind, "subtype": e.subtype, "tool": e.tool_name,

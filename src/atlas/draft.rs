@@ -92,7 +92,7 @@ pub async fn write(
         .launches(email_id)
         .await?
         .last()
-        .and_then(|l| l.contract.clone())
+        .and_then(|l| l.end.contract.clone())
         .and_then(|c| serde_json::from_str::<serde_json::Value>(&c).ok())
         .map(|c| {
             let summary = c["summary_md"].as_str().unwrap_or("").to_string();

@@ -320,6 +320,7 @@ pub struct LaunchEnd {
     pub contract: Option<String>,
 }
 
+/// A stored launch: how it started, and how it ended (`end.status` is `running` until then).
 #[derive(Debug, Clone)]
 pub struct LaunchRow {
     pub id: i64,
@@ -328,16 +329,7 @@ pub struct LaunchRow {
     pub max_turns: i64,
     pub workspace: String,
     pub branch: Option<String>,
-    pub status: String,
-    pub exit_code: Option<i64>,
-    pub killed: Option<String>,
-    pub session_id: Option<String>,
-    pub cost_usd: Option<f64>,
-    pub num_turns: Option<i64>,
-    pub duration_ms: Option<i64>,
-    pub events: i64,
-    pub redactions: i64,
-    pub contract: Option<String>,
+    pub end: LaunchEnd,
     pub started_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,
 }
@@ -1139,16 +1131,18 @@ impl AtlasStore for SqliteAtlasStore {
                     max_turns: r.try_get("max_turns")?,
                     workspace: r.try_get("workspace")?,
                     branch: r.try_get("branch")?,
-                    status: r.try_get("status")?,
-                    exit_code: r.try_get("exit_code")?,
-                    killed: r.try_get("killed")?,
-                    session_id: r.try_get("session_id")?,
-                    cost_usd: r.try_get("cost_usd")?,
-                    num_turns: r.try_get("num_turns")?,
-                    duration_ms: r.try_get("duration_ms")?,
-                    events: r.try_get("events")?,
-                    redactions: r.try_get("redactions")?,
-                    contract: r.try_get("contract")?,
+                    end: LaunchEnd {
+                        status: r.try_get("status")?,
+                        exit_code: r.try_get("exit_code")?,
+                        killed: r.try_get("killed")?,
+                        session_id: r.try_get("session_id")?,
+                        cost_usd: r.try_get("cost_usd")?,
+                        num_turns: r.try_get("num_turns")?,
+                        duration_ms: r.try_get("duration_ms")?,
+                        events: r.try_get("events")?,
+                        redactions: r.try_get("redactions")?,
+                        contract: r.try_get("contract")?,
+                    },
                     started_at: ts(r, "started_at")?,
                     finished_at: finished.as_deref().and_then(from_db),
                 })

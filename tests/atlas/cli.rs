@@ -16,14 +16,18 @@ struct Env {
 }
 
 impl Env {
-    fn arthur(&self, args: &[&str]) -> Output {
+    /// `arthur ARGS` with only this environment (a private data dir, no user config).
+    fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
         c.args(args).env_clear().env("PATH", std::env::var("PATH").unwrap()).env("HOME", self.data.path());
         c.env("ARTHUR_DATA_DIR", self.data.path()).env("XDG_CONFIG_HOME", self.data.path().join("config"));
         for (k, v) in &self.vars {
             c.env(k, v);
         }
-        c.output().unwrap()
+        c
+    }
+    fn arthur(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
     }
     fn ok(&self, args: &[&str]) -> String {
         let out = self.arthur(args);
@@ -200,20 +204,11 @@ async fn serve_polls_the_mailbox_and_reports_it_on_healthz() {
     llm.set_fallback(Some(verdict("question", "leger", 0.9)));
     imap.append(&msg("x@inconnu.fr", "Avis", "Ton avis ?").raw()).await;
 
-    let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
-    c.args(["serve", "--no-voice", "--atlas-poll-secs", "1"])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap())
-        .env("HOME", env.data.path())
-        .env("ARTHUR_DATA_DIR", env.data.path())
-        .env("XDG_CONFIG_HOME", env.data.path().join("config"))
-        .env("ARTHUR_WEB_ADDR", "127.0.0.1:0")
+    let mut c = env.command(&["serve", "--no-voice", "--atlas-poll-secs", "1"]);
+    c.env("ARTHUR_WEB_ADDR", "127.0.0.1:0")
         .env("RUST_LOG", "info")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    for (k, v) in &env.vars {
-        c.env(k, v);
-    }
     let mut child = crate::common::Killed(c.spawn().unwrap());
     let lines = crate::common::lines_of(&mut child.0);
     let mut seen = Vec::new();
@@ -261,19 +256,12 @@ async fn kill_9_mid_intake_loses_nothing_and_duplicates_nothing() {
         imap.append(&msg("x@inconnu.fr", &format!("Message {i}"), &"texte ".repeat(200)).raw()).await;
     }
     let db_path = env.data.path().join("arthur.db");
-    let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
-    c.args(["atlas", "poll", "--once"])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap())
-        .env("HOME", env.data.path())
-        .env("ARTHUR_DATA_DIR", env.data.path())
-        .env("XDG_CONFIG_HOME", env.data.path().join("config"))
+    let mut child = env
+        .command(&["atlas", "poll", "--once"])
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    for (k, v) in &env.vars {
-        c.env(k, v);
-    }
-    let mut child = c.spawn().unwrap();
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     // Kill as soon as some messages are committed, before the intake can finish.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let stored_at_kill = loop {
@@ -344,8 +332,7 @@ async fn serve_stops_a_launch_in_flight_through_the_salvage_path() {
     llm.push(verdict("run", "leger", 0.9));
     imap.append(&msg("jean@client.fr", "Long travail", "Refais tout").raw()).await;
 
-    let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
-    c.args([
+    let mut c = env.command(&[
         "serve",
         "--no-voice",
         "--atlas-poll-secs",
@@ -354,18 +341,8 @@ async fn serve_stops_a_launch_in_flight_through_the_salvage_path() {
         "1",
         "--atlas-launch-offset-secs",
         "1",
-    ])
-    .env_clear()
-    .env("PATH", std::env::var("PATH").unwrap())
-    .env("HOME", env.data.path())
-    .env("ARTHUR_DATA_DIR", env.data.path())
-    .env("XDG_CONFIG_HOME", env.data.path().join("config"))
-    .env("ARTHUR_WEB_ADDR", "127.0.0.1:0")
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped());
-    for (k, v) in &env.vars {
-        c.env(k, v);
-    }
+    ]);
+    c.env("ARTHUR_WEB_ADDR", "127.0.0.1:0").stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
     let mut child = crate::common::Killed(c.spawn().unwrap());
     let lines = crate::common::lines_of(&mut child.0);
     let mut seen = Vec::new();

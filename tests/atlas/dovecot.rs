@@ -69,7 +69,7 @@ impl Dovecot {
     pub async fn start() -> Dovecot {
         let mut last = String::new();
         for _ in 0..ATTEMPTS {
-            match Self::try_start(free_port()).await {
+            match Self::try_start(crate::scan::free_port()).await {
                 Attempt::Ready(dovecot) => return dovecot,
                 Attempt::PortTaken(log) => last = log,
             }
@@ -305,11 +305,6 @@ impl Drop for Dovecot {
 
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
-}
-
-/// A port that was free a moment ago (the kernel's pick for 127.0.0.1:0).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("binding 127.0.0.1:0").port()
 }
 
 fn id(args: &[&str]) -> String {

@@ -145,14 +145,14 @@ async fn a_light_run_commits_in_a_worktree_merges_back_and_tells_the_founder() {
     let launches = t.app.store.launches(row.id).await.unwrap();
     assert_eq!(launches.len(), 1);
     let l = &launches[0];
-    assert_eq!((l.status.as_str(), l.prompt_kind.as_str(), l.max_turns), ("ok", "run", 40));
+    assert_eq!((l.end.status.as_str(), l.prompt_kind.as_str(), l.max_turns), ("ok", "run", 40));
     let events = t.app.store.launch_events(l.id).await.unwrap();
-    assert_eq!(events.len() as i64, l.events);
+    assert_eq!(events.len() as i64, l.end.events);
     assert_eq!(events.first().unwrap().kind, "system");
     assert_eq!(events.last().unwrap().kind, "result");
     assert!(events.windows(2).all(|w| w[0].seq + 1 == w[1].seq), "in order, no gap");
     assert!(events.iter().any(|e| e.tool_name.as_deref() == Some("Bash")));
-    assert!(l.session_id.is_some() && l.cost_usd.is_some());
+    assert!(l.end.session_id.is_some() && l.end.cost_usd.is_some());
 
     let ev = t.app.events(row.id).await;
     for e in [
@@ -200,7 +200,7 @@ async fn secrets_never_reach_the_journal() {
         assert!(dump.iter().all(|d| !d.contains(secret)), "{secret} stored");
     }
     let l = &t.app.store.launches(row.id).await.unwrap()[0];
-    assert!(l.redactions >= 4, "{}", l.redactions);
+    assert!(l.end.redactions >= 4, "{}", l.end.redactions);
     assert!(dump.iter().any(|d| d.contains("REDACTED")));
     // A question is rich, unlimited, and never codes.
     assert_eq!((l.prompt_kind.as_str(), l.max_turns), ("rich", 0));
@@ -217,7 +217,7 @@ async fn a_silent_run_times_out_is_salvaged_and_retried_after_the_quiet_window()
     assert_eq!(report.retry_later, 1, "{report:?}");
     assert_eq!(t.state(row.id).await.status, EmailState::Classified, "back in the queue");
     let l = &t.app.store.launches(row.id).await.unwrap()[0];
-    assert_eq!((l.status.as_str(), l.killed.as_deref()), ("idle", Some("idle")));
+    assert_eq!((l.end.status.as_str(), l.end.killed.as_deref()), ("idle", Some("idle")));
     let audits = t.app.store.audits(row.id).await.unwrap();
     let failed = audits.iter().find(|a| a.event == audit::SPAWN_FAILED).unwrap();
     assert_eq!((failed.detail["code"].as_i64(), failed.detail["retryable"].as_bool()), (Some(125), Some(true)));
@@ -576,7 +576,7 @@ async fn a_shutdown_interrupts_the_run_in_flight_and_salvages_it() {
         tokio::time::timeout(Duration::from_secs(15), cycle).await.expect("stopped promptly").unwrap().unwrap();
     assert_eq!((report.launched, report.retry_later), (1, 1), "the second candidate was not started: {report:?}");
     let l = &t.app.store.launches(row.id).await.unwrap()[0];
-    assert_eq!((l.status.as_str(), l.killed.as_deref()), ("hard_timeout", Some("shutdown")));
+    assert_eq!((l.end.status.as_str(), l.end.killed.as_deref()), ("hard_timeout", Some("shutdown")));
     assert_eq!(t.state(row.id).await.status, EmailState::Classified, "relaunched after the quiet window");
     let salvaged = t.app.store.audits(row.id).await.unwrap().into_iter().find(|a| a.event == audit::SALVAGED).unwrap();
     assert_eq!(salvaged.detail["commits"], 1);
