@@ -1,0 +1,337 @@
+//! Atlas' storage: the `AtlasStore` trait (one transaction per method, each step of the
+//! pipeline a guarded transition so that replaying it is a no-op) and one implementation
+//! per backend: `sqlite` (the appliance's file) and `postgres` (several workers, one database).
+
+pub mod sqlite;
+
+pub use sqlite::SqliteAtlasStore;
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use super::mail::EmailAddress;
+use super::{Complexity, EmailState, Intent};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AtlasStoreError {
+    #[error("database error: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("a client named {0:?} already exists")]
+    DuplicateClient(String),
+    #[error("the address or domain {0:?} already belongs to a client")]
+    DuplicateAddress(String),
+    #[error("{0:?} is a public webmail domain: it cannot identify a client")]
+    PublicDomain(String),
+    #[error("unexpected value in column {column}: {value:?}")]
+    Corrupt { column: &'static str, value: String },
+}
+
+pub type StoreResult<T> = Result<T, AtlasStoreError>;
+
+/// A message as fetched, ready to be stored.
+#[derive(Debug, Clone)]
+pub struct NewMessage {
+    /// `user@host:port/mailbox` — never the password.
+    pub account: String,
+    pub message_key: String,
+    pub message_id: Option<String>,
+    pub imap_uid: Option<u32>,
+    pub from_email: Option<String>,
+    pub subject: String,
+    pub raw: Vec<u8>,
+    pub dkim_pass: bool,
+    pub dkim_detail: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inserted {
+    /// A new raw message and its `received` state row (id of the state row).
+    New(i64),
+    /// Already stored under the same account and key (id of the existing state row).
+    Duplicate(i64),
+}
+
+/// The state row, with what the list and the pipeline need from the raw message.
+#[derive(Debug, Clone)]
+pub struct EmailRow {
+    pub id: i64,
+    pub message_id: Option<String>,
+    pub message_key: String,
+    pub status: EmailState,
+    pub from_email: Option<String>,
+    pub subject: String,
+    pub dkim_pass: bool,
+    pub size: i64,
+    pub scan_verdict: Option<String>,
+    pub attachment_count: Option<i64>,
+    pub attempts: i64,
+    pub client_id: Option<i64>,
+    pub client_source: Option<String>,
+    pub intent: Option<Intent>,
+    pub complexity: Option<Complexity>,
+    pub confidence: Option<f64>,
+    pub model: Option<String>,
+    pub justification: Option<String>,
+    pub chantier_id: Option<i64>,
+    /// The materialised row, as (`run`|`question`|`negociation`|`conseil`, id).
+    pub materialised: Option<(&'static str, i64)>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone)]
+pub struct AuditRow {
+    pub id: i64,
+    pub email_id: Option<i64>,
+    pub event: String,
+    pub detail: Value,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Client {
+    pub id: i64,
+    pub name: String,
+    /// Confirmed monthly recurring revenue; `None` when not confirmed.
+    pub mrr: Option<f64>,
+    pub status: String,
+    pub priority: String,
+    pub emails: Vec<String>,
+    pub domains: Vec<String>,
+    /// Provider and model of this client's draft replies (`mistral` by default).
+    pub ai_provider: Option<String>,
+    pub ai_model: Option<String>,
+    /// Claude Code's `--model` for this client's runs (before the global setting).
+    pub claude_model: Option<String>,
+}
+
+impl Client {
+    /// A paying client: confirmed MRR strictly positive.
+    pub fn is_paying(&self) -> bool {
+        self.mrr.is_some_and(|m| m > 0.0)
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct NewClient {
+    pub name: String,
+    pub emails: Vec<EmailAddress>,
+    pub domains: Vec<String>,
+    pub mrr: Option<f64>,
+    pub status: Option<String>,
+    pub priority: Option<String>,
+    pub ai_provider: Option<String>,
+    pub ai_model: Option<String>,
+    pub claude_model: Option<String>,
+}
+
+/// A failed attempt at one step of the pipeline.
+#[derive(Debug, Clone)]
+pub struct StepFailure {
+    /// The state the step starts from (the row must still be in it).
+    pub from: EmailState,
+    pub event: &'static str,
+    pub detail: Value,
+    pub max_attempts: i64,
+    /// Where the row goes after `max_attempts` failures.
+    pub terminal: EmailState,
+}
+
+/// The result of a scan, to record on the state row.
+#[derive(Debug, Clone)]
+pub struct ScanRecord {
+    /// `clean`, `infected` or `error` (the worst over all parts).
+    pub verdict: &'static str,
+    pub scanned_parts: usize,
+    pub attachments: usize,
+    pub detail: Value,
+}
+
+/// A classification after the guards, with everything it materialises, stored in one
+/// transaction.
+#[derive(Debug, Clone)]
+pub struct ClassificationRecord {
+    pub intent: Intent,
+    pub complexity: Complexity,
+    pub confidence: f64,
+    pub model: String,
+    pub justification: String,
+    pub client_id: Option<i64>,
+    pub client_source: &'static str,
+    pub is_forward: bool,
+    /// An open chantier the message was confidently matched to (run and question only).
+    pub chantier_id: Option<i64>,
+    /// Guard audits (event, detail) written with the `classified` audit.
+    pub audits: Vec<(&'static str, Value)>,
+}
+
+/// Counts for the calibration report over a window.
+#[derive(Debug, Clone, Default)]
+pub struct ReportData {
+    /// Per classified e-mail: intent, complexity, confidence, client id.
+    pub classified: Vec<(Intent, Complexity, f64, Option<i64>)>,
+    /// Audit event → count in the window.
+    pub audit_counts: BTreeMap<String, i64>,
+    /// Per materialised item: its intent, its complexity (runs), its status, internal (no client).
+    pub items: Vec<(Intent, Option<Complexity>, String, bool)>,
+}
+
+#[async_trait]
+pub trait AtlasStore: Send + Sync {
+    /// Stores a raw message and its `received` state row and the `poll_inserted` audit, in
+    /// one transaction; a message already stored under the same account and key is left
+    /// untouched (`Duplicate`).
+    async fn insert_message(&self, msg: &NewMessage, now: DateTime<Utc>) -> StoreResult<Inserted>;
+    async fn audit(&self, email_id: Option<i64>, event: &str, detail: Value, now: DateTime<Utc>) -> StoreResult<()>;
+    /// Rows in these states with an id above `after_id`, oldest first (a cursor, so one
+    /// pass visits each row once even when it stays in its state).
+    async fn emails_in(&self, states: &[EmailState], after_id: i64, limit: i64) -> StoreResult<Vec<EmailRow>>;
+    async fn email(&self, id: i64) -> StoreResult<Option<EmailRow>>;
+    async fn raw(&self, id: i64) -> StoreResult<Option<Vec<u8>>>;
+    /// `received` → `scanned` (clean) or `blocked` (not clean); false when the row was no
+    /// longer `received` (another worker did it).
+    async fn record_scan(&self, id: i64, scan: &ScanRecord, now: DateTime<Utc>) -> StoreResult<bool>;
+    /// A failed attempt at the step of `f.from`: the audit, `attempts + 1`, and after
+    /// `f.max_attempts` the terminal state. Returns the state the row is in afterwards.
+    async fn record_failure(&self, id: i64, f: &StepFailure, now: DateTime<Utc>) -> StoreResult<EmailState>;
+    /// `scanned` → `classified` with the guard audits, the `classified` audit and the
+    /// materialised row; None when the row was no longer `scanned`.
+    async fn record_classification(
+        &self,
+        id: i64,
+        rec: &ClassificationRecord,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Option<(&'static str, i64)>>>;
+    /// `classify_failed` → `scanned` (attempts reset) so that the next tick retries it.
+    async fn retry_failed(&self, now: DateTime<Utc>) -> StoreResult<u64>;
+    async fn add_client(&self, client: &NewClient, now: DateTime<Utc>) -> StoreResult<i64>;
+    async fn clients(&self) -> StoreResult<Vec<Client>>;
+    async fn client(&self, id: i64) -> StoreResult<Option<Client>>;
+    /// The client an address identifies: its exact address first, then its domain (never a
+    /// public webmail domain).
+    async fn client_for(&self, addr: &EmailAddress) -> StoreResult<Option<Client>>;
+    async fn add_chantier(&self, name: &str, client_id: Option<i64>, now: DateTime<Utc>) -> StoreResult<i64>;
+    async fn open_chantiers(&self, client_id: Option<i64>) -> StoreResult<Vec<(i64, String)>>;
+    async fn audits(&self, email_id: i64) -> StoreResult<Vec<AuditRow>>;
+    async fn list(&self, state: Option<EmailState>) -> StoreResult<Vec<EmailRow>>;
+    async fn report_data(&self, since: DateTime<Utc>) -> StoreResult<ReportData>;
+
+    // ---- the launcher ----
+    /// `classified` rows whose intent is in the launch whitelist and that have no spawn
+    /// audit since `quiet_since` (the one-hour idempotence window), oldest first.
+    async fn launch_candidates(&self, quiet_since: DateTime<Utc>, limit: i64) -> StoreResult<Vec<EmailRow>>;
+    /// Takes the lease of a message unless a live one exists (an expired one is taken over).
+    async fn try_lease(
+        &self,
+        email_id: i64,
+        holder: &str,
+        now: DateTime<Utc>,
+        ttl: chrono::Duration,
+    ) -> StoreResult<bool>;
+    async fn renew_lease(
+        &self,
+        email_id: i64,
+        holder: &str,
+        now: DateTime<Utc>,
+        ttl: chrono::Duration,
+    ) -> StoreResult<bool>;
+    async fn release_lease(&self, email_id: i64, holder: &str) -> StoreResult<()>;
+    /// Leases acquired before `acquired_before` and still held: (email id, holder, acquired at).
+    async fn old_leases(&self, acquired_before: DateTime<Utc>) -> StoreResult<Vec<(i64, String, DateTime<Utc>)>>;
+    /// `spawned` rows without a live lease (their launcher died): back to `classified`,
+    /// their running launches marked `interrupted`, audited. Returns their ids.
+    async fn reclaim_interrupted(&self, now: DateTime<Utc>) -> StoreResult<Vec<i64>>;
+    /// A guarded state change with its audit; false when the row was not in `from`.
+    async fn transition(
+        &self,
+        id: i64,
+        from: EmailState,
+        to: EmailState,
+        event: &str,
+        detail: Value,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool>;
+    /// Corrects intent and complexity after the run (the contract's downgrade), audited.
+    async fn correct_intent(
+        &self,
+        id: i64,
+        intent: Intent,
+        complexity: Complexity,
+        now: DateTime<Utc>,
+    ) -> StoreResult<()>;
+    async fn start_launch(&self, launch: &NewLaunch, now: DateTime<Utc>) -> StoreResult<i64>;
+    /// Appends journal events in one transaction.
+    async fn append_events(&self, launch_id: i64, events: &[JournalEvent], now: DateTime<Utc>) -> StoreResult<()>;
+    async fn finish_launch(&self, launch_id: i64, end: &LaunchEnd, now: DateTime<Utc>) -> StoreResult<()>;
+    async fn launches(&self, email_id: i64) -> StoreResult<Vec<LaunchRow>>;
+    async fn launch_events(&self, launch_id: i64) -> StoreResult<Vec<JournalEvent>>;
+    /// The founder refuses what an e-mail materialised (`annule`, counted by the report's
+    /// success proxy); returns the item, None when nothing was materialised.
+    async fn cancel_item(&self, email_id: i64, now: DateTime<Utc>) -> StoreResult<Option<(&'static str, i64)>>;
+    /// A draft reply written for the founder (never sent).
+    async fn add_draft(
+        &self,
+        email_id: i64,
+        text: &str,
+        provider: &str,
+        model: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<i64>;
+    /// Drafts of a message: (id, text, provider, model, created at), newest last.
+    async fn drafts(&self, email_id: i64) -> StoreResult<Vec<(i64, String, String, String, DateTime<Utc>)>>;
+}
+
+/// A launch about to start.
+#[derive(Debug, Clone)]
+pub struct NewLaunch {
+    pub email_id: i64,
+    pub iteration: i64,
+    pub prompt_kind: &'static str,
+    pub max_turns: i64,
+    pub workspace: String,
+    pub branch: Option<String>,
+    pub fork_commit: Option<String>,
+}
+
+/// One journal event, already redacted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JournalEvent {
+    pub seq: i64,
+    pub kind: String,
+    pub subtype: Option<String>,
+    pub tool_name: Option<String>,
+    pub payload: String,
+}
+
+/// How a launch ended.
+#[derive(Debug, Clone, Default)]
+pub struct LaunchEnd {
+    pub status: String,
+    pub exit_code: Option<i64>,
+    pub killed: Option<String>,
+    pub session_id: Option<String>,
+    pub cost_usd: Option<f64>,
+    pub num_turns: Option<i64>,
+    pub duration_ms: Option<i64>,
+    pub events: i64,
+    pub redactions: i64,
+    pub contract: Option<String>,
+}
+
+/// A stored launch: how it started, and how it ended (`end.status` is `running` until then).
+#[derive(Debug, Clone)]
+pub struct LaunchRow {
+    pub id: i64,
+    pub iteration: i64,
+    pub prompt_kind: String,
+    pub max_turns: i64,
+    pub workspace: String,
+    pub branch: Option<String>,
+    pub end: LaunchEnd,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
