@@ -254,6 +254,8 @@ pub struct CycleReport {
     pub reclaimed: usize,
     pub candidates: usize,
     pub skipped_lock_held: usize,
+    /// Locked, then found launched meanwhile by another worker.
+    pub no_longer_candidate: usize,
     pub launched: usize,
     pub actioned: usize,
     pub failed: usize,
@@ -303,6 +305,12 @@ impl Launcher {
             if !self.store.try_lease(row.id, &self.holder, self.now(), ttl).await? {
                 self.store.audit(Some(row.id), audit::SPAWN_SKIPPED_LOCK_HELD, json!({}), self.now()).await?;
                 report.skipped_lock_held += 1;
+                continue;
+            }
+            // The list may be stale: another worker can have launched this message since.
+            if !self.store.still_candidate(row.id, quiet_since).await? {
+                self.store.release_lease(row.id, &self.holder).await?;
+                report.no_longer_candidate += 1;
                 continue;
             }
             report.launched += 1;

@@ -1,3 +1,4 @@
+#![allow(dead_code)] // each test binary that includes the harness uses part of it
 //! A private PostgreSQL cluster per test: `initdb` into a temporary directory, one
 //! `postgres` on a free loopback port with its socket in that directory, trust
 //! authentication, `fsync=off`. Several can run at once; dropping one stops it
@@ -257,4 +258,44 @@ pub fn alive(pid: u32) -> bool {
         Ok(stat) => stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()) != Some("Z"),
         Err(_) => false,
     }
+}
+
+/// One cluster for the whole test binary, started on first use (in its own thread and
+/// runtime, since each `#[tokio::test]` has its own), stopped when the test process exits:
+/// a watcher shell, started with the cluster, waits for this process to go and then stops
+/// the server and removes its directory (statics are never dropped).
+pub fn shared() -> &'static Postgres {
+    static SHARED: std::sync::OnceLock<Postgres> = std::sync::OnceLock::new();
+    SHARED.get_or_init(|| {
+        let pg = std::thread::spawn(|| {
+            tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime").block_on(Postgres::start())
+        })
+        .join()
+        .expect("starting the shared cluster");
+        let script = format!(
+            "while kill -0 {test} 2>/dev/null; do sleep 0.2; done; \
+             '{pg_ctl}' stop -D '{data}' -m immediate -w -t 10 >/dev/null 2>&1; \
+             kill -9 {postmaster} 2>/dev/null; rm -rf '{dir}'",
+            test = std::process::id(),
+            pg_ctl = pg.bin.join("pg_ctl").display(),
+            data = pg.data.display(),
+            postmaster = pg.child.id(),
+            dir = pg._dir.path().display(),
+        );
+        let mut watcher = Command::new("sh");
+        watcher.arg("-c").arg(script).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        if let Some((uid, gid)) = pg.owner {
+            watcher.uid(uid).gid(gid);
+        }
+        // Its own process group: a Ctrl-C aimed at the tests does not stop the cleanup.
+        watcher.process_group(0).spawn().expect("spawn the cluster's watcher");
+        pg
+    })
+}
+
+/// A new, empty database in the shared cluster (unique name), and its URL.
+pub async fn fresh_database() -> String {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    shared().create_db(&format!("t{}_{n}", std::process::id())).await
 }

@@ -223,6 +223,9 @@ pub trait AtlasStore: Send + Sync {
     /// `classified` rows whose intent is in the launch whitelist and that have no spawn
     /// audit since `quiet_since` (the one-hour idempotence window), oldest first.
     async fn launch_candidates(&self, quiet_since: DateTime<Utc>, limit: i64) -> StoreResult<Vec<EmailRow>>;
+    /// Whether message `id` is still a launch candidate (same rules), checked once its lock
+    /// is held: another worker may have launched it since the candidates were read.
+    async fn still_candidate(&self, id: i64, quiet_since: DateTime<Utc>) -> StoreResult<bool>;
     /// Takes the lease of a message unless a live one exists (an expired one is taken over).
     async fn try_lease(
         &self,

@@ -30,6 +30,12 @@ impl SqliteAtlasStore {
     }
 }
 
+/// A launch candidate (one bind: the start of the quiet window): classified, an intent in
+/// the whitelist, no spawn audit in the window.
+const CANDIDATE: &str = "e.status = 'classified' AND e.intent IN ('run', 'question', 'negociation', 'conseil')
+    AND NOT EXISTS (SELECT 1 FROM atlas_audits a WHERE a.email_id = e.id
+        AND a.event IN ('spawn_started', 'spawn_action_done', 'spawn_failed') AND a.created_at >= ?)";
+
 const EMAIL_SELECT: &str = "SELECT e.*, r.message_id, r.message_key, r.from_email, r.subject, r.dkim_pass, r.size
      FROM atlas_emails e JOIN atlas_raw_messages r ON r.id = e.raw_message_id";
 
@@ -567,12 +573,7 @@ impl AtlasStore for SqliteAtlasStore {
     }
 
     async fn launch_candidates(&self, quiet_since: DateTime<Utc>, limit: i64) -> StoreResult<Vec<EmailRow>> {
-        let sql = format!(
-            "{EMAIL_SELECT} WHERE e.status = 'classified' AND e.intent IN ('run', 'question', 'negociation', 'conseil')
-               AND NOT EXISTS (SELECT 1 FROM atlas_audits a WHERE a.email_id = e.id
-                   AND a.event IN ('spawn_started', 'spawn_action_done', 'spawn_failed') AND a.created_at >= ?)
-             ORDER BY e.id LIMIT ?"
-        );
+        let sql = format!("{EMAIL_SELECT} WHERE {CANDIDATE} ORDER BY e.id LIMIT ?");
         sqlx::query(&sql)
             .bind(to_db(quiet_since))
             .bind(limit)
@@ -581,6 +582,13 @@ impl AtlasStore for SqliteAtlasStore {
             .iter()
             .map(email_row)
             .collect()
+    }
+
+    async fn still_candidate(&self, id: i64, quiet_since: DateTime<Utc>) -> StoreResult<bool> {
+        let sql = format!("SELECT e.id FROM atlas_emails e WHERE {CANDIDATE} AND e.id = ?");
+        let found: Option<i64> =
+            sqlx::query_scalar(&sql).bind(to_db(quiet_since)).bind(id).fetch_optional(&self.pool).await?;
+        Ok(found.is_some())
     }
 
     async fn try_lease(
