@@ -4,11 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use arthur_agents::llm::client::{ClientOptions, ConfiguredModels, LlmClient, ProviderEndpoint};
 use arthur_agents::llm::embeddings::{Embedder, HttpEmbedder};
 use arthur_agents::llm::{ChatModel, ProviderKind};
-use arthur_agents::memory::{MemoryStore, SqliteStore};
+use arthur_agents::memory::MemoryStore;
 use arthur_agents::time::{Clock, SystemClock};
 use arthur_agents::tools::{ToolBox, ToolContext};
 use arthur_agents::turn::TurnEngine;
@@ -20,7 +20,9 @@ const EMBED_TIMEOUT: Duration = Duration::from_secs(20);
 
 pub struct App {
     pub settings: Settings,
-    pub store: Arc<SqliteStore>,
+    /// The memory store (`db.memory`).
+    pub store: Arc<dyn MemoryStore>,
+    pub db: crate::db::Database,
     pub tools: ToolBox,
     pub ctx: ToolContext,
     pub engine: Arc<TurnEngine>,
@@ -36,23 +38,17 @@ impl App {
     pub async fn open_with_clock(settings: Settings, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         std::fs::create_dir_all(&settings.data_dir)
             .with_context(|| format!("creating data directory {}", settings.data_dir.display()))?;
-        let url = settings.database_url.as_str();
-        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            bail!("the PostgreSQL backend is not available yet; use a sqlite:// ARTHUR_DATABASE_URL");
-        }
-        if !url.starts_with("sqlite:") {
-            bail!("unsupported ARTHUR_DATABASE_URL scheme (expected sqlite:// or postgres://)");
-        }
-        let store = Arc::new(SqliteStore::open(url).await.with_context(|| format!("opening database {url}"))?);
+        let db = crate::db::Database::open(settings.database_url.as_str()).await?;
+        let store = db.memory.clone();
         let ctx = ToolContext {
-            store: store.clone() as Arc<dyn MemoryStore>,
+            store: store.clone(),
             clock,
             tz: settings.timezone,
             embedder: embedder(&settings)?,
             preferences_cap: settings.preferences_cap,
         };
         let engine = Arc::new(TurnEngine::new(llm_client(&settings)?, ctx.clone()));
-        Ok(Self { settings, store, tools: ToolBox::new(), ctx, engine })
+        Ok(Self { settings, store, db, tools: ToolBox::new(), ctx, engine })
     }
 }
 

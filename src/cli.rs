@@ -99,6 +99,10 @@ pub enum Command {
         /// Seconds after the start before the first launch cycle.
         #[arg(long, default_value_t = 120, hide = true)]
         atlas_launch_offset_secs: u64,
+        /// An Atlas worker only: the mailbox poller and the launcher, no web, voice or
+        /// reminders. Several can share one PostgreSQL database (ARTHUR_DATABASE_URL).
+        #[arg(long)]
+        atlas_only: bool,
     },
     /// What works and what is missing (database, models, microphone, providers, Atlas).
     Doctor,
@@ -302,8 +306,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             atlas_poll_secs,
             atlas_launch_secs,
             atlas_launch_offset_secs,
+            atlas_only,
         } => {
-            let first_start = crate::first_start::prepare().context("first start")?;
+            let first_start =
+                if atlas_only { None } else { crate::first_start::prepare().context("first start")? };
             let app = open().await?;
             if let Some(config) = first_start {
                 let providers = crate::health::check_providers(crate::health::providers(&app.settings)).await;
@@ -320,6 +326,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 atlas_poll: std::time::Duration::from_secs(atlas_poll_secs.max(1)),
                 atlas_launch: std::time::Duration::from_secs(atlas_launch_secs.max(1)),
                 atlas_launch_offset: std::time::Duration::from_secs(atlas_launch_offset_secs),
+                atlas_only,
             };
             crate::serve::run(app, args, shutdown_signal()).await?;
             Ok(ExitCode::SUCCESS)

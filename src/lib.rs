@@ -7,6 +7,7 @@ pub mod bench;
 pub mod chat;
 pub mod cli;
 pub mod config;
+pub mod db;
 pub mod first_start;
 pub mod health;
 pub mod listen;

@@ -49,6 +49,9 @@ pub struct ServeArgs {
     /// Period of the Atlas launcher (5 minutes) and its offset after the start (2 minutes).
     pub atlas_launch: Duration,
     pub atlas_launch_offset: Duration,
+    /// An Atlas worker only (poller and launcher; no web, voice or reminders): one of several
+    /// `arthur serve --atlas-only` sharing one PostgreSQL database.
+    pub atlas_only: bool,
 }
 
 /// Runs the appliance until `shutdown` resolves.
@@ -60,7 +63,10 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         let _ = stop_tx.send(true);
     });
     let health = Arc::new(HealthBoard::default());
-    {
+    if args.atlas_only && app.settings.atlas.imap_url.is_none() {
+        anyhow::bail!("--atlas-only needs ATLAS_IMAP_URL: an Atlas worker has nothing else to do");
+    }
+    if !args.atlas_only {
         let health = health.clone();
         let providers = health::providers(&app.settings);
         tokio::spawn(async move {
@@ -69,11 +75,17 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         });
     }
 
-    let (listener, state) = crate::web::bind_for(&app, health.clone()).await?;
-    let web = tokio::spawn(crate::web::run(listener, state, stop.clone().wait()));
+    let web = if args.atlas_only {
+        None
+    } else {
+        let (listener, state) = crate::web::bind_for(&app, health.clone()).await?;
+        Some(tokio::spawn(crate::web::run(listener, state, stop.clone().wait())))
+    };
 
     let (announce_tx, announce_rx) = mpsc::channel(16);
-    let voice = if args.no_voice || app.settings.demo {
+    let voice = if args.atlas_only {
+        None
+    } else if args.no_voice || app.settings.demo {
         health.update(|s| s.voice = Some("désactivée (--no-voice ou démonstration)".into()));
         None
     } else {
@@ -90,16 +102,19 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
     };
     let announce = voice.as_ref().map(|_| announce_tx);
 
-    let notifier = tokio::spawn(crate::notifier::run(
-        crate::notifier::NotifierDeps {
-            store: app.ctx.store.clone(),
-            clock: app.ctx.clock.clone(),
-            period: args.reminder_check,
-            announce,
-            health: health.clone(),
-        },
-        stop.clone(),
-    ));
+    // Reminders belong to the appliance: an Atlas-only worker does not announce them.
+    let notifier = (!args.atlas_only).then(|| {
+        tokio::spawn(crate::notifier::run(
+            crate::notifier::NotifierDeps {
+                store: app.ctx.store.clone(),
+                clock: app.ctx.clock.clone(),
+                period: args.reminder_check,
+                announce,
+                health: health.clone(),
+            },
+            stop.clone(),
+        ))
+    });
 
     let atlas = if app.settings.atlas.imap_url.is_none() || app.settings.demo {
         None
@@ -139,15 +154,21 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
     };
 
     let mut failed = false;
-    match web.await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => {
-            tracing::error!(error = %e, "web server failed");
-            failed = true;
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "web task panicked");
-            failed = true;
+    match web {
+        Some(web) => match web.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "web server failed");
+                failed = true;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "web task panicked");
+                failed = true;
+            }
+        },
+        None => {
+            eprintln!("Atlas : worker {} prêt (--atlas-only).", crate::atlas::command::holder());
+            stop.clone().wait().await
         }
     }
     if let Some(voice) = voice {
@@ -163,7 +184,10 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
             }
         }
     }
-    if let Ok(Err(e)) = notifier.await {
+    if let Some(Ok(Err(e))) = match notifier {
+        Some(n) => Some(n.await),
+        None => None,
+    } {
         tracing::error!(error = %format!("{e:#}"), "reminder notifier failed");
         failed = true;
     }
@@ -179,7 +203,7 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
             failed = true;
         }
     }
-    app.store.close().await;
+    app.db.close().await;
     if failed {
         anyhow::bail!("a component of arthur serve failed (see the log above)");
     }

@@ -18,7 +18,7 @@ use super::ocr::Ocr;
 use super::pipeline::{Atlas, AtlasDeps};
 use super::recap::SmtpAccount;
 use super::scan::Scanner;
-use super::store::{AtlasStore, EmailRow, NewClient, SqliteAtlasStore};
+use super::store::{AtlasStore, EmailRow, NewClient};
 use super::EmailState;
 use crate::app::App;
 
@@ -135,7 +135,7 @@ pub enum ChantierCmd {
 
 /// The Atlas store on the app's database.
 pub fn store(app: &App) -> Arc<dyn AtlasStore> {
-    Arc::new(SqliteAtlasStore::new(app.store.pool().clone()))
+    app.db.atlas.clone()
 }
 
 /// The pipeline's dependencies from the settings.
@@ -192,8 +192,8 @@ pub fn launcher(app: &App) -> anyhow::Result<Launcher> {
             mailbox: a.mailbox_email.clone(),
         },
         clock: app.ctx.clock.clone(),
-        holder: format!("{}:{}", hostname(), std::process::id()),
-        personas: Some(app.store.pool().clone()),
+        holder: holder(),
+        personas: Some(app.db.pool.clone()),
         shutdown: None,
     })
 }
@@ -246,6 +246,11 @@ pub fn signature(settings: &crate::config::Settings) -> String {
         }
         _ => "Bien cordialement.".into(),
     }
+}
+
+/// Who this process is, in lease rows and as the launch lock's application name.
+pub fn holder() -> String {
+    format!("{}:{}", hostname(), std::process::id())
 }
 
 fn hostname() -> String {

@@ -241,7 +241,7 @@ pub struct Launcher {
     /// Who holds the leases this launcher takes (host + pid).
     pub holder: String,
     /// The database holding the personas and the founder's preferences (None: no persona).
-    pub personas: Option<sqlx::SqlitePool>,
+    pub personas: Option<crate::db::Pool>,
     /// Arthur is stopping: a run in flight is killed and takes the salvage path (commits and
     /// partial contract kept, the founder told, the message relaunched later); no new run starts.
     pub shutdown: Option<crate::serve::Shutdown>,
@@ -823,9 +823,13 @@ impl Launcher {
         query: &str,
     ) -> Result<Option<String>, AtlasStoreError> {
         let Some(pool) = &self.personas else { return Ok(None) };
+        let pool = pool.agents();
         let agent = super::persona::agent_for(intent.as_str(), complexity.as_str(), None);
-        let preferences: Vec<String> =
-            sqlx::query_scalar("SELECT texte FROM preferences WHERE active = 1 ORDER BY id").fetch_all(pool).await?;
+        let preferences = match super::persona::founder_preferences(pool).await {
+            Ok(p) => p,
+            Err(super::persona::PersonaError::Database(e)) => return Err(e.into()),
+            Err(e) => return Err(AtlasStoreError::Corrupt { column: "preferences", value: e.to_string() }),
+        };
         match super::persona::bundle(pool, agent, super::persona::BriefingLevel::Metier, query, None, &preferences)
             .await
         {

@@ -17,8 +17,8 @@ use arthur_agents::memory::sqlite::{decode_vector, encode_vector};
 use arthur_agents::text::normalise;
 use arthur_agents::time::{from_db, to_db};
 use chrono::{DateTime, Utc};
-use sqlx::sqlite::SqliteRow;
-use sqlx::{Row, SqlitePool};
+use sqlx::postgres::PgPool;
+use sqlx::{ColumnIndex, Decode, Row, SqlitePool, Type};
 
 /// Cosine similarity under which a lesson is not recalled (the souvenirs' threshold).
 pub const LESSON_SIMILARITY_THRESHOLD: f32 = 0.6;
@@ -26,6 +26,69 @@ pub const LESSON_SIMILARITY_THRESHOLD: f32 = 0.6;
 pub const BUNDLE_LESSONS: usize = 5;
 /// The ring of the orchestrator (Atlas), alone at the centre.
 pub const ORCHESTRATOR_RING: u8 = 0;
+
+/// The database holding `atlas_agents` and `atlas_lessons`, whichever the backend.
+#[derive(Debug, Clone, Copy)]
+pub enum AgentsDb<'a> {
+    Sqlite(&'a SqlitePool),
+    Postgres(&'a PgPool),
+}
+
+impl<'a> From<&'a SqlitePool> for AgentsDb<'a> {
+    fn from(pool: &'a SqlitePool) -> Self {
+        AgentsDb::Sqlite(pool)
+    }
+}
+
+impl<'a> From<&'a PgPool> for AgentsDb<'a> {
+    fn from(pool: &'a PgPool) -> Self {
+        AgentsDb::Postgres(pool)
+    }
+}
+
+/// The few queries of this module, written once with `?` and numbered for PostgreSQL.
+macro_rules! on_db {
+    ($db:expr, $sql:expr, |$q:ident| $body:expr) => {
+        match $db {
+            AgentsDb::Sqlite(pool) => {
+                let $q = sqlx::query::<sqlx::Sqlite>($sql);
+                let run = $body;
+                run.fetch_all(pool).await?.iter().map(|r| FromAgentsRow::from_row(r)).collect::<Result<Vec<_>, _>>()
+            }
+            AgentsDb::Postgres(pool) => {
+                let numbered = number_placeholders($sql);
+                let $q = sqlx::query::<sqlx::Postgres>(&numbered);
+                let run = $body;
+                run.fetch_all(pool).await?.iter().map(|r| FromAgentsRow::from_row(r)).collect::<Result<Vec<_>, _>>()
+            }
+        }
+    };
+}
+
+/// `?` → `$1, $2…` (the queries here hold no `?` inside a literal).
+fn number_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0;
+    for c in sql.chars() {
+        if c == '?' {
+            n += 1;
+            out.push_str(&format!("${n}"));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A row of either backend decoded into one of this module's types.
+trait FromAgentsRow: Sized {
+    fn from_row<R: Row>(row: &R) -> Result<Self, PersonaError>
+    where
+        for<'c> &'c str: ColumnIndex<R>,
+        for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+        for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+        for<'r> Vec<u8>: Decode<'r, R::Database> + Type<R::Database>;
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum PersonaError {
@@ -136,7 +199,24 @@ impl Persona {
     }
 }
 
-fn persona_from(row: &SqliteRow) -> Result<Persona, PersonaError> {
+impl FromAgentsRow for Persona {
+    fn from_row<R: Row>(row: &R) -> Result<Self, PersonaError>
+    where
+        for<'c> &'c str: ColumnIndex<R>,
+        for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+        for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+        for<'r> Vec<u8>: Decode<'r, R::Database> + Type<R::Database>,
+    {
+        persona_from(row)
+    }
+}
+
+fn persona_from<R: Row>(row: &R) -> Result<Persona, PersonaError>
+where
+    for<'c> &'c str: ColumnIndex<R>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+{
     let codename: String = row.try_get("codename")?;
     let group_name: String = row.try_get("group_name")?;
     let group = group_name.parse::<Group>().map_err(|detail| PersonaError::Corrupt {
@@ -166,13 +246,10 @@ fn persona_from(row: &SqliteRow) -> Result<Persona, PersonaError> {
 }
 
 /// The active agent `codename`; an unknown or inactive one is an error.
-pub async fn load(pool: &SqlitePool, codename: &str) -> Result<Persona, PersonaError> {
-    let row = sqlx::query("SELECT * FROM atlas_agents WHERE codename = ?")
-        .bind(codename.trim())
-        .fetch_optional(pool)
-        .await?
-        .ok_or_else(|| PersonaError::Unknown(codename.to_string()))?;
-    let persona = persona_from(&row)?;
+pub async fn load<'a>(db: impl Into<AgentsDb<'a>>, codename: &str) -> Result<Persona, PersonaError> {
+    let found: Vec<Persona> =
+        on_db!(db.into(), "SELECT * FROM atlas_agents WHERE codename = ?", |q| q.bind(codename.trim()))?;
+    let persona = found.into_iter().next().ok_or_else(|| PersonaError::Unknown(codename.to_string()))?;
     if !persona.active {
         return Err(PersonaError::Inactive(persona.codename));
     }
@@ -180,11 +257,8 @@ pub async fn load(pool: &SqlitePool, codename: &str) -> Result<Persona, PersonaE
 }
 
 /// Every active agent, the orchestrator first, then by codename.
-pub async fn list_active(pool: &SqlitePool) -> Result<Vec<Persona>, PersonaError> {
-    let rows = sqlx::query("SELECT * FROM atlas_agents WHERE active = 1 ORDER BY orchestrator DESC, codename")
-        .fetch_all(pool)
-        .await?;
-    rows.iter().map(persona_from).collect()
+pub async fn list_active<'a>(db: impl Into<AgentsDb<'a>>) -> Result<Vec<Persona>, PersonaError> {
+    on_db!(db.into(), "SELECT * FROM atlas_agents WHERE active = 1 ORDER BY orchestrator DESC, codename", |q| q)
 }
 
 // ---------- briefing ----------
@@ -368,7 +442,40 @@ struct StoredLesson {
     embedding: Option<(Vec<f32>, String)>,
 }
 
-fn stored_lesson_from(row: &SqliteRow) -> Result<StoredLesson, PersonaError> {
+impl FromAgentsRow for StoredLesson {
+    fn from_row<R: Row>(row: &R) -> Result<Self, PersonaError>
+    where
+        for<'c> &'c str: ColumnIndex<R>,
+        for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+        for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+        for<'r> Vec<u8>: Decode<'r, R::Database> + Type<R::Database>,
+    {
+        stored_lesson_from(row)
+    }
+}
+
+/// One integer column (ids, the `active` flag).
+struct Int(i64);
+
+impl FromAgentsRow for Int {
+    fn from_row<R: Row>(row: &R) -> Result<Self, PersonaError>
+    where
+        for<'c> &'c str: ColumnIndex<R>,
+        for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+        for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+        for<'r> Vec<u8>: Decode<'r, R::Database> + Type<R::Database>,
+    {
+        Ok(Int(row.try_get("v")?))
+    }
+}
+
+fn stored_lesson_from<R: Row>(row: &R) -> Result<StoredLesson, PersonaError>
+where
+    for<'c> &'c str: ColumnIndex<R>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> Vec<u8>: Decode<'r, R::Database> + Type<R::Database>,
+{
     let id: i64 = row.try_get("id")?;
     let corrupt = |detail: String| PersonaError::Corrupt { table: "atlas_lessons", key: id.to_string(), detail };
     let raw_created: String = row.try_get("created_at")?;
@@ -391,19 +498,37 @@ fn stored_lesson_from(row: &SqliteRow) -> Result<StoredLesson, PersonaError> {
     })
 }
 
+/// One text column.
+struct Text(String);
+
+impl FromAgentsRow for Text {
+    fn from_row<R: Row>(row: &R) -> Result<Self, PersonaError>
+    where
+        for<'c> &'c str: ColumnIndex<R>,
+        for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+        for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+        for<'r> Vec<u8>: Decode<'r, R::Database> + Type<R::Database>,
+    {
+        Ok(Text(row.try_get("v")?))
+    }
+}
+
+/// The founder's active preferences (Arthur's memory), oldest first.
+pub async fn founder_preferences<'a>(db: impl Into<AgentsDb<'a>>) -> Result<Vec<String>, PersonaError> {
+    let rows: Vec<Text> = on_db!(db.into(), "SELECT texte AS v FROM preferences WHERE active = 1 ORDER BY id", |q| q)?;
+    Ok(rows.into_iter().map(|t| t.0).collect())
+}
+
 /// Whether the agent `codename` is active; `Unknown` when no agent has that name.
-async fn is_active(pool: &SqlitePool, codename: &str) -> Result<bool, PersonaError> {
-    let active: Option<i64> = sqlx::query_scalar("SELECT active FROM atlas_agents WHERE codename = ?")
-        .bind(codename)
-        .fetch_optional(pool)
-        .await?;
-    active.map(|a| a == 1).ok_or_else(|| PersonaError::Unknown(codename.to_string()))
+async fn is_active(db: AgentsDb<'_>, codename: &str) -> Result<bool, PersonaError> {
+    let active: Vec<Int> = on_db!(db, "SELECT active AS v FROM atlas_agents WHERE codename = ?", |q| q.bind(codename))?;
+    active.first().map(|a| a.0 == 1).ok_or_else(|| PersonaError::Unknown(codename.to_string()))
 }
 
 /// Records a lesson for `codename` (None: a global lesson) and returns its id. Its
 /// embedding is computed the first time a similarity search meets it.
-pub async fn add_lesson(
-    pool: &SqlitePool,
+pub async fn add_lesson<'a>(
+    db: impl Into<AgentsDb<'a>>,
     codename: Option<&str>,
     text: &str,
     now: DateTime<Utc>,
@@ -412,18 +537,16 @@ pub async fn add_lesson(
     if text.is_empty() {
         return Err(PersonaError::EmptyLesson);
     }
+    let db = db.into();
     if let Some(codename) = codename {
-        is_active(pool, codename).await?;
+        is_active(db, codename).await?;
     }
-    let id = sqlx::query_scalar(
-        "INSERT INTO atlas_lessons (agent_codename, text, created_at) VALUES (?, ?, ?) RETURNING id",
-    )
-    .bind(codename)
-    .bind(text)
-    .bind(to_db(now))
-    .fetch_one(pool)
-    .await?;
-    Ok(id)
+    let ids: Vec<Int> = on_db!(
+        db,
+        "INSERT INTO atlas_lessons (agent_codename, text, created_at) VALUES (?, ?, ?) RETURNING id AS v",
+        |q| q.bind(codename).bind(text).bind(to_db(now))
+    )?;
+    ids.first().map(|i| i.0).ok_or(PersonaError::Database(sqlx::Error::RowNotFound))
 }
 
 /// At most `k` lessons relevant to `query` for the active agent `codename`: its own first,
@@ -435,29 +558,28 @@ pub async fn add_lesson(
 /// shared words (accents and case ignored, a word matching its longer forms). An empty
 /// query matches nothing. Every failure, the embedder's included, is returned: the caller
 /// decides whether to try again without an embedder.
-pub async fn lessons_for(
-    pool: &SqlitePool,
+pub async fn lessons_for<'a>(
+    db: impl Into<AgentsDb<'a>>,
     codename: &str,
     query: &str,
     embedder: Option<&dyn Embedder>,
     k: usize,
 ) -> Result<Vec<Lesson>, PersonaError> {
-    if !is_active(pool, codename).await? {
+    let db = db.into();
+    if !is_active(db, codename).await? {
         return Err(PersonaError::Inactive(codename.to_string()));
     }
     if k == 0 || query.trim().is_empty() {
         return Ok(Vec::new());
     }
-    let rows = sqlx::query(
+    let stored: Vec<StoredLesson> = on_db!(
+        db,
         "SELECT id, agent_codename, text, embedding, embedding_model, created_at FROM atlas_lessons \
          WHERE agent_codename = ? OR agent_codename IS NULL ORDER BY id",
-    )
-    .bind(codename)
-    .fetch_all(pool)
-    .await?;
-    let stored = rows.iter().map(stored_lesson_from).collect::<Result<Vec<_>, _>>()?;
+        |q| q.bind(codename)
+    )?;
     let mut scored = match embedder {
-        Some(embedder) => by_similarity(pool, embedder, query, stored).await?,
+        Some(embedder) => by_similarity(db, embedder, query, stored).await?,
         None => by_keywords(query, stored),
     };
     // Best first; ties: the most recent lesson first.
@@ -473,7 +595,7 @@ pub async fn lessons_for(
 }
 
 async fn by_similarity(
-    pool: &SqlitePool,
+    db: AgentsDb<'_>,
     embedder: &dyn Embedder,
     query: &str,
     mut stored: Vec<StoredLesson>,
@@ -491,17 +613,12 @@ async fn by_similarity(
         if vectors.len() != texts.len() {
             return Err(EmbedError::Malformed("not one vector per lesson").into());
         }
-        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+        let updates: Vec<(i64, Vec<u8>)> =
+            missing.iter().zip(&vectors).map(|(&i, v)| (stored[i].id, encode_vector(v))).collect();
+        store_lesson_vectors(db, &updates, &model).await?;
         for (&i, vector) in missing.iter().zip(vectors) {
-            sqlx::query("UPDATE atlas_lessons SET embedding = ?, embedding_model = ? WHERE id = ?")
-                .bind(encode_vector(&vector))
-                .bind(&model)
-                .bind(stored[i].id)
-                .execute(&mut *tx)
-                .await?;
             stored[i].embedding = Some((vector, model.clone()));
         }
-        tx.commit().await?;
     }
     Ok(stored
         .into_iter()
@@ -510,6 +627,28 @@ async fn by_similarity(
             (score >= LESSON_SIMILARITY_THRESHOLD).then(|| recalled(l, Relevance::Similarity(score)))
         })
         .collect())
+}
+
+/// Stores the lessons' vectors in one transaction.
+async fn store_lesson_vectors(db: AgentsDb<'_>, updates: &[(i64, Vec<u8>)], model: &str) -> Result<(), PersonaError> {
+    const UPDATE: &str = "UPDATE atlas_lessons SET embedding = $1, embedding_model = $2 WHERE id = $3";
+    match db {
+        AgentsDb::Sqlite(pool) => {
+            let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+            for (id, bytes) in updates {
+                sqlx::query(UPDATE).bind(bytes).bind(model).bind(id).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+        }
+        AgentsDb::Postgres(pool) => {
+            let mut tx = pool.begin().await?;
+            for (id, bytes) in updates {
+                sqlx::query(UPDATE).bind(bytes).bind(model).bind(id).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+        }
+    }
+    Ok(())
 }
 
 fn by_keywords(query: &str, stored: Vec<StoredLesson>) -> Vec<Lesson> {
@@ -559,16 +698,17 @@ fn keyword_terms(text: &str) -> Vec<String> {
 /// What the launched Claude reads about who it is: the briefing at `level`, the lessons
 /// recalled for `query` (at most [`BUNDLE_LESSONS`]), and the founder's preferences (given by
 /// the caller), each in its own section. Any failure is returned, never an empty bundle.
-pub async fn bundle(
-    pool: &SqlitePool,
+pub async fn bundle<'a>(
+    db: impl Into<AgentsDb<'a>>,
     codename: &str,
     level: BriefingLevel,
     query: &str,
     embedder: Option<&dyn Embedder>,
     founder_preferences: &[String],
 ) -> Result<String, PersonaError> {
-    let persona = load(pool, codename).await?;
-    let lessons = lessons_for(pool, &persona.codename, query, embedder, BUNDLE_LESSONS).await?;
+    let db = db.into();
+    let persona = load(db, codename).await?;
+    let lessons = lessons_for(db, &persona.codename, query, embedder, BUNDLE_LESSONS).await?;
     let mut out = format_briefing(&persona, level);
     out.push_str("\n## Leçons consignées\n");
     if lessons.is_empty() {

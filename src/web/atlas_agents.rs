@@ -19,7 +19,7 @@ pub async fn page(State(state): State<Arc<WebState>>) -> Response {
     let Some(pool) = &state.atlas_pool else {
         return shell(&state, html! { p.empty { "Atlas n'est pas configuré : aucune base d'agents à lire." } });
     };
-    match persona::list_active(pool).await {
+    match persona::list_active(pool.agents()).await {
         Ok(personas) => shell(&state, families(&personas)),
         Err(e) => {
             tracing::error!(error = %e, "reading Atlas agents");

@@ -39,7 +39,7 @@ pub struct WebState {
     /// Atlas' e-mails, for the `/atlas` page (None: the page says Atlas is not set up).
     pub atlas: Option<Arc<dyn crate::atlas::store::AtlasStore>>,
     /// The database, for the Atlas pages that read tables outside the store trait.
-    pub atlas_pool: Option<sqlx::SqlitePool>,
+    pub atlas_pool: Option<crate::db::Pool>,
     /// Writes draft replies on the founder's request (None: the button is not offered).
     pub drafter: Option<Arc<crate::atlas::command::Drafter>>,
 }
@@ -92,7 +92,7 @@ pub async fn bind_for(
         token: app.settings.web_token.clone(),
         health,
         atlas: Some(crate::atlas::command::store(app)),
-        atlas_pool: Some(app.store.pool().clone()),
+        atlas_pool: Some(app.db.pool.clone()),
         drafter: Some(Arc::new(crate::atlas::command::Drafter::for_app(app))),
     });
     Ok((listener, state))

@@ -82,7 +82,7 @@ impl LaunchApp {
             cfg,
             clock: self.app.clock.clone(),
             holder: "test:1".into(),
-            personas: Some(self.app.memory.pool().clone()),
+            personas: Some(self.app.memory.pool().clone().into()),
             shutdown: None,
         }
     }

@@ -405,7 +405,7 @@ async fn the_agents_page_groups_by_family_with_derived_rings_escaped() {
         token: None,
         health: Default::default(),
         atlas: None,
-        atlas_pool: Some(pool),
+        atlas_pool: Some(pool.into()),
         drafter: None,
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -2,8 +2,10 @@
 //! pipeline a guarded transition so that replaying it is a no-op) and one implementation
 //! per backend: `sqlite` (the appliance's file) and `postgres` (several workers, one database).
 
+pub mod postgres;
 pub mod sqlite;
 
+pub use postgres::PgAtlasStore;
 pub use sqlite::SqliteAtlasStore;
 
 use std::collections::BTreeMap;
