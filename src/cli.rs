@@ -308,8 +308,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             atlas_launch_offset_secs,
             atlas_only,
         } => {
-            let first_start =
-                if atlas_only { None } else { crate::first_start::prepare().context("first start")? };
+            let first_start = if atlas_only { None } else { crate::first_start::prepare().context("first start")? };
             let app = open().await?;
             if let Some(config) = first_start {
                 let providers = crate::health::check_providers(crate::health::providers(&app.settings)).await;

@@ -6,12 +6,12 @@
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use arthur_agents::memory::{MemoryStore, SqliteStore};
+use arthur_agents::memory::{MemoryStore, PgStore, SqliteStore};
 use sqlx::postgres::PgPool;
 use sqlx::SqlitePool;
 
 use crate::atlas::persona::AgentsDb;
-use crate::atlas::store::{AtlasStore, SqliteAtlasStore};
+use crate::atlas::store::{AtlasStore, PgAtlasStore, SqliteAtlasStore};
 
 /// Which backend a database URL selects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,7 +101,19 @@ impl Database {
                     pool: Pool::Sqlite(pool),
                 })
             }
-            Backend::Postgres => bail!("PostgreSQL store pending"),
+            Backend::Postgres => {
+                let store = PgStore::open(url).await.map_err(|e| {
+                    anyhow::anyhow!(crate::atlas::redact::redact(&e.to_string()).0.into_owned())
+                        .context("opening the PostgreSQL database (ARTHUR_DATABASE_URL)")
+                })?;
+                let pool = store.pool().clone();
+                Ok(Database {
+                    backend,
+                    memory: Arc::new(store),
+                    atlas: Arc::new(PgAtlasStore::new(pool.clone())),
+                    pool: Pool::Postgres(pool),
+                })
+            }
         }
     }
 

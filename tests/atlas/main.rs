@@ -15,4 +15,8 @@ mod recap;
 mod report;
 mod scan;
 mod support;
+mod workers;
 mod worktree;
+
+#[path = "../postgres/harness.rs"]
+mod harness;

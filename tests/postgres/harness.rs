@@ -268,12 +268,16 @@ pub fn shared() -> &'static Postgres {
     static SHARED: std::sync::OnceLock<Postgres> = std::sync::OnceLock::new();
     SHARED.get_or_init(|| {
         let pg = std::thread::spawn(|| {
-            tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime").block_on(Postgres::start())
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime")
+                .block_on(Postgres::start())
         })
         .join()
         .expect("starting the shared cluster");
         let script = format!(
-            "while kill -0 {test} 2>/dev/null; do sleep 0.2; done; \
+            "while [ -d /proc/{test} ]; do sleep 0.2; done; \
              '{pg_ctl}' stop -D '{data}' -m immediate -w -t 10 >/dev/null 2>&1; \
              kill -9 {postmaster} 2>/dev/null; rm -rf '{dir}'",
             test = std::process::id(),
@@ -287,7 +291,9 @@ pub fn shared() -> &'static Postgres {
         if let Some((uid, gid)) = pg.owner {
             watcher.uid(uid).gid(gid);
         }
-        // Its own process group: a Ctrl-C aimed at the tests does not stop the cleanup.
+        // Its own process group: a Ctrl-C aimed at the tests does not stop the cleanup. It
+        // outlives this process on purpose (it is the cleanup), so it is never waited for.
+        #[allow(clippy::zombie_processes)]
         watcher.process_group(0).spawn().expect("spawn the cluster's watcher");
         pg
     })

@@ -8,6 +8,7 @@
 
 pub mod briefing;
 pub mod export;
+pub mod postgres;
 pub mod sqlite;
 pub mod worktime;
 
@@ -15,6 +16,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
 /// Database failure: the effect of the operation is unknown to the caller.
