@@ -343,7 +343,7 @@ async fn journal_and_launcher() {
         },
         clock: clock.clone(),
         holder: "bench:1".into(),
-        personas: Some(memory.pool().clone()),
+        personas: Some(memory.pool().clone().into()),
         shutdown: None,
     };
     let t = Instant::now();

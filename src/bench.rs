@@ -1,11 +1,12 @@
 //! `arthur bench store`: the cost of every tool call on a real SQLite file, outside model
-//! time, and of a 3-tool turn (target: ≤ 20 ms on a 2-core machine).
+//! time, and of a 3-tool turn (target: ≤ 20 ms on a 2-core machine); with `--postgres URL`,
+//! the same calls on an empty PostgreSQL database, side by side in the same run.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use arthur_agents::memory::{MemoryStore, SqliteStore};
+use arthur_agents::memory::{MemoryStore, PgStore, SqliteStore};
 use arthur_agents::time::{Clock, ManualClock};
 use arthur_agents::tools::{Outcome, ToolBox, ToolContext};
 use chrono::{Duration, TimeZone, Utc};
@@ -38,13 +39,71 @@ impl Bench {
     }
 }
 
-pub async fn store(iterations: usize) -> anyhow::Result<()> {
+/// Median and p95 per tool, then the 3-tool turn's samples.
+type Measured = (Vec<(&'static str, Vec<u128>)>, Vec<u128>);
+
+pub async fn store(iterations: usize, postgres: Option<&str>) -> anyhow::Result<()> {
     let iterations = iterations.max(10);
     let dir = tempfile::tempdir().context("creating a temporary directory")?;
-    let store = Arc::new(SqliteStore::open_path(&dir.path().join("bench.db")).await?);
+    let sqlite = Arc::new(SqliteStore::open_path(&dir.path().join("bench.db")).await?);
+    eprintln!("SQLite…");
+    let (rows, turns) = measure(sqlite.clone(), iterations).await?;
+    sqlite.close().await;
+    let pg = match postgres {
+        None => None,
+        Some(url) => {
+            let store = Arc::new(PgStore::open(url).await.context("opening the PostgreSQL database")?);
+            if !store.list_projets().await?.is_empty() {
+                bail!("the PostgreSQL database must be empty (the benchmark fills it)");
+            }
+            eprintln!("PostgreSQL…");
+            let measured = measure(store.clone(), iterations).await?;
+            store.close().await;
+            Some(measured)
+        }
+    };
+
+    println!("arthur bench store — {iterations} calls per tool, memory pre-filled; median / p95 in µs");
+    println!("SQLite: WAL, synchronous=NORMAL{}", if pg.is_some() { "; PostgreSQL: the URL given" } else { "" });
+    match &pg {
+        None => println!("{:<24} {:>12} {:>12}", "tool", "median µs", "p95 µs"),
+        Some(_) => {
+            println!("{:<24} {:>12} {:>12} {:>12} {:>12}", "tool", "sqlite med", "sqlite p95", "pg med", "pg p95")
+        }
+    }
+    let mut sorted: Vec<usize> = (0..rows.len()).collect();
+    sorted.sort_by(|&a, &b| rows[a].0.cmp(rows[b].0));
+    let line = |name: &str, a: &[u128], b: Option<&[u128]>| {
+        let (m, p) = median_and_p95(a.to_vec());
+        match b {
+            None => println!("{name:<24} {m:>12} {p:>12}"),
+            Some(b) => {
+                let (bm, bp) = median_and_p95(b.to_vec());
+                println!("{name:<24} {m:>12} {p:>12} {bm:>12} {bp:>12}");
+            }
+        }
+    };
+    for i in sorted {
+        line(rows[i].0, &rows[i].1, pg.as_ref().map(|(r, _)| r[i].1.as_slice()));
+    }
+    line("turn: 3 tools", &turns, pg.as_ref().map(|(_, t)| t.as_slice()));
+    for (backend, samples) in [("SQLite", Some(&turns)), ("PostgreSQL", pg.as_ref().map(|(_, t)| t))] {
+        let Some(samples) = samples else { continue };
+        let (m, _) = median_and_p95(samples.clone());
+        println!(
+            "{backend}: 3-tool turn median {:.2} ms (target ≤ 20 ms): {}",
+            m as f64 / 1000.0,
+            if m <= 20_000 { "OK" } else { "OVER TARGET" }
+        );
+    }
+    Ok(())
+}
+
+/// Every tool call `iterations` times against `store`, after filling it.
+async fn measure(store: Arc<dyn MemoryStore>, iterations: usize) -> anyhow::Result<Measured> {
     let clock = Arc::new(ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).single().context("start time")?));
     let ctx = ToolContext {
-        store: store.clone() as Arc<dyn MemoryStore>,
+        store,
         clock: clock.clone() as Arc<dyn Clock>,
         tz: chrono_tz::Europe::Paris,
         embedder: None,
@@ -82,7 +141,7 @@ pub async fn store(iterations: usize) -> anyhow::Result<()> {
     let first_mark_id = 300 + 1;
     let first_pref_id = 1;
 
-    let mut rows: Vec<(&str, Vec<u128>)> = Vec::new();
+    let mut rows: Vec<(&'static str, Vec<u128>)> = Vec::new();
     let mut push = |name: &'static str, samples: Vec<u128>| rows.push((name, samples));
 
     macro_rules! measure {
@@ -140,22 +199,7 @@ pub async fn store(iterations: usize) -> anyhow::Result<()> {
         turns.push(t.elapsed().as_micros());
     }
 
-    println!("arthur bench store — SQLite (WAL, synchronous=NORMAL), {iterations} calls per tool, memory pre-filled");
-    println!("{:<24} {:>12} {:>12}", "tool", "median µs", "p95 µs");
-    rows.sort_by(|a, b| a.0.cmp(b.0));
-    for (name, samples) in rows {
-        let (m, p) = median_and_p95(samples);
-        println!("{name:<24} {m:>12} {p:>12}");
-    }
-    let (m, p) = median_and_p95(turns);
-    println!("{:<24} {:>12} {:>12}", "turn: 3 tools", m, p);
-    println!(
-        "3-tool turn median: {:.2} ms (target ≤ 20 ms): {}",
-        m as f64 / 1000.0,
-        if m <= 20_000 { "OK" } else { "OVER TARGET" }
-    );
-    store.close().await;
-    Ok(())
+    Ok((rows, turns))
 }
 
 /// Writes forever-ish, one confirmed write per output line, for the crash-safety test.

@@ -176,6 +176,9 @@ pub enum BenchCmd {
     Store {
         #[arg(long, default_value_t = 300)]
         iterations: usize,
+        /// Also on this empty PostgreSQL database (`postgres://…`), side by side.
+        #[arg(long)]
+        postgres: Option<String>,
     },
 }
 
@@ -370,8 +373,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("{text}");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench { what: BenchCmd::Store { iterations } } => {
-            crate::bench::store(iterations).await?;
+        Command::Bench { what: BenchCmd::Store { iterations, postgres } } => {
+            crate::bench::store(iterations, postgres.as_deref()).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Atlas { what } => {

@@ -31,7 +31,6 @@ struct Cluster {
 
 /// One host: its own data directory, repository clone and `claude`.
 struct Worker {
-    name: &'static str,
     data: tempfile::TempDir,
     _repo: tempfile::TempDir,
     claude: PathBuf,
@@ -99,7 +98,7 @@ impl Cluster {
         )
         .unwrap();
         Command::new("chmod").arg("+x").arg(&claude).status().unwrap();
-        Worker { name, data, _repo: crate::worktree::git_repo(), claude }
+        Worker { data, _repo: crate::worktree::git_repo(), claude }
     }
 
     /// `arthur ARGS` as `worker` (its data dir, repository and claude), with this environment only.

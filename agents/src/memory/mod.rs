@@ -250,7 +250,7 @@ pub enum ChronoChange {
     UnknownProject,
 }
 
-/// One storage backend (SQLite now, PostgreSQL later). Every method is one transaction.
+/// One storage backend (`SqliteStore`, `PgStore`). Every method is one transaction.
 #[async_trait]
 pub trait MemoryStore: Send + Sync {
     // Notes.

@@ -339,4 +339,3 @@ pub struct LaunchRow {
     pub started_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,
 }
-
