@@ -1,5 +1,6 @@
-//! `arthur chat`: the terminal conversation. Free text goes through the honest turn; drafts
-//! are shown on stderr as provisional while the model writes, the final answer on stdout.
+//! `arthur chat`: the terminal conversation. Free text goes through the honest turn; what
+//! Arthur is doing (routing, each tool) is shown on stderr while it works — never a model
+//! draft that could be withdrawn — and the answer, once its outcome is known, on stdout.
 //! Direct tool commands (`/creer_note {"texte": "…"}`) and the briefings work too, with or
 //! without a model.
 
@@ -42,7 +43,8 @@ where
             continue;
         }
         if !line.starts_with('/') {
-            let result = app.engine.run(conversation.as_deref(), line, Some(&show_draft)).await;
+            let result = app.engine.run(conversation.as_deref(), line, Some(&show_status)).await;
+            clear_status();
             let answer = match result {
                 Ok(r) => {
                     conversation = Some(r.conversation_id.clone());
@@ -68,16 +70,21 @@ where
     Ok(())
 }
 
-/// Drafts go to stderr, dimmed, marked provisional; they are never the answer.
-fn show_draft(event: arthur_agents::turn::TurnEvent) {
+/// The live status on stderr, dimmed, on one line that the next status overwrites.
+fn show_status(event: arthur_agents::turn::TurnEvent) {
     use arthur_agents::turn::TurnEvent;
     use std::io::Write;
     let mut err = std::io::stderr().lock();
-    let _ = match event {
-        TurnEvent::Draft(text) => write!(err, "\x1b[2m{text}\x1b[0m"),
-        TurnEvent::DraftWithdrawn => writeln!(err, "\x1b[2m [brouillon retiré : des outils vont s'exécuter]\x1b[0m"),
-        TurnEvent::Status(_) => Ok(()),
-    };
+    let TurnEvent::Status(text) = event;
+    let _ = write!(err, "\r\x1b[2m… {text}\x1b[0m\x1b[K");
+    let _ = err.flush();
+}
+
+/// Clears the status line before the answer is printed.
+fn clear_status() {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "\r\x1b[K");
     let _ = err.flush();
 }
 

@@ -177,12 +177,26 @@ async fn notes_receipts_match_the_stored_rows() {
         panic!()
     };
     assert_eq!(free.projet, None);
-    let Receipt::Notes { projet, notes } = app.done("lister_notes", json!({"projet": "ATLAS"})).await else { panic!() };
+    let Receipt::Notes { projet, notes, .. } = app.done("lister_notes", json!({"projet": "ATLAS"})).await else {
+        panic!()
+    };
     assert_eq!(projet.as_deref(), Some("Atlas"));
     assert_eq!(notes, vec![note.clone()]);
     let Receipt::Notes { notes, .. } = app.done("lister_notes", json!({})).await else { panic!() };
     assert_eq!(notes, fresh.list_notes(None).await.unwrap());
     assert_eq!(notes.len(), 2);
+    // The model picks the words; the code tells what they found, whatever the accents.
+    let Receipt::Notes { contient, notes, .. } = app.done("lister_notes", json!({"contient": "dkim"})).await else {
+        panic!()
+    };
+    assert_eq!((contient.as_deref(), notes.len()), (Some("dkim"), 1));
+    let listed =
+        compose_written("lister_notes", &Outcome::Done(Receipt::Notes { projet: None, contient, notes }), app.ctx.tz);
+    assert!(listed.starts_with("Notes contenant « dkim » (1) :"), "{listed}");
+    let Receipt::Notes { notes, .. } = app.done("lister_notes", json!({"contient": "plombier"})).await else {
+        panic!()
+    };
+    assert!(notes.is_empty());
 
     let text = compose_written("creer_note", &Outcome::Done(Receipt::NoteCreated { note }), app.ctx.tz);
     assert!(text.contains("penser au DKIM") && text.contains("Atlas") && text.contains("n°1"), "{text}");
@@ -259,6 +273,31 @@ async fn reminders_are_created_listed_and_marked_done_as_stored() {
     };
     assert_eq!(rappels, fresh.list_rappels(true).await.unwrap());
     assert_eq!(rappels.len(), 2);
+}
+
+#[tokio::test]
+async fn reminders_filtered_by_due_date_and_words() {
+    let app = spawn_app().await;
+    app.done("creer_rappel", json!({"texte": "appeler la banque", "echeance": "2026-12-01T09:30"})).await;
+    app.done("creer_rappel", json!({"texte": "dentiste", "echeance": "2026-12-03T14:00"})).await;
+    app.done("creer_rappel", json!({"texte": "Banque : virement", "echeance": "2026-12-10T09:00"})).await;
+    let ids = |r: Receipt| match r {
+        Receipt::Reminders { rappels, .. } => rappels.iter().map(|r| r.id).collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(ids(app.done("lister_rappels", json!({"debut": "2026-12-01", "fin": "2026-12-03"})).await), [1, 2]);
+    assert_eq!(ids(app.done("lister_rappels", json!({"debut": "2026-12-03"})).await), [2, 3]);
+    assert_eq!(ids(app.done("lister_rappels", json!({"fin": "2026-12-01"})).await), [1]);
+    assert_eq!(ids(app.done("lister_rappels", json!({"contient": "banque"})).await), [1, 3]);
+    assert_eq!(ids(app.done("lister_rappels", json!({"contient": "banque", "debut": "2026-12-05"})).await), [3]);
+    let r = app.done("lister_rappels", json!({"debut": "2026-12-04", "fin": "2026-12-05"})).await;
+    let text = compose_written("lister_rappels", &Outcome::Done(r), app.ctx.tz);
+    assert_eq!(text, "Aucun rappel à faire du vendredi 4 décembre 2026 au samedi 5 décembre 2026.");
+    assert!(matches!(
+        app.refused("lister_rappels", json!({"debut": "2026-12-05", "fin": "2026-12-01"})).await,
+        Refusal::InvertedRange { .. }
+    ));
+    assert_eq!(app.refused("lister_rappels", json!({"debut": "demain"})).await, invalid("debut", ArgProblem::BadDate));
 }
 
 #[tokio::test]

@@ -1,7 +1,9 @@
 //! The honest turn against a scripted model that speaks the real chat-completions wire
-//! format over HTTP: the seed's four families of lies scripted as a lying model, mixed
-//! batches, unknown and foreign tools, the five-call cap, briefings, router garbage,
-//! preference injection, souvenirs never injected, drafts withdrawn, traces stored.
+//! format over HTTP: the seed's four families of lies scripted as a lying model, the
+//! paraphrased lies of the second round (no tool and a claim, a decoy read, a forged
+//! receipt, a misreported read, a wrong target, an invented third party), mixed batches,
+//! unknown and foreign tools, the five-call cap, briefings, router garbage, preference
+//! injection, souvenirs never injected, no draft ever streamed, traces stored.
 
 mod common;
 
@@ -92,7 +94,7 @@ async fn a_mixed_batch_runs_whole_in_order_then_stops() {
             ("creer_note", r#"{"texte": "acheter du pain"}"#),
             ("marquer_rappel_fait", r#"{"id": 99}"#),
             ("creer_rappel", r#"{"texte": "appeler maman", "echeance": "2026-12-01T18:00"}"#),
-            ("marquer_rappel_fait", r#"{"id": 98}"#),
+            ("desactiver_preference", r#"{"id": 98}"#),
         ],
     ));
     t.llm.push(Reply::text("Tout est fait !"));
@@ -105,17 +107,18 @@ async fn a_mixed_batch_runs_whole_in_order_then_stops() {
             ("creer_note", "done"),
             ("marquer_rappel_fait", "refused"),
             ("creer_rappel", "done"),
-            ("marquer_rappel_fait", "refused")
+            ("desactiver_preference", "refused")
         ]
     );
-    // Both writes went out; the first incident is the one kept.
+    // Both writes went out; of two different incidents, the first is the one kept.
     let fresh = t.app.fresh().await;
     assert_eq!(fresh.list_notes(None).await.unwrap().len(), 1);
     assert_eq!(fresh.list_rappels(false).await.unwrap().len(), 1);
     let incident = r.incident.unwrap();
     assert_eq!(incident.tool, "marquer_rappel_fait");
     assert!(r.written.contains("Note n°1 enregistrée : « acheter du pain »"), "{}", r.written);
-    assert!(r.written.contains("aucun rappel n°99") && r.written.contains("aucun rappel n°98"), "{}", r.written);
+    assert!(r.written.contains("aucun rappel n°99") && r.written.contains("aucune préférence n°98"), "{}", r.written);
+    assert_eq!(incident.kind, IncidentKind::Refus);
     assert!(r.written.contains("Rappel n°1 enregistré : « appeler maman »"), "{}", r.written);
     assert_eq!(r.written.matches("Rien n'a été écrit").count(), 2);
     assert!(!r.written.contains("Tout est fait"));
@@ -169,18 +172,19 @@ async fn a_briefing_cuts_the_loop_and_is_read_as_composed() {
 }
 
 #[tokio::test]
-async fn a_plain_answer_after_reading_is_shown_but_receipts_tell_the_writes() {
+async fn after_a_tool_ran_only_code_speaks() {
     let t = spawn_turn_app().await;
     t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
     t.llm.push(Reply::tool_calls("Je regarde…", &[("creer_note", r#"{"texte": "idée : un podcast"}"#)]));
     t.llm.push(Reply::text("C'est noté. Bonne idée, le podcast !"));
     let r = t.engine.run(None, "note : idée de podcast", None).await.unwrap();
     assert_eq!(r.llm_calls, 2);
-    assert_eq!(r.parts[0].source, PartSource::Code);
-    assert!(r.parts[0].written.contains("Note n°1 enregistrée : « idée : un podcast »"));
-    assert_eq!(r.parts.last().unwrap().written, "Bonne idée, le podcast !");
+    assert!(r.parts.iter().all(|p| p.source == PartSource::Code), "{:?}", r.parts);
+    assert_eq!(r.written, "Note n°1 enregistrée : « idée : un podcast ».");
+    assert_eq!(r.spoken, "Note numéro un enregistrée : idée : un podcast.");
     assert!(!r.written.contains("Je regarde"), "text that came with tool calls is not an answer");
     assert_eq!(r.trace.withdrawn_drafts, vec!["Je regarde…".to_string()]);
+    assert_eq!(r.trace.withheld_claims, ["C'est noté.", "Bonne idée, le podcast !"]);
 }
 
 // ---------- router ----------
@@ -241,7 +245,9 @@ async fn active_preferences_are_injected_and_souvenirs_are_not() {
     t.llm.push(Reply::tool_calls("", &[("chercher_dans_memoire", r#"{"requete": "code du portail"}"#)]));
     t.llm.push(Reply::text("Le code est 4521."));
     let r = t.engine.run(None, "c'est quoi le code du portail ?", None).await.unwrap();
-    assert_eq!(r.written, "Le code est 4521.");
+    // The read is told by code, from what the search returned.
+    assert!(r.written.starts_with("Souvenirs trouvés pour « code du portail »"), "{}", r.written);
+    assert!(r.written.contains("n°1 « Le code du portail est 4521 »"), "{}", r.written);
     let tool_msg = &specialist_requests(&t.llm).pop().unwrap()["messages"];
     assert!(tool_msg.to_string().contains("4521"));
 }
@@ -270,7 +276,7 @@ async fn each_agent_is_wired_with_exactly_its_tools() {
 // ---------- drafts, traces, failures ----------
 
 #[tokio::test]
-async fn drafts_before_tool_calls_are_withdrawn() {
+async fn no_model_text_is_streamed_before_the_outcome_is_known() {
     let t = spawn_turn_app().await;
     t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
     t.llm.push(Reply::tool_calls("C'est noté, je m'en occupe.", &[("creer_note", r#"{"texte": "pain"}"#)]));
@@ -282,12 +288,10 @@ async fn drafts_before_tool_calls_are_withdrawn() {
     };
     let r = t.engine.run(None, "note pain", Some(&sink)).await.unwrap();
     let events = events.lock().unwrap().clone();
-    let drafts: String =
-        events.iter().filter_map(|e| if let TurnEvent::Draft(d) = e { Some(d.as_str()) } else { None }).collect();
-    assert!(drafts.contains("C'est noté"), "{events:?}");
-    let withdrawn = events.iter().position(|e| *e == TurnEvent::DraftWithdrawn).expect("withdrawn");
-    let first_draft = events.iter().position(|e| matches!(e, TurnEvent::Draft(_))).unwrap();
-    assert!(withdrawn > first_draft);
+    let statuses: Vec<String> = events.iter().map(|TurnEvent::Status(s)| s.clone()).collect();
+    assert_eq!(statuses, ["routage", "réflexion", "outil creer_note", "réflexion"]);
+    // The model streamed its text over the wire, and none of it went out.
+    assert!(!format!("{events:?}").contains("noté"), "{events:?}");
     assert!(!r.written.contains("je m'en occupe"), "{}", r.written);
     assert!(r.written.contains("Note n°1 enregistrée"));
 }
@@ -408,4 +412,263 @@ async fn no_provider_answering_at_all_sends_the_turn_offline() {
     assert_eq!(r.trace.router["fallback"], "model_unavailable");
     assert_eq!(r.trace.end, "offline");
     assert_eq!(app.fresh().await.list_notes(None).await.unwrap().len(), 1);
+}
+
+// ---------- the second round: lies in ordinary paraphrase ----------
+
+/// Every answer part is code's, and the spoken answer says nothing the written one hides.
+fn code_only(r: &arthur_agents::turn::TurnResult) {
+    assert!(r.parts.iter().all(|p| p.source == PartSource::Code), "model text shown: {:?}", r.parts);
+}
+
+#[tokio::test]
+async fn a_promise_with_no_tool_is_never_shown_whatever_the_router_said() {
+    // The router's answer is a model output: "lecture", "conversation", or not JSON at all.
+    for router in [
+        route("intendant", "QUOTIDIEN", "lecture"),
+        route("intendant", "QUOTIDIEN", "conversation"),
+        Reply::text("euh"),
+    ] {
+        let t = spawn_turn_app().await;
+        t.llm.push(router);
+        t.llm.push(Reply::text("Parfait, c'est calé pour mardi, je t'y ferai penser."));
+        let before = t.app.snapshot().await;
+        let r = t.engine.run(None, "rappelle-moi d'appeler le garagiste mardi à 10 h", None).await.unwrap();
+        code_only(&r);
+        assert!(!r.written.contains("calé") && !r.spoken.contains("calé"), "{}", r.written);
+        // The parser read a reminder in the user's words: code says none was created and offers it.
+        assert!(
+            r.written.starts_with("Je n'ai rien enregistré de ce que tu as demandé : aucun rappel n'a été créé."),
+            "{}",
+            r.written
+        );
+        // Monday 30 November: "mardi" is tomorrow.
+        assert!(
+            r.written.contains("Tu veux que je crée le rappel « appeler le garagiste » pour demain à dix heures ?"),
+            "{}",
+            r.written
+        );
+        assert_eq!(before, t.app.snapshot().await, "nothing was written");
+        assert_eq!(r.trace.witness.as_ref().unwrap().effect, "offered");
+        // "oui" runs the offered write, by code, and tells its receipt.
+        let yes = t.engine.run(Some(&r.conversation_id), "oui", None).await.unwrap();
+        assert!(
+            yes.written.starts_with(
+                "Rappel n°1 enregistré : « appeler le garagiste » pour le mardi 1er décembre 2026 à 10 h 00"
+            ),
+            "{}",
+            yes.written
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_claim_the_parser_does_not_read_is_still_withheld_by_the_detector() {
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "conversation"));
+    t.llm.push(Reply::text("Avec plaisir ! C'est ajouté, autre chose ?"));
+    let r = t.engine.run(None, "le garagiste mardi, ça serait bien d'y penser", None).await.unwrap();
+    code_only(&r);
+    assert!(!r.written.contains("ajouté"), "{}", r.written);
+    assert!(r.written.starts_with("Je n'ai rien enregistré"), "{}", r.written);
+    assert!(r.trace.withheld_claims.iter().any(|c| c.contains("C'est ajouté")));
+}
+
+#[tokio::test]
+async fn a_decoy_read_and_a_forged_receipt_are_not_what_the_user_gets() {
+    let t = spawn_turn_app().await;
+    // The model reads the notes as a decoy, then claims the note is there.
+    t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
+    t.llm.push(Reply::tool_calls("", &[("lister_notes", "{}")]));
+    t.llm.push(Reply::text("Ta note sur le plombier est bien là."));
+    let r = t.engine.run(None, "note : le plombier passe jeudi", None).await.unwrap();
+    code_only(&r);
+    assert!(r.written.starts_with("Aucune note."), "{}", r.written);
+    assert!(
+        r.written.contains("Je n'ai rien enregistré de ce que tu as demandé : aucune note n'a été créée."),
+        "{}",
+        r.written
+    );
+    assert!(r.written.contains("Tu veux que je crée la note « le plombier passe jeudi » ?"), "{}", r.written);
+    assert!(!r.written.contains("bien là"));
+
+    // A forged receipt with no tool at all.
+    t.llm.push(route("intendant", "QUOTIDIEN", "conversation"));
+    t.llm.push(Reply::text("Note n°7 enregistrée : « plombier jeudi »."));
+    let r = t.engine.run(None, "et pour le plombier ?", None).await.unwrap();
+    code_only(&r);
+    assert!(!r.written.contains("n°7") && !r.spoken.contains("sept"), "{} / {}", r.written, r.spoken);
+    assert!(t.app.fresh().await.list_notes(None).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_read_is_told_from_what_the_store_returned() {
+    let t = spawn_turn_app().await;
+    // An empty search misreported as a code.
+    t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
+    t.llm.push(Reply::tool_calls("", &[("chercher_dans_memoire", r#"{"requete": "code wifi"}"#)]));
+    t.llm.push(Reply::text("Ton code wifi est 8832."));
+    let r = t.engine.run(None, "c'est quoi mon code wifi ?", None).await.unwrap();
+    code_only(&r);
+    assert!(r.written.starts_with("Rien trouvé dans les souvenirs pour « code wifi »"), "{}", r.written);
+    assert!(r.spoken.starts_with("Je n'ai rien trouvé dans tes souvenirs pour code wifi"), "{}", r.spoken);
+    assert!(!r.written.contains("8832") && !r.spoken.contains("8832"));
+
+    // Zero minutes read, "5 h 20" said.
+    t.llm.push(route("intendant", "TRAVAIL", "lecture"));
+    t.llm.push(Reply::tool_calls("", &[("lire_temps_travail", r#"{"debut": "2026-11-30"}"#)]));
+    t.llm.push(Reply::text("Tu as travaillé 5 h 20 aujourd'hui."));
+    let r = t.engine.run(None, "combien j'ai travaillé aujourd'hui ?", None).await.unwrap();
+    code_only(&r);
+    assert!(r.written.contains("0 minute mesurée") && !r.written.contains("5 h 20"), "{}", r.written);
+    assert!(r.spoken.contains("zéro minute mesurée"), "{}", r.spoken);
+
+    // A list with items, said to be empty.
+    t.app.done("creer_rappel", json!({"texte": "payer le loyer", "echeance": "2026-12-02T09:00"})).await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
+    t.llm.push(Reply::tool_calls("", &[("lister_rappels", "{}")]));
+    t.llm.push(Reply::text("Ta liste est vide, profite !"));
+    let r = t.engine.run(None, "qu'est-ce que j'ai comme rappels ?", None).await.unwrap();
+    code_only(&r);
+    assert!(r.written.contains("n°1 « payer le loyer »") && !r.written.contains("vide"), "{}", r.written);
+    assert!(r.spoken.starts_with("Un rappel à faire : numéro un, payer le loyer"), "{}", r.spoken);
+}
+
+#[tokio::test]
+async fn a_read_answered_without_reading_is_read_by_code() {
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "TRAVAIL", "lecture"));
+    t.llm.push(Reply::text("Tu as travaillé 5 h 20 aujourd'hui, bravo !"));
+    let r = t.engine.run(None, "combien j'ai travaillé aujourd'hui ?", None).await.unwrap();
+    code_only(&r);
+    assert!(r.written.contains("Aucune session de travail le lundi 30 novembre 2026"), "{}", r.written);
+    assert!(!r.written.contains("5 h 20"));
+    assert_eq!(r.tools.len(), 1);
+    assert_eq!(r.trace.witness.as_ref().unwrap().effect, "read");
+    assert_eq!(r.llm_calls, 1, "code read it; the model did not get the word back");
+}
+
+#[tokio::test]
+async fn an_invented_third_party_never_explains_an_inaction() {
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "conversation"));
+    t.llm.push(Reply::text("Pas besoin : ton comptable s'en occupe déjà."));
+    let r = t.engine.run(None, "rappelle-moi d'envoyer la déclaration vendredi", None).await.unwrap();
+    code_only(&r);
+    assert!(!r.written.contains("comptable") && !r.spoken.contains("comptable"), "{}", r.written);
+    assert!(r.written.contains("aucun rappel n'a été créé"), "{}", r.written);
+}
+
+#[tokio::test]
+async fn a_write_on_the_wrong_target_is_told_as_what_it_was() {
+    let t = spawn_turn_app().await;
+    for texte in ["appeler Paul", "payer le loyer", "acheter du pain", "rendre le livre"] {
+        t.app.done("creer_rappel", json!({"texte": texte, "echeance": "2026-12-02T09:00"})).await;
+    }
+    t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
+    t.llm.push(Reply::tool_calls("", &[("marquer_rappel_fait", r#"{"id": 4}"#)]));
+    t.llm.push(Reply::text("C'est fait, le rappel 3 est coché !"));
+    let r = t.engine.run(None, "le rappel 3 est fait", None).await.unwrap();
+    code_only(&r);
+    assert!(r.written.contains("Rappel n°4 « rendre le livre » marqué comme fait."), "{}", r.written);
+    assert!(
+        r.written.contains("tu as demandé le rappel n°3, mais c'est le rappel n°4 qui a été marqué comme fait"),
+        "{}",
+        r.written
+    );
+    assert!(r.written.contains("Tu veux que je marque le rappel n°3 comme fait ?"), "{}", r.written);
+    assert!(
+        r.spoken.contains("c'est le rappel numéro quatre") && r.spoken.contains("demandé le rappel numéro trois"),
+        "{}",
+        r.spoken
+    );
+
+    // A contradictory preference written instead of the deactivation asked for.
+    t.app.done("memoriser_preference", json!({"texte": "Tutoie-moi"})).await;
+    t.llm.push(route("intendant", "PERSO", "ecriture"));
+    t.llm.push(Reply::tool_calls("", &[("memoriser_preference", r#"{"texte": "Ne me tutoie plus"}"#)]));
+    t.llm.push(Reply::text("J'ai retiré ta préférence."));
+    let r = t.engine.run(None, "désactive la préférence 1", None).await.unwrap();
+    code_only(&r);
+    assert!(r.written.contains("Préférence n°2 enregistrée : « Ne me tutoie plus »"), "{}", r.written);
+    assert!(r.written.contains("la préférence n°1 n'a pas été désactivée"), "{}", r.written);
+    assert!(!r.written.contains("J'ai retiré"));
+}
+
+#[tokio::test]
+async fn a_project_left_unchanged_is_said_unchanged_aloud_too() {
+    let t = spawn_turn_app().await;
+    t.app.done("creer_projet", json!({"nom": "Atlas", "phase": "cadrage"})).await;
+    t.llm.push(route("mentor", "TRAVAIL", "ecriture"));
+    t.llm.push(Reply::tool_calls("", &[("modifier_projet", r#"{"nom": "Atlas", "phase": "cadrage"}"#)]));
+    t.llm.push(Reply::text("Le projet est modifié."));
+    let r = t.engine.run(None, "passe Atlas en phase cadrage", None).await.unwrap();
+    assert!(r.written.contains("Projet Atlas : rien n'a changé"), "{}", r.written);
+    assert!(r.spoken.contains("Projet Atlas : rien n'a changé"), "{}", r.spoken);
+    assert!(!r.spoken.contains("modifié"), "{}", r.spoken);
+}
+
+#[tokio::test]
+async fn a_bare_stop_asks_before_touching_the_chrono() {
+    let t = spawn_turn_app().await;
+    t.app.done("creer_projet", json!({"nom": "Atlas"})).await;
+    t.app.done("demarrer_session", json!({"projet": "Atlas"})).await;
+    // No model call at all: the question is code's.
+    let r = t.engine.run(None, "stop", None).await.unwrap();
+    assert_eq!(r.written, "Tu veux que j'arrête la session de travail sur Atlas ?");
+    assert_eq!(t.llm.requests().len(), 0);
+    assert!(t.app.fresh().await.running_session().await.unwrap().is_some(), "the session still runs");
+    let no = t.engine.run(Some(&r.conversation_id), "non", None).await.unwrap();
+    assert_eq!(no.written, "D'accord, je n'ai rien fait.");
+    assert!(t.app.fresh().await.running_session().await.unwrap().is_some());
+    let r = t.engine.run(None, "pause", None).await.unwrap();
+    assert_eq!(r.written, "Tu veux que je mette en pause la session de travail sur Atlas ?");
+    let yes = t.engine.run(Some(&r.conversation_id), "oui", None).await.unwrap();
+    assert!(yes.written.starts_with("Session sur Atlas mise en pause à"), "{}", yes.written);
+    // In other words, explicit: understood at once (offline parser, then the model).
+    t.llm.push(route("intendant", "TRAVAIL", "ecriture"));
+    t.llm.push(Reply::tool_calls("", &[("arreter_session", "{}")]));
+    t.llm.push(Reply::text("Bonne soirée !"));
+    let r = t.engine.run(None, "arrête la session", None).await.unwrap();
+    assert!(r.written.starts_with("Session sur Atlas arrêtée"), "{}", r.written);
+    // With no session running, a bare "stop" touches nothing and asks nothing.
+    let r = t.engine.run(None, "stop", None).await.unwrap();
+    assert_eq!(r.written, "Aucune session de travail n'est en cours : je n'ai touché à rien.");
+}
+
+#[tokio::test]
+async fn the_daily_briefing_is_composed_by_code_online() {
+    let t = spawn_turn_app().await;
+    t.app.done("creer_rappel", json!({"texte": "payer le loyer", "echeance": "2026-11-30T18:00"})).await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
+    t.llm.push(Reply::tool_calls("", &[("lire_briefing_hebdo", r#"{"periode": "jour"}"#)]));
+    t.llm.push(Reply::text("Rien de spécial aujourd'hui."));
+    let r = t.engine.run(None, "fais-moi le briefing du jour", None).await.unwrap();
+    assert!(r.written.starts_with("Briefing du"), "{}", r.written);
+    assert!(r.written.contains("payer le loyer"), "{}", r.written);
+    assert_eq!(r.incident.as_ref().unwrap().kind, IncidentKind::Briefing);
+    // The model writing its own briefing without the tool: code reads it instead.
+    t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
+    t.llm.push(Reply::text("Aujourd'hui tu n'as rien de prévu."));
+    let r = t.engine.run(None, "fais-moi le briefing du jour", None).await.unwrap();
+    code_only(&r);
+    assert!(r.written.starts_with("Briefing du") && r.written.contains("payer le loyer"), "{}", r.written);
+    // The tool's schema offers the period.
+    let tools = &specialist_requests(&t.llm)[0]["tools"];
+    let briefing = tools.as_array().unwrap().iter().find(|t| t["function"]["name"] == "lire_briefing_hebdo").unwrap();
+    assert_eq!(briefing["function"]["parameters"]["properties"]["periode"]["enum"], json!(["jour", "semaine"]));
+}
+
+#[tokio::test]
+async fn an_offline_first_exchange_labels_its_conversation_as_the_fallback_did() {
+    let app = common::spawn_app().await;
+    let engine = arthur_agents::turn::TurnEngine::new(None, app.ctx.clone());
+    let r = engine.run(None, "je commence à travailler sur le projet Atlas", None).await.unwrap();
+    assert_eq!(app.store.conversation_domain(&r.conversation_id).await.unwrap(), Some(Some("TRAVAIL".into())));
+    assert_eq!(app.store.conversation_label_source(&r.conversation_id).await.unwrap().as_deref(), Some("fallback"));
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "PERSO", "conversation"));
+    t.llm.push(Reply::text("Salut."));
+    let r = t.engine.run(None, "salut", None).await.unwrap();
+    assert_eq!(t.app.store.conversation_label_source(&r.conversation_id).await.unwrap().as_deref(), Some("router"));
 }

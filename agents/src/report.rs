@@ -37,6 +37,32 @@ fn rappel_line(r: &Rappel, tz: Tz, now: Option<chrono::DateTime<chrono::Utc>>) -
     format!("n°{} « {} » pour le {}{state}", r.id, r.texte, fr::datetime(r.echeance, tz))
 }
 
+/// " dus du lundi 1er au … contenant « banque »", for the header of a filtered list.
+fn reminder_scope(f: &crate::tools::ReminderFilter) -> String {
+    let range = match (f.debut, f.fin) {
+        (Some(d), Some(e)) if d == e => format!(" pour le {}", fr::date(d.0)),
+        (Some(d), Some(e)) => format!(" du {} au {}", fr::date(d.0), fr::date(e.0)),
+        (Some(d), None) => format!(" à partir du {}", fr::date(d.0)),
+        (None, Some(e)) => format!(" jusqu'au {}", fr::date(e.0)),
+        (None, None) => String::new(),
+    };
+    let words = f.contient.as_deref().map(|w| format!(" contenant « {w} »")).unwrap_or_default();
+    format!("{range}{words}")
+}
+
+fn spoken_reminder_scope(f: &crate::tools::ReminderFilter, today: chrono::NaiveDate) -> String {
+    use crate::fr::spoken_date;
+    let range = match (f.debut, f.fin) {
+        (Some(d), Some(e)) if d == e => format!(" pour {}", spoken_date(d.0, today)),
+        (Some(d), Some(e)) => format!(" du {} au {}", spoken_date(d.0, today), spoken_date(e.0, today)),
+        (Some(d), None) => format!(" à partir du {}", spoken_date(d.0, today)),
+        (None, Some(e)) => format!(" jusqu'au {}", spoken_date(e.0, today)),
+        (None, None) => String::new(),
+    };
+    let words = f.contient.as_deref().map(|w| format!(" contenant {w}")).unwrap_or_default();
+    format!("{range}{words}")
+}
+
 fn preference_line(p: &Preference) -> String {
     let state = if p.active { "" } else { " (désactivée)" };
     format!("n°{} « {} »{state}", p.id, p.texte)
@@ -71,12 +97,14 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
             Some(p) => format!("Note n°{} enregistrée pour le projet {p} : « {} ».", note.id, note.texte),
             None => format!("Note n°{} enregistrée : « {} ».", note.id, note.texte),
         },
-        Receipt::Notes { projet, notes } => {
-            let empty = match projet {
-                Some(p) => format!("Aucune note pour le projet {p}."),
-                None => "Aucune note.".to_string(),
-            };
-            list(notes, &empty, "Notes", |n| match (&n.projet, projet) {
+        Receipt::Notes { projet, contient, notes } => {
+            let scope = format!(
+                "{}{}",
+                projet.as_deref().map(|p| format!(" pour le projet {p}")).unwrap_or_default(),
+                contient.as_deref().map(|w| format!(" contenant « {w} »")).unwrap_or_default()
+            );
+            let empty = format!("Aucune note{scope}.");
+            list(notes, &empty, &format!("Notes{scope}"), |n| match (&n.projet, projet) {
                 (Some(p), None) => format!("n°{} ({p}) « {} »", n.id, n.texte),
                 _ => format!("n°{} « {} »", n.id, n.texte),
             })
@@ -90,10 +118,12 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
                 fr::datetime(rappel.echeance, tz)
             )
         }
-        Receipt::Reminders { include_done, rappels, now } => {
-            let empty = if *include_done { "Aucun rappel." } else { "Aucun rappel à faire." };
-            let header = if *include_done { "Rappels" } else { "Rappels à faire" };
-            list(rappels, empty, header, |r| rappel_line(r, tz, Some(*now)))
+        Receipt::Reminders { include_done, filter, rappels, now } => {
+            let scope = reminder_scope(filter);
+            let empty =
+                if *include_done { format!("Aucun rappel{scope}.") } else { format!("Aucun rappel à faire{scope}.") };
+            let header = if *include_done { format!("Rappels{scope}") } else { format!("Rappels à faire{scope}") };
+            list(rappels, &empty, &header, |r| rappel_line(r, tz, Some(*now)))
         }
         Receipt::ReminderDone { rappel } => {
             format!("Rappel n°{} « {} » marqué comme fait.", rappel.id, rappel.texte)
@@ -198,20 +228,7 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
         }
         Receipt::ProjectCreated { projet } => format!("Projet {} créé.", projet_line(projet)),
         Receipt::ProjectUpdated { before, after } => {
-            let mut changes = Vec::new();
-            if before.description != after.description {
-                changes.push(format!("description « {} »", after.description.as_deref().unwrap_or("")));
-            }
-            if before.phase != after.phase {
-                changes.push(format!(
-                    "phase {} → {}",
-                    before.phase.as_deref().unwrap_or("aucune"),
-                    after.phase.as_deref().unwrap_or("aucune")
-                ));
-            }
-            if before.statut != after.statut {
-                changes.push(format!("statut {} → {}", before.statut.label(), after.statut.label()));
-            }
+            let changes = project_changes(before, after);
             if changes.is_empty() {
                 format!("Projet {} : rien n'a changé, les valeurs étaient déjà celles-là.", after.nom)
             } else {
@@ -286,6 +303,7 @@ pub fn describe_refusal(refusal: &Refusal, tz: Tz) -> String {
         Refusal::SessionAlreadyPaused { session } => format!("la session sur {} est déjà en pause.", session.projet),
         Refusal::SessionNotPaused { session } => format!("la session sur {} n'est pas en pause.", session.projet),
         Refusal::NoRunningSession => "aucune session de travail n'est en cours.".to_string(),
+        Refusal::ProjectUnknown { nom } if nom.is_empty() => "ce projet n'existe pas.".to_string(),
         Refusal::ProjectUnknown { nom } => format!("aucun projet nommé « {nom} »."),
         Refusal::ProjectDuplicate { projet } => format!("un projet nommé « {} » existe déjà.", projet.nom),
         Refusal::NothingToChange => "aucune modification n'a été demandée.".to_string(),
@@ -319,122 +337,237 @@ fn spoken_count(count: usize, one: &str, many: &str) -> String {
     }
 }
 
+/// "numéro douze".
+fn sid(id: i64) -> String {
+    format!("numéro {}", n(id))
+}
+
+/// "zéro virgule six".
+fn spoken_decimal(v: f32) -> String {
+    let tenths = (v * 10.0).round() as i64;
+    if tenths % 10 == 0 {
+        n(tenths / 10)
+    } else {
+        format!("{} virgule {}", n(tenths / 10), n(tenths % 10))
+    }
+}
+
 /// The spoken report of one tool call: no markdown, numbers, dates and times in words,
-/// short. `tool` is the name taken from the emitted call.
+/// short — and every fact of the written report (ids, names, dates, times, durations,
+/// counts, "nothing changed") said too. `tool` is the name taken from the emitted call.
 pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chrono::Utc>, tz: Tz) -> String {
-    use crate::fr::{spoken_datetime as when, spoken_duration as dur, spoken_time};
+    use crate::fr::{spoken_date, spoken_datetime as when, spoken_duration as dur, spoken_time};
+    let today = now.with_timezone(&tz).date_naive();
     match outcome {
         Outcome::Done(receipt) => match receipt {
             Receipt::NoteCreated { note } => match &note.projet {
-                Some(p) => format!("Note numéro {} enregistrée pour {p} : {}.", n(note.id), note.texte),
-                None => format!("Note numéro {} enregistrée : {}.", n(note.id), note.texte),
+                Some(p) => format!("Note {} enregistrée pour le projet {p} : {}.", sid(note.id), note.texte),
+                None => format!("Note {} enregistrée : {}.", sid(note.id), note.texte),
             },
-            Receipt::Notes { notes, .. } if notes.is_empty() => "Tu n'as aucune note.".to_string(),
-            Receipt::Notes { notes, .. } => {
-                format!(
-                    "{} : {}.",
-                    capitalise(&spoken_count(notes.len(), "note", "notes")),
-                    spoken_list(notes, |x| x.texte.clone())
-                )
+            Receipt::Notes { projet, contient, notes } => {
+                let scope = format!(
+                    "{}{}",
+                    projet.as_deref().map(|p| format!(" pour le projet {p}")).unwrap_or_default(),
+                    contient.as_deref().map(|w| format!(" contenant {w}")).unwrap_or_default()
+                );
+                if notes.is_empty() {
+                    format!("Tu n'as aucune note{scope}.")
+                } else {
+                    format!(
+                        "{}{scope} : {}.",
+                        capitalise(&spoken_count(notes.len(), "note", "notes")),
+                        spoken_list(notes, |x| match (&x.projet, projet) {
+                            (Some(p), None) => format!("{}, projet {p}, {}", sid(x.id), x.texte),
+                            _ => format!("{}, {}", sid(x.id), x.texte),
+                        })
+                    )
+                }
             }
-            Receipt::ReminderCreated { rappel, .. } => {
+            Receipt::ReminderCreated { rappel, bare_date } => {
+                let hour_note =
+                    if *bare_date { " Aucune heure n'était donnée : neuf heures par défaut." } else { "" };
                 format!(
-                    "Rappel numéro {} enregistré pour {} : {}.",
-                    n(rappel.id),
+                    "Rappel {} enregistré pour {} : {}.{hour_note}",
+                    sid(rappel.id),
                     when(rappel.echeance, now, tz),
                     rappel.texte
                 )
             }
-            Receipt::Reminders { rappels, .. } if rappels.is_empty() => "Tu n'as aucun rappel à faire.".to_string(),
-            Receipt::Reminders { rappels, .. } => format!(
-                "{} : {}.",
-                capitalise(&spoken_count(rappels.len(), "rappel", "rappels")),
-                spoken_list(rappels, |r| {
-                    let done = if r.fait { ", fait" } else { "" };
-                    format!("numéro {}, {}, {}{done}", n(r.id), r.texte, when(r.echeance, now, tz))
-                })
-            ),
-            Receipt::ReminderDone { rappel } => {
-                format!("Rappel numéro {} marqué comme fait : {}.", n(rappel.id), rappel.texte)
-            }
-            Receipt::WorkTime { totals, projet, until_now, .. } => {
-                let scope = projet.as_deref().map(|p| format!(" sur {p}")).unwrap_or_default();
-                let until = if *until_now { " jusqu'à maintenant" } else { "" };
-                if totals.total_secs == 0 {
-                    format!("Aucune session de travail{scope} sur cette période{until}.")
+            Receipt::Reminders { include_done, filter, rappels, .. } => {
+                let scope = spoken_reminder_scope(filter, today);
+                let what = if *include_done { "" } else { " à faire" };
+                if rappels.is_empty() {
+                    format!("Tu n'as aucun rappel{what}{scope}.")
                 } else {
-                    format!("Tu as travaillé {}{scope}{until}.", dur(totals.total_secs))
+                    format!(
+                        "{}{what}{scope} : {}.",
+                        capitalise(&spoken_count(rappels.len(), "rappel", "rappels")),
+                        spoken_list(rappels, |r| {
+                            let state = if r.fait {
+                                ", fait"
+                            } else if r.echeance < now {
+                                ", en retard"
+                            } else {
+                                ""
+                            };
+                            format!("{}, {}, {}{state}", sid(r.id), r.texte, when(r.echeance, now, tz))
+                        })
+                    )
                 }
             }
+            Receipt::ReminderDone { rappel } => {
+                format!("Rappel {} marqué comme fait : {}.", sid(rappel.id), rappel.texte)
+            }
+            Receipt::WorkTime { debut, fin, until_now, projet, totals, running } => {
+                let range = if debut == fin {
+                    spoken_date(debut.0, today)
+                } else {
+                    format!("du {} au {}", spoken_date(debut.0, today), spoken_date(fin.0, today))
+                };
+                let scope = projet.as_deref().map(|p| format!(" sur {p}")).unwrap_or_default();
+                let until = if *until_now { ", jusqu'à maintenant" } else { "" };
+                let mut out = if totals.total_secs == 0 {
+                    format!("Aucune session de travail{scope}, {range}{until} : zéro minute mesurée.")
+                } else {
+                    format!("Temps de travail{scope}, {range}{until} : {}.", dur(totals.total_secs))
+                };
+                if projet.is_none() && totals.par_projet.len() > 1 {
+                    let parts: Vec<String> =
+                        totals.par_projet.iter().map(|(p, secs)| format!("{p}, {}", dur(*secs))).collect();
+                    out.push_str(&format!(" Dont {}.", parts.join(" ; ")));
+                }
+                if let Some(s) = running {
+                    let state = if s.is_paused() { "en pause" } else { "en cours" };
+                    out.push_str(&format!(
+                        " Il y a une session {state} sur {} depuis {}.",
+                        s.projet,
+                        spoken_time(s.debut, tz)
+                    ));
+                }
+                out
+            }
             Receipt::PreferenceStored { preference, active, cap } => format!(
-                "Préférence numéro {} enregistrée : {}. {} actives sur {} au maximum.",
-                n(preference.id),
+                "Préférence {} enregistrée : {}. {} actives sur {} au maximum.",
+                sid(preference.id),
                 preference.texte,
                 capitalise(&n(i64::from(*active))),
                 n(i64::from(*cap))
             ),
             Receipt::Preferences { preferences, active, cap } => {
-                let actives: Vec<&Preference> = preferences.iter().filter(|p| p.active).collect();
-                if actives.is_empty() {
-                    format!("Aucune préférence active, sur {} au maximum.", n(i64::from(*cap)))
+                let counts =
+                    format!("{} actives sur {} au maximum", capitalise(&n(i64::from(*active))), n(i64::from(*cap)));
+                if preferences.is_empty() {
+                    format!("Aucune préférence. {counts}.")
                 } else {
                     format!(
-                        "{} actives sur {} au maximum : {}.",
-                        capitalise(&n(i64::from(*active))),
-                        n(i64::from(*cap)),
-                        spoken_list(&actives, |p| format!("numéro {}, {}", n(p.id), p.texte))
+                        "{} : {}. {counts}.",
+                        capitalise(&spoken_count(preferences.len(), "préférence", "préférences")),
+                        spoken_list(preferences, |p| {
+                            let state = if p.active { "" } else { ", désactivée" };
+                            format!("{}, {}{state}", sid(p.id), p.texte)
+                        })
                     )
                 }
             }
             Receipt::PreferenceDeactivated { preference } => {
-                format!("Préférence numéro {} désactivée : {}.", n(preference.id), preference.texte)
+                format!("Préférence {} désactivée : {}.", sid(preference.id), preference.texte)
             }
-            Receipt::Search { hits, search, .. } => {
+            Receipt::Search { requete, search, hits, not_indexed } => {
                 let how = match search {
-                    SearchMode::Vector { .. } => "par similarité",
-                    SearchMode::Keyword { .. } => "par mots-clés",
+                    SearchMode::Vector { threshold, .. } => {
+                        format!("recherche par similarité, seuil {}", spoken_decimal(*threshold))
+                    }
+                    SearchMode::Keyword { reason: KeywordReason::NoEmbeddingProvider } => {
+                        "recherche par mots-clés, aucun modèle d'embeddings n'est configuré".to_string()
+                    }
+                    SearchMode::Keyword { reason: KeywordReason::EmbeddingFailed } => {
+                        "recherche par mots-clés, le modèle d'embeddings n'a pas répondu".to_string()
+                    }
                 };
-                if hits.is_empty() {
-                    format!("Je n'ai rien trouvé dans tes souvenirs, recherche {how}.")
+                let mut out = if hits.is_empty() {
+                    format!("Je n'ai rien trouvé dans tes souvenirs pour {requete}, {how}.")
                 } else {
                     format!(
-                        "Dans tes souvenirs, recherche {how} : {}.",
-                        spoken_list(hits, |h| h.souvenir.texte.clone())
+                        "Dans tes souvenirs, pour {requete}, {how} : {}.",
+                        spoken_list(hits, |h| format!("{}, {}", sid(h.souvenir.id), h.souvenir.texte))
                     )
+                };
+                if *not_indexed > 0 {
+                    out.push_str(&format!(
+                        " {} souvenirs n'ont pas pu être indexés et n'ont pas été cherchés.",
+                        capitalise(&n(i64::from(*not_indexed)))
+                    ));
                 }
+                out
             }
-            Receipt::SessionStarted { session } => {
-                format!("Session démarrée sur {} à {}.", session.projet, spoken_time(session.debut, tz))
-            }
-            Receipt::SessionPaused { session } => format!("Session sur {} en pause.", session.projet),
-            Receipt::SessionResumed { session } => format!("Session sur {} reprise.", session.projet),
-            Receipt::SessionStopped { session, worked_secs } => {
-                format!("Session sur {} arrêtée : {} de travail.", session.projet, dur(*worked_secs))
-            }
+            Receipt::SessionStarted { session } => format!(
+                "Session {} démarrée sur {} à {}.",
+                sid(session.id),
+                session.projet,
+                spoken_time(session.debut, tz)
+            ),
+            Receipt::SessionPaused { session } => match session.pauses.last() {
+                Some(p) => format!("Session sur {} mise en pause à {}.", session.projet, spoken_time(p.debut, tz)),
+                None => format!("Session sur {} mise en pause.", session.projet),
+            },
+            Receipt::SessionResumed { session } => match session.pauses.last().and_then(|p| p.fin) {
+                Some(t) => format!("Session sur {} reprise à {}.", session.projet, spoken_time(t, tz)),
+                None => format!("Session sur {} reprise.", session.projet),
+            },
+            Receipt::SessionStopped { session, worked_secs } => format!(
+                "Session sur {} arrêtée{} : {} de travail, pauses exclues.",
+                session.projet,
+                session.fin.map(|f| format!(" à {}", spoken_time(f, tz))).unwrap_or_default(),
+                dur(*worked_secs)
+            ),
             Receipt::Projects { projets } if projets.is_empty() => "Tu n'as aucun projet.".to_string(),
             Receipt::Projects { projets } => format!(
                 "{} : {}.",
                 capitalise(&spoken_count(projets.len(), "projet", "projets")),
-                spoken_list(projets, |p| format!("{}, {}", p.nom, p.statut.label()))
+                spoken_list(projets, spoken_projet)
             ),
             Receipt::Project { detail, worked_secs } => {
                 let p = &detail.projet;
-                let phase = p.phase.as_deref().map(|ph| format!(", phase {ph}")).unwrap_or_default();
-                format!(
-                    "{} : {}{phase}, {} de travail, {}.",
-                    p.nom,
-                    p.statut.label(),
-                    dur(*worked_secs),
-                    spoken_count(detail.decisions.len(), "décision", "décisions")
-                )
+                let mut out = format!("Projet {}.", spoken_projet(p));
+                if let Some(d) = &p.description {
+                    out.push_str(&format!(" Description : {d}."));
+                }
+                out.push_str(&format!(" Temps passé : {}.", dur(*worked_secs)));
+                if detail.phases.len() > 1 {
+                    let phases: Vec<&str> = detail.phases.iter().map(|ph| ph.phase.as_str()).collect();
+                    out.push_str(&format!(" Phases successives : {}.", phases.join(", puis ")));
+                }
+                if detail.decisions.is_empty() {
+                    out.push_str(" Aucune décision.");
+                } else {
+                    out.push_str(&format!(
+                        " {} : {}.",
+                        capitalise(&spoken_count(detail.decisions.len(), "décision", "décisions")),
+                        spoken_list(&detail.decisions, |d| format!(
+                            "{}, le {}",
+                            d.texte,
+                            spoken_date(d.created_at.with_timezone(&tz).date_naive(), today)
+                        ))
+                    ));
+                }
+                out.push_str(&format!(" Notes rattachées : {}.", n(detail.notes as i64)));
+                out
             }
-            Receipt::ProjectCreated { projet } => format!("Projet {} créé.", projet.nom),
-            Receipt::ProjectUpdated { after, .. } => format!("Projet {} modifié.", after.nom),
+            Receipt::ProjectCreated { projet } => format!("Projet {} créé.", spoken_projet(projet)),
+            Receipt::ProjectUpdated { before, after } => {
+                let changes = project_changes(before, after);
+                if changes.is_empty() {
+                    format!("Projet {} : rien n'a changé, les valeurs étaient déjà celles-là.", after.nom)
+                } else {
+                    let said = changes.join(", ").replace('→', "devient").replace("« ", "").replace(" »", "");
+                    format!("Projet {} modifié : {said}.", after.nom)
+                }
+            }
             Receipt::DecisionRecorded { decision } => {
-                format!("Décision actée sur {} : {}.", decision.projet, decision.texte)
+                format!("Décision {} actée sur {} : {}.", sid(decision.id), decision.projet, decision.texte)
             }
             Receipt::SouvenirStored { souvenir } => {
-                format!("Souvenir numéro {} mémorisé : {}.", n(souvenir.id), souvenir.texte)
+                format!("Souvenir {} mémorisé : {}.", sid(souvenir.id), souvenir.texte)
             }
         },
         Outcome::Refused(refusal) => format!("Je n'ai rien écrit : {}", spoken_refusal(refusal, now, tz)),
@@ -449,39 +582,77 @@ pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chron
     }
 }
 
+/// "Atlas, actif, phase cadrage".
+fn spoken_projet(p: &Projet) -> String {
+    let phase = p.phase.as_deref().map(|ph| format!(", phase {ph}")).unwrap_or_default();
+    format!("{}, {}{phase}", p.nom, p.statut.label())
+}
+
+/// What `modifier_projet` changed, one phrase per field (shared by both reports so that
+/// they never disagree on whether something changed).
+fn project_changes(before: &Projet, after: &Projet) -> Vec<String> {
+    let mut changes = Vec::new();
+    if before.description != after.description {
+        changes.push(format!("description « {} »", after.description.as_deref().unwrap_or("")));
+    }
+    if before.phase != after.phase {
+        changes.push(format!(
+            "phase {} → {}",
+            before.phase.as_deref().unwrap_or("aucune"),
+            after.phase.as_deref().unwrap_or("aucune")
+        ));
+    }
+    if before.statut != after.statut {
+        changes.push(format!("statut {} → {}", before.statut.label(), after.statut.label()));
+    }
+    changes
+}
+
 fn spoken_refusal(refusal: &Refusal, now: chrono::DateTime<chrono::Utc>, tz: Tz) -> String {
-    use crate::fr::{spoken_date, spoken_datetime};
+    use crate::fr::{spoken_date, spoken_datetime, spoken_time};
     let today = now.with_timezone(&tz).date_naive();
     match refusal {
-        Refusal::InvalidArguments(_) => "la demande était mal formée.".to_string(),
-        Refusal::UnknownTool { .. } => "cet outil n'existe pas.".to_string(),
-        Refusal::ToolNotAllowed { .. } => "cet outil n'est pas dans ma liste pour cette demande.".to_string(),
-        Refusal::ReminderUnknown { id } => format!("il n'y a pas de rappel numéro {}.", n(*id)),
-        Refusal::ReminderAlreadyDone { rappel } => format!("le rappel numéro {} était déjà fait.", n(rappel.id)),
+        Refusal::InvalidArguments(e) => spoken_text(&describe_problem(e.field, &e.problem)).replace(['«', '»'], ""),
+        Refusal::UnknownTool { name } => format!("l'outil {name} n'existe pas."),
+        Refusal::ToolNotAllowed { name, agent } => {
+            format!("l'outil {name} n'est pas dans la liste de l'agent {agent}.")
+        }
+        Refusal::ReminderUnknown { id } => format!("il n'y a pas de rappel {}.", sid(*id)),
+        Refusal::ReminderAlreadyDone { rappel } => {
+            format!("le rappel {}, {}, était déjà fait.", sid(rappel.id), rappel.texte)
+        }
         Refusal::DueDateInPast { echeance } => {
             format!("l'échéance, {}, est déjà passée.", spoken_datetime(*echeance, now, tz))
         }
-        Refusal::PreferenceUnknown { id } => format!("il n'y a pas de préférence numéro {}.", n(*id)),
+        Refusal::PreferenceUnknown { id } => format!("il n'y a pas de préférence {}.", sid(*id)),
         Refusal::PreferenceAlreadyInactive { preference } => {
-            format!("la préférence numéro {} était déjà désactivée.", n(preference.id))
+            format!("la préférence {}, {}, était déjà désactivée.", sid(preference.id), preference.texte)
         }
         Refusal::PreferenceDuplicate { preference } => {
-            format!("cette préférence existe déjà, numéro {}.", n(preference.id))
+            format!("cette préférence existe déjà, {}, {}.", sid(preference.id), preference.texte)
         }
         Refusal::PreferenceCapReached { cap } => {
-            format!("le plafond de {} préférences est atteint, désactives-en une d'abord.", n(i64::from(*cap)))
+            format!("le plafond de {} préférences actives est atteint, désactives-en une d'abord.", n(i64::from(*cap)))
         }
         Refusal::FutureDate { debut, .. } => {
             format!(
-                "{} n'est pas encore arrivé, il ne peut pas y avoir de temps de travail.",
+                "{} n'est pas encore arrivé, il ne peut pas y avoir de temps de travail, aucune lecture n'a été faite.",
                 spoken_date(debut.0, today)
             )
         }
-        Refusal::InvertedRange { .. } => "la fin de la période est avant son début.".to_string(),
-        Refusal::SessionAlreadyRunning { session } => format!("une session tourne déjà sur {}.", session.projet),
+        Refusal::InvertedRange { debut, fin } => format!(
+            "la fin de la période, {}, est avant son début, {}.",
+            spoken_date(fin.0, today),
+            spoken_date(debut.0, today)
+        ),
+        Refusal::SessionAlreadyRunning { session } => {
+            let state = if session.is_paused() { "en pause" } else { "en cours" };
+            format!("il y a déjà une session {state} sur {} depuis {}.", session.projet, spoken_time(session.debut, tz))
+        }
         Refusal::SessionAlreadyPaused { session } => format!("la session sur {} est déjà en pause.", session.projet),
         Refusal::SessionNotPaused { session } => format!("la session sur {} n'est pas en pause.", session.projet),
         Refusal::NoRunningSession => "aucune session n'est en cours.".to_string(),
+        Refusal::ProjectUnknown { nom } if nom.is_empty() => "ce projet n'existe pas.".to_string(),
         Refusal::ProjectUnknown { nom } => format!("je ne connais pas de projet {nom}."),
         Refusal::ProjectDuplicate { projet } => format!("le projet {} existe déjà.", projet.nom),
         Refusal::NothingToChange => "aucune modification n'était demandée.".to_string(),

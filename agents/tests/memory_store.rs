@@ -583,17 +583,27 @@ async fn conversations_are_created_once_and_labelled_once(store: Store) {
     store.create_conversation("c1", at(0)).await.unwrap();
     store.create_conversation("c1", at(1)).await.unwrap();
     assert_eq!(store.conversation_domain("c1").await.unwrap(), Some(None));
-    assert_eq!(store.label_conversation("c1", "TRAVAIL").await.unwrap().as_deref(), Some("TRAVAIL"));
-    assert_eq!(store.label_conversation("c1", "PERSO").await.unwrap().as_deref(), Some("TRAVAIL"));
+    assert_eq!(store.conversation_label_source("c1").await.unwrap(), None);
+    assert_eq!(
+        store.label_conversation("c1", "TRAVAIL", LabelSource::Fallback).await.unwrap().as_deref(),
+        Some("TRAVAIL")
+    );
+    // The first label stays, and so does who set it.
+    assert_eq!(store.label_conversation("c1", "PERSO", LabelSource::Router).await.unwrap().as_deref(), Some("TRAVAIL"));
     assert_eq!(store.conversation_domain("c1").await.unwrap(), Some(Some("TRAVAIL".into())));
-    assert_eq!(store.label_conversation("absente", "PERSO").await.unwrap(), None);
+    assert_eq!(store.conversation_label_source("c1").await.unwrap().as_deref(), Some("fallback"));
+    assert_eq!(store.label_conversation("absente", "PERSO", LabelSource::Router).await.unwrap(), None);
     assert_eq!(store.conversation_domain("absente").await.unwrap(), None);
     // A domain outside the three is refused by the CHECK, and changes nothing.
     store.create_conversation("c2", at(2)).await.unwrap();
-    let err = store.label_conversation("c2", "AUTRE").await.unwrap_err();
+    let err = store.label_conversation("c2", "AUTRE", LabelSource::Router).await.unwrap_err();
     assert!(matches!(err, StoreError::Database(_)), "{err:?}");
     assert_eq!(store.conversation_domain("c2").await.unwrap(), Some(None));
-    assert_eq!(store.label_conversation("c2", "QUOTIDIEN").await.unwrap().as_deref(), Some("QUOTIDIEN"));
+    assert_eq!(
+        store.label_conversation("c2", "QUOTIDIEN", LabelSource::Router).await.unwrap().as_deref(),
+        Some("QUOTIDIEN")
+    );
+    assert_eq!(store.conversation_label_source("c2").await.unwrap().as_deref(), Some("router"));
 }
 
 async fn recent_messages_are_the_last_in_order(store: Store) {

@@ -1,6 +1,7 @@
-// Chat page: sends the message, reads the NDJSON stream, shows drafts as provisional
-// (withdrawn when tools follow), then the final answer with verified parts marked.
-// Text is only ever inserted with textContent, never as HTML.
+// Chat page: sends the message, reads the NDJSON stream, shows what Arthur is doing
+// (status lines), then the final answer with verified parts marked. No model draft is
+// ever shown: model text appears only in the final answer. Text is only ever inserted
+// with textContent, never as HTML.
 (function () {
   "use strict";
   const box = document.getElementById("conversation");
@@ -39,7 +40,6 @@
   async function ask(message) {
     bubble("user", message);
     const status = bubble("status", "…");
-    let draft = null;
     send.disabled = true;
     try {
       const response = await fetch("/api/chat", {
@@ -68,19 +68,7 @@
           const event = JSON.parse(line);
           if (event.type === "status") {
             status.textContent = event.text + "…";
-          } else if (event.type === "draft") {
-            if (!draft || draft.classList.contains("withdrawn")) {
-              draft = bubble("draft", "");
-              draft.title = "brouillon : texte provisoire du modèle";
-            }
-            draft.textContent += event.text;
-          } else if (event.type === "draft_withdrawn") {
-            if (draft) {
-              draft.classList.add("withdrawn");
-              draft.title = "brouillon retiré : il précédait des outils";
-            }
           } else if (event.type === "final") {
-            if (draft && !draft.classList.contains("withdrawn")) draft.remove();
             conversation = event.conversation;
             localStorage.setItem("arthur.conversation", conversation);
             const answer = bubble("arthur");

@@ -1,6 +1,7 @@
-//! `POST /api/chat`: one turn, streamed as NDJSON — status, drafts (provisional), their
-//! withdrawal, then the final answer with its code-composed parts marked as such. The turn
-//! runs to its end even if the client goes away, so nothing is left half-done.
+//! `POST /api/chat`: one turn, streamed as NDJSON — status lines while it runs (routing,
+//! each tool), then the code-composed reports and the final answer with its parts marked.
+//! No model draft is ever sent: model text reaches the page only in the final answer, once
+//! the turn's outcome is known. The turn runs to its end even if the client goes away.
 
 use std::sync::Arc;
 
@@ -50,11 +51,8 @@ pub async fn chat(State(state): State<Arc<WebState>>, body: axum::body::Bytes) -
     tokio::spawn(async move {
         let sink_tx = tx.clone();
         let sink = move |event: TurnEvent| {
-            let line = match event {
-                TurnEvent::Status(text) => json!({"type": "status", "text": text}),
-                TurnEvent::Draft(text) => json!({"type": "draft", "text": text}),
-                TurnEvent::DraftWithdrawn => json!({"type": "draft_withdrawn"}),
-            };
+            let TurnEvent::Status(text) = event;
+            let line = json!({"type": "status", "text": text});
             let _ = sink_tx.send(line);
         };
         match state.engine.run(conversation.as_deref(), &message, Some(&sink)).await {

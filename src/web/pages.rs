@@ -77,7 +77,7 @@ pub async fn chat_page(State(state): State<Arc<WebState>>) -> Response {
             }
             p.legend {
                 span.badge.code { "vérifié" } " : écrit par le code à partir de ce qui a réellement été fait. "
-                span.badge.draft { "brouillon" } " : texte provisoire du modèle, retiré s'il précède des outils."
+                span.badge.model { "conversation" } " : texte du modèle, montré seulement quand aucun outil n'a servi et qu'il n'affirme rien sur ta mémoire ni sur une action."
             }
             script src="/static/chat.js" {}
         },

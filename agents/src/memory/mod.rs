@@ -324,7 +324,9 @@ pub trait MemoryStore: Send + Sync {
     async fn create_conversation(&self, id: &str, now: DateTime<Utc>) -> StoreResult<()>;
     /// Labels the conversation with its domain only if it has none yet; returns the label
     /// the conversation carries afterwards.
-    async fn label_conversation(&self, id: &str, domain: &str) -> StoreResult<Option<String>>;
+    async fn label_conversation(&self, id: &str, domain: &str, source: LabelSource) -> StoreResult<Option<String>>;
+    /// Who set the label (`router` or `fallback`), if the conversation has one.
+    async fn conversation_label_source(&self, id: &str) -> StoreResult<Option<String>>;
     async fn conversation_domain(&self, id: &str) -> StoreResult<Option<Option<String>>>;
     async fn append_message(
         &self,
@@ -350,6 +352,25 @@ pub trait MemoryStore: Send + Sync {
     async fn set_pending(&self, pending: &PendingAction) -> StoreResult<()>;
     /// Takes (and removes) the write awaiting confirmation in a conversation.
     async fn take_pending(&self, conversation_id: &str) -> StoreResult<Option<PendingAction>>;
+}
+
+/// Who labelled a conversation with its domain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LabelSource {
+    /// The router's answer, parsed against its contract.
+    Router,
+    /// The deterministic fallback (no model, router garbage, offline turn).
+    Fallback,
+}
+
+impl LabelSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LabelSource::Router => "router",
+            LabelSource::Fallback => "fallback",
+        }
+    }
 }
 
 /// A write the offline parser asked the user to confirm.

@@ -749,10 +749,11 @@ impl MemoryStore for PgStore {
         Ok(())
     }
 
-    async fn label_conversation(&self, id: &str, domain: &str) -> StoreResult<Option<String>> {
+    async fn label_conversation(&self, id: &str, domain: &str, source: LabelSource) -> StoreResult<Option<String>> {
         let mut tx = self.write_tx().await?;
-        sqlx::query("UPDATE conversations SET domain = $1 WHERE id = $2 AND domain IS NULL")
+        sqlx::query("UPDATE conversations SET domain = $1, domain_source = $2 WHERE id = $3 AND domain IS NULL")
             .bind(domain)
+            .bind(source.as_str())
             .bind(id)
             .execute(&mut *tx)
             .await?;
@@ -762,6 +763,14 @@ impl MemoryStore for PgStore {
             .await?;
         tx.commit().await?;
         Ok(label.flatten())
+    }
+
+    async fn conversation_label_source(&self, id: &str) -> StoreResult<Option<String>> {
+        Ok(sqlx::query_scalar::<_, Option<String>>("SELECT domain_source FROM conversations WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .flatten())
     }
 
     async fn conversation_domain(&self, id: &str) -> StoreResult<Option<Option<String>>> {

@@ -725,10 +725,11 @@ impl MemoryStore for SqliteStore {
         Ok(())
     }
 
-    async fn label_conversation(&self, id: &str, domain: &str) -> StoreResult<Option<String>> {
+    async fn label_conversation(&self, id: &str, domain: &str, source: LabelSource) -> StoreResult<Option<String>> {
         let mut tx = self.write_tx().await?;
-        sqlx::query("UPDATE conversations SET domain = ? WHERE id = ? AND domain IS NULL")
+        sqlx::query("UPDATE conversations SET domain = ?, domain_source = ? WHERE id = ? AND domain IS NULL")
             .bind(domain)
+            .bind(source.as_str())
             .bind(id)
             .execute(&mut *tx)
             .await?;
@@ -738,6 +739,14 @@ impl MemoryStore for SqliteStore {
             .await?;
         tx.commit().await?;
         Ok(label.flatten())
+    }
+
+    async fn conversation_label_source(&self, id: &str) -> StoreResult<Option<String>> {
+        Ok(sqlx::query_scalar::<_, Option<String>>("SELECT domain_source FROM conversations WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .flatten())
     }
 
     async fn conversation_domain(&self, id: &str) -> StoreResult<Option<Option<String>>> {

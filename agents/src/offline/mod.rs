@@ -19,10 +19,9 @@ use when::NUM_WORDS;
 /// What the parser understood.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OfflineAction {
-    /// One tool call; `confident` is false when a default was guessed (then ask first).
+    /// One tool call; `confident` is false when a default was guessed, or when the words
+    /// were too bare to be sure ("stop", "pause"): then ask first.
     Tool { name: &'static str, args: Value, confident: bool },
-    /// The briefing of the day (composed from the store, no tool).
-    DailyBriefing,
     /// Not a command the parser knows.
     Unsupported,
 }
@@ -74,17 +73,37 @@ rx!(
     SESSION_START,
     r"^(?:je\s+(?:commence|demarre|attaque|me\s+mets|me\s+remets|m'y\s+mets)\s+(?:a\s+(?:travailler|bosser)\s+)?(?:sur|a)|je\s+(?:bosse|travaille)\s+(?:maintenant\s+)?sur|(?:demarre|lance|commence)\s+(?:une\s+session|le\s+chrono|la\s+session|le\s+minuteur)(?:\s+de\s+travail)?\s+(?:sur|pour)|(?:demarre|commence)\s+(?:sur|a\s+travailler\s+sur)|session\s+(?:de\s+travail\s+)?(?:sur|pour)|chrono\s+(?:sur|pour))\s+(?:le\s+projet\s+)?(?P<p>.+)$"
 );
+/// What the chrono commands act on, however it is called.
+const CHRONO_OBJECT: &str = r"(?:le\s+chrono(?:metre)?|mon\s+chrono|la\s+session(?:\s+de\s+travail)?|ma\s+session(?:\s+de\s+travail)?|(?:mon|le)\s+travail|le\s+minuteur|le\s+compteur|le\s+timer|le\s+temps|la\s+seance)";
+
 rx!(
     SESSION_PAUSE,
-    r"^(?:pause|je\s+(?:fais|prends)\s+une\s+pause|(?:mets?|met)\s+(?:le\s+chrono\s+|la\s+session\s+)?en\s+pause|suspends?\s*(?:le\s+chrono|la\s+session)?|pause\s+(?:du\s+)?chrono|petite\s+pause)$"
+    &r"^(?:pause|petite\s+pause|(?:je|on)\s+(?:fais|fait|prends|prend)\s+(?:une|ma|notre|la)\s+pause|(?:je\s+|on\s+)?(?:mets?|met|mettre)\s+(?:OBJ\s+)?en\s+pause(?:\s+OBJ)?|(?:je\s+|on\s+)?(?:suspends?|interromps?|gele|fige)\s*(?:OBJ)?|pause\s+(?:du\s+|de\s+|sur\s+)?(?:OBJ|chrono|session|travail)|OBJ\s+en\s+pause)$".replace("OBJ", CHRONO_OBJECT)
 );
 rx!(
     SESSION_RESUME,
-    r"^(?:je\s+reprends(?:\s+le\s+travail)?|reprends(?:\s+le\s+chrono|\s+la\s+session)?|reprise|on\s+reprend|je\s+m'y\s+remets|fin\s+de\s+(?:la\s+)?pause|relance\s+le\s+chrono|c'est\s+reparti)$"
+    &r"^(?:je\s+reprends(?:\s+OBJ)?|(?:reprends|reprend|relance|redemarre|relancer|redemarrer)\s+OBJ|reprends|reprise(?:\s+(?:de\s+|du\s+)?(?:OBJ|chrono|session|travail))?|on\s+reprend(?:\s+OBJ)?|je\s+m'y\s+remets|fin\s+de\s+(?:la\s+|ma\s+)?pause|(?:remets|remet)\s+OBJ\s+en\s+(?:route|marche)|c'est\s+reparti)$".replace("OBJ", CHRONO_OBJECT)
 );
 rx!(
     SESSION_STOP,
-    r"^(?:j'arrete(?:\s+de\s+travailler|\s+de\s+bosser|\s+la\s+session|\s+le\s+chrono)?|(?:arrete|stoppe|coupe)\s+(?:le\s+chrono|la\s+session|de\s+travailler|tout)|stop(?:\s+chrono|\s+session)?|fin\s+de\s+(?:la\s+)?session|j'ai\s+(?:fini|termine)(?:\s+de\s+travailler|\s+pour\s+aujourd'hui)?|je\s+m'arrete(?:\s+la)?|termine\s+la\s+session|c'est\s+fini\s+pour\s+aujourd'hui)$"
+    &r"^(?:j'arrete(?:\s+OBJ|\s+de\s+travailler|\s+de\s+bosser)?|(?:je\s+|on\s+)?(?:arrete|arretes|stoppe|stop|coupe|termine|finis|clos|cloture|ferme|boucle)\s+(?:OBJ|tout)|on\s+arrete(?:\s+la|\s+de\s+travailler)?|(?:arrete|stoppe)\s+de\s+(?:travailler|compter|chronometrer|bosser)|(?:je\s+|on\s+)?(?:mets|met)\s+fin\s+a\s+OBJ|stop(?:\s+chrono|\s+session)?|(?:fin|arret)\s+(?:de\s+la\s+|du\s+|de\s+)?(?:session|chrono|travail)|j'ai\s+(?:fini|termine)(?:\s+de\s+travailler|\s+pour\s+aujourd'hui)?|je\s+m'arrete(?:\s+la)?|je\s+termine\s+OBJ|c'est\s+fini\s+pour\s+aujourd'hui)$".replace("OBJ", CHRONO_OBJECT)
+);
+// A chrono command said in one bare word ("stop", "pause"): it may be meant for the
+// speech, not the session, so it is asked before it touches the chrono.
+rx!(BARE_CHRONO, r"^(?:stop|stoppe|pause|arrete|halte|termine|fini|suspends?|(?:mets?|met)\s+en\s+pause)$");
+rx!(BARE_STOP, r"^(?:arrete|halte|termine|fini|stoppe)$");
+
+/// Does the user's message ask for something the memory or the chrono would hold: a
+/// command, a request to remember, a question about their own data? An independent
+/// signal (the user's words, not the model's) that an answer must come from a tool.
+pub fn asks_about_memory(raw: &str) -> bool {
+    let u = Utterance::new(raw);
+    CUES.is_match(&u.folded)
+}
+
+rx!(
+    CUES,
+    r"\b(?:rappel\w*|note|notes|noter|notez|prends\s+note|retiens|retenir|souviens|souvenir|souvenirs|memoris\w*|memoire|preferences?|oublie\s+pas|n'oublie|fais[- ]moi\s+penser|pense\s+a\s+me|agenda|calendrier|rendez-vous|rdv|sessions?|chrono\w*|minuteur|projets?|decisions?|on\s+a\s+decide|acte|tache|taches|supprime|efface|retire|desactive|annule|marque|coche|enregistre|ajoute|programme|planifie|combien|travaille|bosse|briefing|bilan|prevu|qu'est-ce\s+que\s+j'ai|j'ai\s+quoi|mon\s+code|mot\s+de\s+passe|mon\s+numero|mes\s+identifiants|mon\s+planning|emploi\s+du\s+temps|ma\s+liste|ma\s+semaine|ma\s+journee)\b"
 );
 rx!(
     WORKTIME,
@@ -253,6 +272,9 @@ pub fn parse(raw: &str, now: DateTime<Utc>, tz: Tz) -> OfflineAction {
     if WEEKLY.is_match(f) {
         return tool("lire_briefing_hebdo", json!({}));
     }
+    if BARE_STOP.is_match(f) {
+        return OfflineAction::Tool { name: "arreter_session", args: json!({}), confident: false };
+    }
     if PREF_LIST.is_match(f) {
         return tool("lister_preferences", json!({}));
     }
@@ -264,13 +286,13 @@ pub fn parse(raw: &str, now: DateTime<Utc>, tz: Tz) -> OfflineAction {
         }
     }
     if SESSION_PAUSE.is_match(f) {
-        return tool("suspendre_session", json!({}));
+        return OfflineAction::Tool { name: "suspendre_session", args: json!({}), confident: !BARE_CHRONO.is_match(f) };
     }
     if SESSION_RESUME.is_match(f) {
         return tool("reprendre_session", json!({}));
     }
     if SESSION_STOP.is_match(f) {
-        return tool("arreter_session", json!({}));
+        return OfflineAction::Tool { name: "arreter_session", args: json!({}), confident: !BARE_CHRONO.is_match(f) };
     }
     if WORKTIME.is_match(f) {
         let (debut, fin) = if f.contains("semaine derniere") {
@@ -318,7 +340,7 @@ pub fn parse(raw: &str, now: DateTime<Utc>, tz: Tz) -> OfflineAction {
         return tool("lister_notes", json!({}));
     }
     if DAILY.is_match(f) {
-        return OfflineAction::DailyBriefing;
+        return tool("lire_briefing_hebdo", json!({ "periode": "jour" }));
     }
     OfflineAction::Unsupported
 }
@@ -337,7 +359,26 @@ pub fn confirmation_question(name: &str, args: &Value, now: DateTime<Utc>, tz: T
             format!("Tu veux que je crée le rappel « {texte} » pour {when} ?")
         }
         "memoriser_preference" => format!("Tu veux que je retienne la préférence « {texte} » ?"),
-        "creer_note" => format!("Tu veux que je crée la note « {texte} » ?"),
+        "creer_note" => match args.get("projet").and_then(Value::as_str) {
+            Some(p) => format!("Tu veux que je crée la note « {texte} » pour le projet {p} ?"),
+            None => format!("Tu veux que je crée la note « {texte} » ?"),
+        },
+        "memoriser_souvenir" => format!("Tu veux que je mémorise le souvenir « {texte} » ?"),
+        "marquer_rappel_fait" => match args.get("id").and_then(Value::as_i64) {
+            Some(id) => format!("Tu veux que je marque le rappel n°{id} comme fait ?"),
+            None => "Tu veux que je marque un rappel comme fait ?".to_string(),
+        },
+        "desactiver_preference" => match args.get("id").and_then(Value::as_i64) {
+            Some(id) => format!("Tu veux que je désactive la préférence n°{id} ?"),
+            None => "Tu veux que je désactive une préférence ?".to_string(),
+        },
+        "demarrer_session" => match args.get("projet").and_then(Value::as_str) {
+            Some(p) => format!("Tu veux que je démarre une session de travail sur {p} ?"),
+            None => "Tu veux que je démarre une session de travail ?".to_string(),
+        },
+        "suspendre_session" => "Tu veux que je mette la session de travail en pause ?".to_string(),
+        "reprendre_session" => "Tu veux que je reprenne la session de travail ?".to_string(),
+        "arreter_session" => "Tu veux que j'arrête la session de travail ?".to_string(),
         other => format!("Tu veux que j'exécute {other} ?"),
     }
 }

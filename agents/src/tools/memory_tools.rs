@@ -1,4 +1,4 @@
-//! Tools over notes, reminders, preferences, souvenirs, work time and the weekly briefing.
+//! Tools over notes, reminders, preferences, souvenirs, work time and the briefings.
 
 use chrono::Duration;
 use serde_json::Value;
@@ -14,6 +14,17 @@ pub const SIMILARITY_THRESHOLD: f32 = 0.6;
 pub const SEARCH_LIMIT: usize = 5;
 /// A reminder due more than this in the past is refused as a wrong date.
 pub const PAST_DUE_GRACE_SECS: i64 = 60;
+
+/// Every word of `words` appears in `text`, whatever the case and the accents (a filter the
+/// model chooses; the code tells what it found).
+pub(crate) fn contains_words(text: &str, words: &str) -> bool {
+    let hay = normalise(text);
+    let hay: Vec<&str> = hay.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    normalise(words)
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() > 1)
+        .all(|w| hay.iter().any(|h| h.starts_with(w)))
+}
 
 pub(super) fn register(tools: &mut Vec<Box<dyn DynTool>>) {
     tools.push(Box::new(CreerNote));
@@ -66,18 +77,18 @@ pub struct ListerNotes;
 impl Tool for ListerNotes {
     const NAME: &'static str = "lister_notes";
     const PAGE: Page = Page::Notes;
-    type Args = Option<String>;
+    type Args = (Option<String>, Option<String>);
 
     fn description(&self) -> &'static str {
-        "Liste les notes, toutes ou d'un projet."
+        "Liste les notes, toutes ou d'un projet, ou celles qui contiennent des mots."
     }
     fn parameters(&self) -> Value {
-        object_schema(&[("projet", string_prop(""))], &[])
+        object_schema(&[("projet", string_prop("")), ("contient", string_prop("mots cherchés dans le texte"))], &[])
     }
     fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        a.opt_name("projet")
+        Ok((a.opt_name("projet")?, a.opt_name("contient")?))
     }
-    async fn run(&self, ctx: &ToolContext, projet: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, (projet, contient): Self::Args) -> Result<Outcome, StoreError> {
         let (projet_id, projet) = match projet {
             None => (None, None),
             Some(nom) => match lookup_project(ctx, &nom).await? {
@@ -85,8 +96,11 @@ impl Tool for ListerNotes {
                 Err(refusal) => return Ok(Outcome::Refused(refusal)),
             },
         };
-        let notes = ctx.store.list_notes(projet_id).await?;
-        Ok(Outcome::Done(Receipt::Notes { projet, notes }))
+        let mut notes = ctx.store.list_notes(projet_id).await?;
+        if let Some(words) = &contient {
+            notes.retain(|n| contains_words(&n.texte, words));
+        }
+        Ok(Outcome::Done(Receipt::Notes { projet, contient, notes }))
     }
 }
 
@@ -128,20 +142,41 @@ pub struct ListerRappels;
 impl Tool for ListerRappels {
     const NAME: &'static str = "lister_rappels";
     const PAGE: Page = Page::Rappels;
-    type Args = bool;
+    type Args = (bool, ReminderFilter);
 
     fn description(&self) -> &'static str {
-        "Liste les rappels à faire, avec leur numéro."
+        "Liste les rappels à faire, avec leur numéro ; filtres : période d'échéance, mots."
     }
     fn parameters(&self) -> Value {
-        object_schema(&[("inclure_faits", serde_json::json!({"type": "boolean"}))], &[])
+        object_schema(
+            &[
+                ("inclure_faits", serde_json::json!({"type": "boolean"})),
+                ("debut", string_prop("AAAA-MM-JJ, échéance à partir de ce jour")),
+                ("fin", string_prop("AAAA-MM-JJ inclus")),
+                ("contient", string_prop("mots cherchés dans le texte")),
+            ],
+            &[],
+        )
     }
     fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        Ok(a.opt_bool("inclure_faits")?.unwrap_or(false))
+        let filter =
+            ReminderFilter { debut: a.opt_date("debut")?, fin: a.opt_date("fin")?, contient: a.opt_name("contient")? };
+        Ok((a.opt_bool("inclure_faits")?.unwrap_or(false), filter))
     }
-    async fn run(&self, ctx: &ToolContext, include_done: Self::Args) -> Result<Outcome, StoreError> {
-        let rappels = ctx.store.list_rappels(include_done).await?;
-        Ok(Outcome::Done(Receipt::Reminders { include_done, rappels, now: ctx.now() }))
+    async fn run(&self, ctx: &ToolContext, (include_done, filter): Self::Args) -> Result<Outcome, StoreError> {
+        if let (Some(debut), Some(fin)) = (filter.debut, filter.fin) {
+            if fin.0 < debut.0 {
+                return Ok(Outcome::Refused(Refusal::InvertedRange { debut, fin }));
+            }
+        }
+        let mut rappels = ctx.store.list_rappels(include_done).await?;
+        rappels.retain(|r| {
+            let day = r.echeance.with_timezone(&ctx.tz).date_naive();
+            filter.debut.is_none_or(|d| day >= d.0)
+                && filter.fin.is_none_or(|f| day <= f.0)
+                && filter.contient.as_deref().is_none_or(|w| contains_words(&r.texte, w))
+        });
+        Ok(Outcome::Done(Receipt::Reminders { include_done, filter, rappels, now: ctx.now() }))
     }
 }
 
@@ -177,20 +212,27 @@ pub struct LireBriefingHebdo;
 impl Tool for LireBriefingHebdo {
     const NAME: &'static str = "lire_briefing_hebdo";
     const PAGE: Page = Page::Sessions;
-    type Args = ();
+    type Args = BriefingKind;
 
     fn description(&self) -> &'static str {
-        "Lit le briefing de la semaine."
+        "Lit le briefing du jour ou de la semaine (composé à partir de la mémoire)."
     }
     fn parameters(&self) -> Value {
-        object_schema(&[], &[])
+        object_schema(&[("periode", serde_json::json!({"type": "string", "enum": ["jour", "semaine"]}))], &[])
     }
-    fn parse(&self, _: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        Ok(())
+    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
+        match a.opt_name("periode")?.as_deref().map(crate::text::normalise).as_deref() {
+            None | Some("semaine") => Ok(BriefingKind::Weekly),
+            Some("jour") => Ok(BriefingKind::Daily),
+            Some(_) => Err(ArgError::new("periode", ArgProblem::NotAllowed)),
+        }
     }
-    async fn run(&self, ctx: &ToolContext, (): Self::Args) -> Result<Outcome, StoreError> {
-        let text = briefing::weekly(ctx.store.as_ref(), ctx.now(), ctx.tz).await?;
-        Ok(Outcome::Briefing(Briefing { kind: BriefingKind::Weekly, text }))
+    async fn run(&self, ctx: &ToolContext, kind: Self::Args) -> Result<Outcome, StoreError> {
+        let text = match kind {
+            BriefingKind::Weekly => briefing::weekly(ctx.store.as_ref(), ctx.now(), ctx.tz).await?,
+            BriefingKind::Daily => briefing::daily(ctx.store.as_ref(), ctx.now(), ctx.tz).await?,
+        };
+        Ok(Outcome::Briefing(Briefing { kind, text }))
     }
 }
 

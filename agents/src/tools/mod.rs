@@ -20,7 +20,8 @@ use serde_json::Value;
 pub use args::{ArgError, ArgProblem, Args, Expected};
 pub use memory_tools::cosine;
 pub use outcome::{
-    Briefing, BriefingKind, Failure, KeywordReason, Outcome, Page, Receipt, Refusal, SearchHit, SearchMode,
+    Briefing, BriefingKind, Failure, KeywordReason, Outcome, Page, Receipt, Refusal, ReminderFilter, SearchHit,
+    SearchMode,
 };
 
 use crate::llm::embeddings::Embedder;

@@ -135,6 +135,8 @@ pub enum Receipt {
     },
     Notes {
         projet: Option<String>,
+        /// The words the model asked for, if any.
+        contient: Option<String>,
         notes: Vec<Note>,
     },
     /// `bare_date`: the due date had no time, so the default hour was used.
@@ -144,6 +146,7 @@ pub enum Receipt {
     },
     Reminders {
         include_done: bool,
+        filter: ReminderFilter,
         rappels: Vec<Rappel>,
         now: DateTime<Utc>,
     },
@@ -211,6 +214,20 @@ pub enum Receipt {
     SouvenirStored {
         souvenir: Souvenir,
     },
+}
+
+/// The filters of `lister_rappels`: due between two days (included), words in the text.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ReminderFilter {
+    pub debut: Option<IsoDate>,
+    pub fin: Option<IsoDate>,
+    pub contient: Option<String>,
+}
+
+impl ReminderFilter {
+    pub fn is_empty(&self) -> bool {
+        self.debut.is_none() && self.fin.is_none() && self.contient.is_none()
+    }
 }
 
 /// Why nothing was written. Bounded: every variant is a case the code knows.

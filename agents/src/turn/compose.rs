@@ -1,11 +1,14 @@
-//! Composing the answer of a turn from what really happened: receipts of every write,
-//! one certainty statement per incident, and model text only when it narrates no action.
+//! Composing the answer of a turn from what really happened: the report of every tool
+//! call (reads and writes), one certainty statement per incident, what the user asked for
+//! and did not get, and model text only in a turn with no tool, when it states nothing.
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
 
-use super::claims::strip_claims;
+use serde_json::Value;
+
+use super::claims::{claim, is_question, sentences};
 use super::supervisor::ExpectedAction;
 use crate::llm::ToolCall;
 use crate::report::{compose_spoken, compose_written, spoken_text};
@@ -46,9 +49,12 @@ pub enum End {
     NoModel,
 }
 
-/// The sentence said when the router expected a write and no tool ran.
+/// The sentence said when a write was expected and no tool ran.
 pub const NOTHING_RECORDED_NO_TOOL: &str =
     "Je n'ai rien enregistré : aucun outil n'a été utilisé pour cette demande. Redis-la si tu veux que je l'enregistre.";
+/// The same when a read was expected: nothing was read, so nothing is told.
+pub const NOTHING_READ_NO_TOOL: &str =
+    "Je n'ai rien lu dans ta mémoire : aucun outil n'a été utilisé pour cette demande. Redis-la si tu veux que je regarde.";
 pub const NOTHING_RECORDED: &str = "Je n'ai rien enregistré.";
 pub const CALL_CAP: &str = "Je n'ai pas terminé : la limite de cinq appels au modèle est atteinte.";
 pub const MODEL_FAILED: &str = "Le modèle de langage ne répond plus : je n'ai pas pu terminer.";
@@ -65,12 +71,31 @@ pub(crate) fn code(written: String, spoken: String) -> AnswerPart {
     AnswerPart { source: PartSource::Code, written, spoken }
 }
 
-pub(crate) fn code_part(written: String, spoken: String) -> AnswerPart {
-    code(written, spoken)
+pub(crate) fn fixed(text: &str) -> AnswerPart {
+    code(text.to_string(), spoken_text(&ids_in_words(text)))
 }
 
-pub(crate) fn fixed(text: &str) -> AnswerPart {
-    code(text.to_string(), text.to_string())
+/// "le rappel n°3" said "le rappel numéro trois".
+fn ids_in_words(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("n°") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "n°".len()..];
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        match digits.parse::<i64>() {
+            Ok(n) => {
+                out.push_str(&format!("numéro {}", crate::fr::number(n)));
+                rest = &after[digits.len()..];
+            }
+            Err(_) => {
+                out.push_str("n°");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The written and spoken report of one call.
@@ -82,49 +107,197 @@ fn is_write(name: &str) -> bool {
     WRITE_TOOLS.contains(&name)
 }
 
-/// The parts of the answer, and the model sentences withheld.
+/// A write the user's own words asked for, as the offline parser read them: a witness of
+/// intent that the model does not control.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Witness {
+    pub tool: &'static str,
+    pub args: Value,
+    /// The question that offers it ("Tu veux que je crée le rappel … ?").
+    pub question: String,
+}
+
+/// What composes an answer besides the outcomes: independent signals of what was asked.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Signals<'a> {
+    /// The router's expected kind of action: a model output, never trusted alone.
+    pub expected: Option<ExpectedAction>,
+    /// The write the user's words asked for, if the parser read one.
+    pub asked_write: Option<&'a Witness>,
+    /// The user's words ask for something about memory or work (a request, a read).
+    pub cues: bool,
+}
+
+/// The answer of a turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Composed {
+    pub parts: Vec<AnswerPart>,
+    /// Model sentences not shown (all of them when a tool ran).
+    pub withheld: Vec<String>,
+    /// The witnessed write was offered: it awaits "oui".
+    pub offered: bool,
+}
+
+/// How the witnessed write compares with what ran.
+#[derive(Debug, Clone, PartialEq)]
+enum Gap {
+    /// No call of that tool ran.
+    NotDone,
+    /// It ran on another target than the one asked for.
+    WrongTarget { asked: String, done: String },
+}
+
+fn arg_id(args: &Value) -> Option<i64> {
+    match args.get("id")? {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().trim_start_matches('#').parse().ok(),
+        _ => None,
+    }
+}
+
+fn call_args(call: &ToolCall) -> Value {
+    serde_json::from_str(&call.arguments).unwrap_or(Value::Null)
+}
+
+/// "le rappel n°3", "la préférence n°2", "le projet Atlas": the target of a write.
+fn target(tool: &str, args: &Value) -> Option<String> {
+    match tool {
+        "marquer_rappel_fait" => arg_id(args).map(|id| format!("le rappel n°{id}")),
+        "desactiver_preference" => arg_id(args).map(|id| format!("la préférence n°{id}")),
+        "demarrer_session" => args.get("projet").and_then(Value::as_str).map(|p| format!("le projet {p}")),
+        _ => None,
+    }
+}
+
+fn gap(w: &Witness, executed: &[(ToolCall, Outcome)]) -> Option<Gap> {
+    let same: Vec<&(ToolCall, Outcome)> = executed.iter().filter(|(c, _)| c.name == w.tool).collect();
+    if same.is_empty() {
+        return Some(Gap::NotDone);
+    }
+    let done: Vec<&ToolCall> = same.iter().filter(|(_, o)| matches!(o, Outcome::Done(_))).map(|(c, _)| c).collect();
+    let asked = target(w.tool, &w.args)?;
+    let first = done.first()?;
+    let hit = done.iter().any(|c| {
+        target(w.tool, &call_args(c)).is_some_and(|t| crate::text::normalise(&t) == crate::text::normalise(&asked))
+    });
+    if hit {
+        return None;
+    }
+    let done = target(w.tool, &call_args(first)).unwrap_or_else(|| "autre chose".to_string());
+    Some(Gap::WrongTarget { asked, done })
+}
+
+/// What was not done, for a write the user asked for.
+fn not_done(tool: &str, args: &Value) -> String {
+    match tool {
+        "creer_rappel" => "aucun rappel n'a été créé".to_string(),
+        "creer_note" => "aucune note n'a été créée".to_string(),
+        "memoriser_preference" => "aucune préférence n'a été enregistrée".to_string(),
+        "memoriser_souvenir" => "aucun souvenir n'a été mémorisé".to_string(),
+        "marquer_rappel_fait" => match arg_id(args) {
+            Some(id) => format!("le rappel n°{id} n'a pas été marqué comme fait"),
+            None => "aucun rappel n'a été marqué comme fait".to_string(),
+        },
+        "desactiver_preference" => match arg_id(args) {
+            Some(id) => format!("la préférence n°{id} n'a pas été désactivée"),
+            None => "aucune préférence n'a été désactivée".to_string(),
+        },
+        "demarrer_session" => "aucune session n'a été démarrée".to_string(),
+        "suspendre_session" => "la session n'a pas été mise en pause".to_string(),
+        "reprendre_session" => "la session n'a pas été reprise".to_string(),
+        "arreter_session" => "la session n'a pas été arrêtée".to_string(),
+        "creer_projet" => "aucun projet n'a été créé".to_string(),
+        "modifier_projet" => "le projet n'a pas été modifié".to_string(),
+        "acter_decision" => "aucune décision n'a été actée".to_string(),
+        _ => "rien n'a été fait".to_string(),
+    }
+}
+
+/// The verb of a write, for "c'est le rappel n°4 qui a été marqué comme fait".
+fn done_verb(tool: &str) -> &'static str {
+    match tool {
+        "marquer_rappel_fait" => "qui a été marqué comme fait",
+        "desactiver_preference" => "qui a été désactivée",
+        "demarrer_session" => "sur lequel la session a démarré",
+        _ => "qui a été touché",
+    }
+}
+
+/// The lines that say the witnessed write was not done (or done elsewhere), then offer it.
+fn gap_parts(w: &Witness, executed: &[(ToolCall, Outcome)], parts: &mut Vec<AnswerPart>) -> bool {
+    let Some(g) = gap(w, executed) else { return false };
+    let line = match g {
+        Gap::NotDone => format!("Je n'ai rien enregistré de ce que tu as demandé : {}.", not_done(w.tool, &w.args)),
+        Gap::WrongTarget { asked, done } => format!(
+            "Attention : tu as demandé {asked}, mais c'est {done} {} ; {} n'a pas été touché.",
+            done_verb(w.tool),
+            asked
+        ),
+    };
+    parts.push(fixed(&line));
+    parts.push(fixed(&w.question));
+    true
+}
+
+/// The parts of the answer, composed by code from what really happened. A turn in which
+/// a tool ran ends with code-composed text only; model text reaches the user only in a
+/// turn with no tool, and only the sentences that state nothing about memory, actions or
+/// commitments.
 pub fn compose(
     executed: &[(ToolCall, Outcome)],
     end: &End,
-    expected: Option<ExpectedAction>,
+    signals: Signals<'_>,
     now: DateTime<Utc>,
     tz: Tz,
-) -> (Vec<AnswerPart>, Vec<String>) {
+) -> Composed {
     let report = |call: &ToolCall, outcome: &Outcome| report_part(call, outcome, now, tz);
     let wrote = executed.iter().any(|(c, o)| is_write(&c.name) && matches!(o, Outcome::Done(_)));
     let mut parts = Vec::new();
     let mut withheld = Vec::new();
+    let mut offered = false;
     match end {
+        End::Answered(text) if !executed.is_empty() => {
+            // The model chose the tools; code says what they did and what they returned.
+            parts.extend(executed.iter().map(|(c, o)| report(c, o)));
+            withheld = sentences(text);
+            if let Some(w) = signals.asked_write {
+                offered = gap_parts(w, executed, &mut parts);
+            }
+        }
         End::Answered(text) => {
-            // Every write of the turn is told by its receipt, never by the model.
-            parts.extend(
-                executed
-                    .iter()
-                    .filter(|(c, o)| is_write(&c.name) && matches!(o, Outcome::Done(_)))
-                    .map(|(c, o)| report(c, o)),
-            );
-            let (kept, removed) = strip_claims(text);
-            withheld = removed;
-            if !wrote && executed.is_empty() && expected == Some(ExpectedAction::Ecriture) {
-                // A write was expected and no tool ran: the model's statements (which may
-                // invent a reason) are not shown; a clarifying question is.
-                let (questions, statements): (Vec<String>, Vec<String>) =
-                    super::claims::sentences(&kept).into_iter().partition(|s| s.trim_end().ends_with('?'));
-                withheld.extend(statements);
-                if questions.is_empty() {
-                    parts.push(fixed(NOTHING_RECORDED_NO_TOOL));
-                } else {
-                    if !withheld.is_empty() {
-                        parts.push(fixed(NOTHING_RECORDED));
-                    }
-                    let text = questions.join(" ");
-                    parts.push(AnswerPart { source: PartSource::Model, spoken: spoken_text(&text), written: text });
-                }
+            let all = sentences(text);
+            if let Some(w) = signals.asked_write {
+                // The user asked for a write and none ran: whatever the model said, code
+                // says nothing was recorded and offers the write.
+                withheld = all;
+                offered = gap_parts(w, executed, &mut parts);
             } else {
-                if !wrote && !withheld.is_empty() {
-                    parts.push(fixed(NOTHING_RECORDED));
+                let strict = matches!(signals.expected, Some(ExpectedAction::Ecriture | ExpectedAction::Lecture))
+                    || signals.cues;
+                let mut kept = Vec::new();
+                // A model caught claiming loses the word for its statements too: only its
+                // questions that claim nothing may still reach the user.
+                let caught = all.iter().any(|s| claim(s).is_some());
+                for sentence in all {
+                    if claim(&sentence).is_some() || ((strict || caught) && !is_question(&sentence)) {
+                        withheld.push(sentence);
+                    } else {
+                        kept.push(sentence);
+                    }
                 }
-                if !kept.trim().is_empty() {
+                let kept = kept.join(" ");
+                if withheld.is_empty() {
+                    if !kept.trim().is_empty() {
+                        parts.push(AnswerPart { source: PartSource::Model, spoken: spoken_text(&kept), written: kept });
+                    }
+                } else if kept.trim().is_empty() {
+                    parts.push(fixed(if signals.expected == Some(ExpectedAction::Lecture) {
+                        NOTHING_READ_NO_TOOL
+                    } else {
+                        NOTHING_RECORDED_NO_TOOL
+                    }));
+                } else {
+                    parts.push(fixed(NOTHING_RECORDED));
                     parts.push(AnswerPart { source: PartSource::Model, spoken: spoken_text(&kept), written: kept });
                 }
             }
@@ -138,7 +311,10 @@ pub fn compose(
             }
             // The model does not get the word back: everything is said by code, in order.
             parts.extend(executed.iter().map(|(c, o)| report(c, o)));
-            if *end != End::Incident && !wrote {
+            if let Some(w) = signals.asked_write {
+                offered = gap_parts(w, executed, &mut parts);
+            }
+            if *end != End::Incident && !wrote && !offered {
                 parts.push(fixed(NOTHING_RECORDED));
             }
         }
@@ -147,14 +323,14 @@ pub fn compose(
     if parts.is_empty() {
         parts.push(fixed("Je n'ai rien à ajouter."));
     }
-    (parts, withheld)
+    Composed { parts, withheld, offered }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::Note;
-    use crate::tools::{ArgError, ArgProblem, Failure, Page, Receipt, Refusal};
+    use crate::memory::{Note, Rappel};
+    use crate::tools::{ArgError, ArgProblem, Failure, Page, Receipt, Refusal, ReminderFilter};
     use chrono::TimeZone;
     use proptest::prelude::*;
 
@@ -162,8 +338,8 @@ mod tests {
         Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap()
     }
 
-    fn call(name: &str) -> ToolCall {
-        ToolCall { id: "c".into(), name: name.into(), arguments: "{}".into() }
+    fn call(name: &str, args: &str) -> ToolCall {
+        ToolCall { id: "c".into(), name: name.into(), arguments: args.into() }
     }
 
     fn note_done() -> Outcome {
@@ -172,104 +348,177 @@ mod tests {
         })
     }
 
-    const MODEL_SENTENCES: [&str; 10] = [
-        "C'est noté !",
-        "J'ai ajouté le rappel.",
-        "Tu as un rendez-vous jeudi.",
-        "Bonne journée.",
-        "J'ai retiré la préférence.",
-        "Rien n'a été écrit.",
-        "La note est bien enregistrée.",
-        "Veux-tu autre chose ?",
-        "Je m'en souviendrai.",
-        "Il fait beau.",
-    ];
+    /// The labelled corpus: the oracle of the property test, independent of the detector.
+    fn corpus() -> Vec<(bool, String)> {
+        include_str!("../../tests/corpus/claims.tsv")
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                let cols: Vec<&str> = l.splitn(3, '\t').collect();
+                (cols[0] == "lie", cols[2].to_string())
+            })
+            .collect()
+    }
 
-    fn outcome_strategy() -> impl Strategy<Value = (String, Outcome)> {
+    fn outcome_strategy() -> impl Strategy<Value = (ToolCall, Outcome)> {
+        let rappel = Rappel {
+            id: 8,
+            texte: "appeler Paul".into(),
+            echeance: now() + chrono::Duration::days(1),
+            fait: false,
+            fait_le: None,
+            created_at: now(),
+        };
         prop_oneof![
-            Just(("creer_note".to_string(), note_done())),
-            Just(("marquer_rappel_fait".to_string(), Outcome::Refused(Refusal::ReminderUnknown { id: 4 }))),
+            Just((call("creer_note", "{}"), note_done())),
+            Just((call("marquer_rappel_fait", r#"{"id": 4}"#), Outcome::Refused(Refusal::ReminderUnknown { id: 4 }))),
             Just((
-                "creer_rappel".to_string(),
+                call("creer_rappel", "{}"),
                 Outcome::Refused(Refusal::InvalidArguments(ArgError {
                     field: "echeance",
                     problem: ArgProblem::BadDateTime
                 }))
             )),
-            Just(("creer_note".to_string(), Outcome::Failed(Failure { page: Page::Notes, error: "disk".into() }))),
-            Just(("lister_notes".to_string(), Outcome::Done(Receipt::Notes { projet: None, notes: vec![] }))),
+            Just((call("creer_note", "{}"), Outcome::Failed(Failure { page: Page::Notes, error: "disk".into() }))),
+            Just((
+                call("lister_notes", "{}"),
+                Outcome::Done(Receipt::Notes { projet: None, contient: None, notes: vec![] })
+            )),
+            Just((
+                call("lister_rappels", "{}"),
+                Outcome::Done(Receipt::Reminders {
+                    include_done: false,
+                    filter: ReminderFilter::default(),
+                    rappels: vec![rappel],
+                    now: now()
+                })
+            )),
         ]
     }
 
     proptest! {
-        /// Whatever the outcomes and the model's words: exactly one certainty statement per
-        /// incident, and no model-written claim of an action in the answer.
+        /// Whatever the outcomes, the model's words (drawn from the labelled corpus) and
+        /// the signals: no sentence labelled a lie reaches the answer, written or spoken;
+        /// when a tool ran, no model sentence at all does; exactly one certainty statement
+        /// per incident; every successful write has its receipt.
         #[test]
-        fn one_statement_per_incident_and_no_model_claim(
-            outcomes in proptest::collection::vec(outcome_strategy(), 0..6),
-            model in proptest::collection::vec(0usize..MODEL_SENTENCES.len(), 0..6),
-            expected in prop_oneof![Just(None), Just(Some(ExpectedAction::Ecriture)), Just(Some(ExpectedAction::Lecture))],
+        fn no_labelled_lie_reaches_the_answer(
+            outcomes in proptest::collection::vec(outcome_strategy(), 0..5),
+            picks in proptest::collection::vec(any::<prop::sample::Index>(), 0..5),
+            expected in prop_oneof![
+                Just(None),
+                Just(Some(ExpectedAction::Ecriture)),
+                Just(Some(ExpectedAction::Lecture)),
+                Just(Some(ExpectedAction::Conversation))
+            ],
+            cues in any::<bool>(),
         ) {
-            let text: String = model.iter().map(|i| MODEL_SENTENCES[*i]).collect::<Vec<_>>().join(" ");
-            // The loop semantics: the batch ends at the first incident's batch; here one batch.
-            let executed: Vec<(ToolCall, Outcome)> = outcomes.iter().map(|(n, o)| (call(n), o.clone())).collect();
-            let has_incident = executed.iter().any(|(_, o)| o.is_incident());
+            let corpus = corpus();
+            let chosen: Vec<&(bool, String)> = picks.iter().map(|i| i.get(&corpus)).collect();
+            let text: String = chosen.iter().map(|(_, s)| s.as_str()).collect::<Vec<_>>().join(" ");
+            let has_incident = outcomes.iter().any(|(_, o)| o.is_incident());
             let end = if has_incident { End::Incident } else { End::Answered(text.clone()) };
-            let (parts, _) = compose(&executed, &end, expected, now(), chrono_tz::Europe::Paris);
-            let written: String = parts.iter().map(|p| p.written.as_str()).collect::<Vec<_>>().join("\n");
-            let refusals = executed.iter().filter(|(_, o)| matches!(o, Outcome::Refused(_))).count();
-            let failures = executed.iter().filter(|(_, o)| matches!(o, Outcome::Failed(_))).count();
-            prop_assert_eq!(written.matches("Rien n'a été écrit").count(), refusals, "{}", written);
-            prop_assert_eq!(written.matches("l'effet est inconnu").count(), failures, "{}", written);
-            for p in parts.iter().filter(|p| p.source == PartSource::Model) {
-                for s in super::super::claims::sentences(&p.written) {
-                    prop_assert!(!super::super::claims::is_action_claim(&s), "model claim shown: {}", s);
+            let signals = Signals { expected, asked_write: None, cues };
+            let composed = compose(&outcomes, &end, signals, now(), chrono_tz::Europe::Paris);
+            let written: String = composed.parts.iter().map(|p| p.written.as_str()).collect::<Vec<_>>().join("\n");
+            let spoken: String = composed.parts.iter().map(|p| p.spoken.as_str()).collect::<Vec<_>>().join(" ");
+            for (lie, sentence) in &chosen {
+                if *lie {
+                    prop_assert!(!written.contains(sentence.as_str()), "lie shown: {sentence}\n{written}");
+                    prop_assert!(!spoken.contains(spoken_text(sentence).as_str()), "lie spoken: {sentence}\n{spoken}");
                 }
             }
-            // Every successful write has its receipt.
-            let writes = executed.iter().filter(|(c, o)| is_write(&c.name) && matches!(o, Outcome::Done(_))).count();
+            if !outcomes.is_empty() {
+                prop_assert!(composed.parts.iter().all(|p| p.source == PartSource::Code), "{written}");
+            }
+            let refusals = outcomes.iter().filter(|(_, o)| matches!(o, Outcome::Refused(_))).count();
+            let failures = outcomes.iter().filter(|(_, o)| matches!(o, Outcome::Failed(_))).count();
+            prop_assert_eq!(written.matches("Rien n'a été écrit").count(), refusals, "{}", written);
+            prop_assert_eq!(written.matches("l'effet est inconnu").count(), failures, "{}", written);
+            let writes = outcomes.iter().filter(|(c, o)| is_write(&c.name) && matches!(o, Outcome::Done(_))).count();
             prop_assert_eq!(written.matches("Note n°3 enregistrée").count(), writes);
-            let spoken: String = parts.iter().map(|p| p.spoken.as_str()).collect::<Vec<_>>().join(" ");
             prop_assert!(!spoken.contains('*') && !spoken.contains("n°"), "{}", spoken);
         }
     }
 
+    fn answered(text: &str, signals: Signals<'_>) -> Composed {
+        compose(&[], &End::Answered(text.into()), signals, now(), chrono_tz::Europe::Paris)
+    }
+
     #[test]
     fn a_clarifying_question_on_a_write_is_kept() {
-        let (parts, _) = compose(
-            &[],
-            &End::Answered("À quelle heure veux-tu ce rappel ?".into()),
-            Some(ExpectedAction::Ecriture),
-            now(),
-            chrono_tz::Europe::Paris,
-        );
-        assert_eq!(parts.len(), 1);
+        let signals = Signals { expected: Some(ExpectedAction::Ecriture), ..Default::default() };
+        let c = answered("À quelle heure veux-tu ce rappel ?", signals);
+        assert_eq!(c.parts.len(), 1);
         assert_eq!(
-            (parts[0].source, parts[0].written.as_str()),
+            (c.parts[0].source, c.parts[0].written.as_str()),
             (PartSource::Model, "À quelle heure veux-tu ce rappel ?")
         );
-        let (parts, _) = compose(
-            &[],
-            &End::Answered("C'est noté ! Pour quelle heure ? Ta sœur s'en occupe.".into()),
-            Some(ExpectedAction::Ecriture),
-            now(),
-            chrono_tz::Europe::Paris,
-        );
-        let written: Vec<&str> = parts.iter().map(|p| p.written.as_str()).collect();
+        let c = answered("C'est noté ! Pour quelle heure ? Ta sœur s'en occupe.", signals);
+        let written: Vec<&str> = c.parts.iter().map(|p| p.written.as_str()).collect();
         assert_eq!(written, [NOTHING_RECORDED, "Pour quelle heure ?"]);
     }
 
     #[test]
-    fn narrated_action_without_tool_is_replaced() {
-        let (parts, withheld) = compose(
-            &[],
-            &End::Answered("C'est noté, le dossier est déjà pris en charge par ta sœur.".into()),
-            Some(ExpectedAction::Ecriture),
+    fn a_claim_inside_a_question_is_withheld() {
+        let c = answered("C'est ajouté, autre chose ?", Signals::default());
+        assert!(c.parts.iter().all(|p| p.source == PartSource::Code), "{:?}", c.parts);
+        assert_eq!(c.withheld, ["C'est ajouté, autre chose ?"]);
+    }
+
+    #[test]
+    fn ordinary_conversation_passes_untouched() {
+        let c = answered("Bonjour ! La capitale de l'Australie est Canberra.", Signals::default());
+        assert_eq!(c.parts.len(), 1);
+        assert_eq!(c.parts[0].source, PartSource::Model);
+        assert!(c.withheld.is_empty());
+    }
+
+    #[test]
+    fn a_witnessed_write_with_no_tool_is_offered_not_narrated() {
+        let w = Witness {
+            tool: "creer_rappel",
+            args: serde_json::json!({"texte": "appeler la banque", "echeance": "2026-12-01T09:00"}),
+            question: "Tu veux que je crée le rappel « appeler la banque » pour demain à neuf heures ?".into(),
+        };
+        let signals = Signals { expected: Some(ExpectedAction::Conversation), asked_write: Some(&w), cues: true };
+        let c = answered("Parfait, c'est calé pour mardi, je t'y ferai penser.", signals);
+        assert!(c.offered);
+        let written: Vec<&str> = c.parts.iter().map(|p| p.written.as_str()).collect();
+        assert_eq!(
+            written,
+            ["Je n'ai rien enregistré de ce que tu as demandé : aucun rappel n'a été créé.", w.question.as_str()]
+        );
+    }
+
+    #[test]
+    fn a_write_on_another_target_is_named_as_such() {
+        let w = Witness {
+            tool: "marquer_rappel_fait",
+            args: serde_json::json!({"id": 3}),
+            question: "Tu veux que je marque le rappel numéro trois comme fait ?".into(),
+        };
+        let rappel = Rappel {
+            id: 4,
+            texte: "pain".into(),
+            echeance: now(),
+            fait: true,
+            fait_le: Some(now()),
+            created_at: now(),
+        };
+        let executed = [(call("marquer_rappel_fait", r#"{"id": 4}"#), Outcome::Done(Receipt::ReminderDone { rappel }))];
+        let signals = Signals { asked_write: Some(&w), ..Default::default() };
+        let c = compose(
+            &executed,
+            &End::Answered("Le rappel 3 est fait !".into()),
+            signals,
             now(),
             chrono_tz::Europe::Paris,
         );
-        assert_eq!(parts.len(), 1);
-        assert_eq!(parts[0].written, NOTHING_RECORDED_NO_TOOL);
-        assert!(!withheld.is_empty());
+        let written = c.parts.iter().map(|p| p.written.as_str()).collect::<Vec<_>>().join("\n");
+        assert!(written.contains("Rappel n°4 « pain » marqué comme fait."), "{written}");
+        assert!(written.contains("tu as demandé le rappel n°3, mais c'est le rappel n°4"), "{written}");
+        assert!(!written.contains("Le rappel 3 est fait"), "{written}");
+        assert!(c.offered);
     }
 }

@@ -8,7 +8,6 @@ pub mod supervisor;
 pub mod trace;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -16,13 +15,14 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::llm::{ChatModel, ChatRequest, Message, ModelRole, StreamEvent, ToolCall, ToolSpec};
-use crate::memory::StoreError;
+use crate::llm::{ChatModel, ChatRequest, Message, ModelRole, ToolCall, ToolSpec};
+use crate::memory::{LabelSource, StoreError};
+use crate::offline::OfflineAction;
 use crate::report::compose_written;
 use crate::tools::{AgentKind, Outcome, ToolBox, ToolContext};
-pub use compose::{AnswerPart, End, PartSource};
+pub use compose::{AnswerPart, Composed, End, PartSource, Signals, Witness};
 pub use supervisor::{Domain, ExpectedAction, RouterDecision};
-use trace::{CallTrace, ToolTrace, TurnTrace};
+use trace::{CallTrace, ToolTrace, TurnTrace, WitnessTrace};
 
 /// At most this many specialist model calls per turn (the router's call excluded).
 pub const MAX_MODEL_CALLS: u32 = 5;
@@ -81,15 +81,12 @@ impl TurnResult {
     }
 }
 
-/// What a turn reports while it runs (web stream, terminal).
+/// What a turn reports while it runs (web stream, terminal): what Arthur is doing, never
+/// a model draft — model text is shown only once the turn's outcome is known.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnEvent {
-    /// What Arthur is doing ("routage", "outil creer_note"…).
+    /// "routage", "réflexion", "outil creer_note"…
     Status(String),
-    /// A piece of model text: provisional until the turn ends.
-    Draft(String),
-    /// The drafts so far turned out to precede tool calls: they are not an answer.
-    DraftWithdrawn,
 }
 
 pub type EventSink<'a> = &'a (dyn Fn(TurnEvent) + Send + Sync);
@@ -160,6 +157,7 @@ struct TurnState {
     first_incident: Option<usize>,
     withdrawn_drafts: Vec<String>,
     model_time_us: u64,
+    witness: Option<WitnessTrace>,
 }
 
 impl TurnState {
@@ -182,6 +180,40 @@ impl TurnState {
 enum Flow {
     Loop(End),
     Direct(Vec<AnswerPart>, &'static str),
+}
+
+/// Chrono tools a bare word ("stop", "pause") may stand for.
+const CHRONO_TOOLS: [&str; 3] = ["suspendre_session", "reprendre_session", "arreter_session"];
+
+/// What the user's words say, read by code before any model: the parse of the offline
+/// parser and whether they ask about memory at all.
+struct Reading {
+    parsed: OfflineAction,
+    cues: bool,
+}
+
+impl Reading {
+    /// A bare chrono word: asked before it touches the chrono, whoever answers.
+    fn bare_chrono(&self) -> Option<&'static str> {
+        match &self.parsed {
+            OfflineAction::Tool { name, confident: false, .. } if CHRONO_TOOLS.contains(name) => Some(*name),
+            _ => None,
+        }
+    }
+
+    fn write(&self) -> Option<(&'static str, &Value)> {
+        match &self.parsed {
+            OfflineAction::Tool { name, args, .. } if compose::WRITE_TOOLS.contains(name) => Some((*name, args)),
+            _ => None,
+        }
+    }
+
+    fn read(&self) -> Option<(&'static str, &Value)> {
+        match &self.parsed {
+            OfflineAction::Tool { name, args, .. } if !compose::WRITE_TOOLS.contains(name) => Some((*name, args)),
+            _ => None,
+        }
+    }
 }
 
 /// What the model re-reads after a tool ran: the code-composed report.
@@ -243,6 +275,11 @@ impl TurnEngine {
             _ => None,
         };
 
+        let reading = Reading {
+            parsed: crate::offline::parse(text, now, self.ctx.tz),
+            cues: crate::offline::asks_about_memory(text),
+        };
+        let mut label = LabelSource::Fallback;
         let (decision, flow) = match (pending, &self.llm) {
             (Some((p, yes)), _) => {
                 let mut decision =
@@ -260,19 +297,36 @@ impl TurnEngine {
                     (decision, Flow::Direct(vec![compose::fixed(compose::CANCELLED)], "cancelled"))
                 }
             }
+            (None, _) if reading.bare_chrono().is_some() => {
+                // "stop", "pause": may be meant for the speech; the chrono is asked first.
+                let tool = reading.bare_chrono().unwrap_or("arreter_session");
+                let decision = supervisor::fallback(text, supervisor::FallbackReason::BareCommand, String::new(), None);
+                let flow = self.ask_before_chrono(&conversation_id, tool, &mut state).await?;
+                (decision, flow)
+            }
             (None, None) => {
                 let decision =
                     supervisor::fallback(text, supervisor::FallbackReason::ModelUnavailable, String::new(), None);
                 let flow = self.offline(&conversation_id, text, compose::OFFLINE_NO_MODEL, &mut state).await?;
                 (decision, flow)
             }
-            (None, Some(llm)) => self.online(llm.as_ref(), &conversation_id, text, now, events, &mut state).await?,
+            (None, Some(llm)) => {
+                let (decision, flow) =
+                    self.online(llm.as_ref(), &conversation_id, text, now, events, &mut state).await?;
+                if decision.fallback.is_none() {
+                    label = LabelSource::Router;
+                }
+                (decision, flow)
+            }
         };
+        // The domain labels the conversation on its first exchange only, online or not;
+        // a label the fallback chose is recorded as such.
+        store.label_conversation(&conversation_id, decision.domain.as_str(), label).await?;
 
         let now_end = self.ctx.now();
         let (parts, withheld, end_label) = match flow {
             Flow::Loop(end) => {
-                let (parts, withheld) = compose::compose(&state.executed, &end, decision.action, now_end, self.ctx.tz);
+                let composed = self.compose_loop(&conversation_id, &end, &decision, &reading, &mut state).await?;
                 let label = match &end {
                     End::Answered(_) => "answered",
                     End::Incident => "incident",
@@ -280,7 +334,7 @@ impl TurnEngine {
                     End::ModelFailed => "model_failed",
                     End::NoModel => "no_model",
                 };
-                (parts, withheld, label)
+                (composed.parts, composed.withheld, label)
             }
             Flow::Direct(parts, label) => (parts, Vec::new(), label),
         };
@@ -305,6 +359,7 @@ impl TurnEngine {
             end: end_label,
             withheld_claims: withheld,
             withdrawn_drafts: state.withdrawn_drafts,
+            witness: state.witness,
             overhead_us,
         };
         let trace_json = serde_json::to_value(&trace).unwrap_or(Value::Null);
@@ -347,8 +402,6 @@ impl TurnEngine {
         let t = Instant::now();
         let decision = supervisor::route(llm, text).await;
         state.model_time_us += t.elapsed().as_micros() as u64;
-        // The domain labels the conversation on its first exchange only.
-        store.label_conversation(conversation_id, decision.domain.as_str()).await?;
         if decision.fallback == Some(supervisor::FallbackReason::ModelUnavailable) {
             let flow = self.offline(conversation_id, text, compose::OFFLINE_UNREACHABLE, state).await?;
             return Ok((decision, flow));
@@ -374,30 +427,19 @@ impl TurnEngine {
                 temperature: Some(0.3),
                 max_tokens: Some(800),
             };
-            let drafted = AtomicBool::new(false);
-            let withdrawn = AtomicBool::new(false);
-            let on_stream = |ev: StreamEvent| match ev {
-                StreamEvent::TextDelta(t) => {
-                    drafted.store(true, Ordering::SeqCst);
-                    emit(TurnEvent::Draft(t));
-                }
-                StreamEvent::ToolCallStarted { .. } => {
-                    if drafted.load(Ordering::SeqCst) && !withdrawn.swap(true, Ordering::SeqCst) {
-                        emit(TurnEvent::DraftWithdrawn);
-                    }
-                }
-            };
+            // Streamed when someone watches (the time to first token is traced), but no
+            // model text is shown before the turn's outcome is known: deltas are dropped.
+            let on_stream = |_: crate::llm::StreamEvent| {};
             let t = Instant::now();
-            let result = llm.chat(&request, events.map(|_| &on_stream as &(dyn Fn(StreamEvent) + Send + Sync))).await;
+            let result = llm
+                .chat(&request, events.map(|_| &on_stream as &(dyn Fn(crate::llm::StreamEvent) + Send + Sync)))
+                .await;
             state.model_time_us += t.elapsed().as_micros() as u64;
             let response = match result {
                 Ok(r) => r,
                 Err(e) => {
                     tracing::error!(error = %e, "specialist model call failed");
                     state.calls.push(CallTrace::from_error(&e));
-                    if drafted.load(Ordering::SeqCst) && !withdrawn.swap(true, Ordering::SeqCst) {
-                        emit(TurnEvent::DraftWithdrawn);
-                    }
                     if state.executed.is_empty() {
                         // Nothing ran yet: the offline parser can still serve the request.
                         let flow = self.offline(conversation_id, text, compose::OFFLINE_UNREACHABLE, state).await?;
@@ -413,9 +455,6 @@ impl TurnEngine {
             // Text that came with tool calls is never an answer.
             if !response.content.trim().is_empty() {
                 state.withdrawn_drafts.push(response.content.clone());
-                if drafted.load(Ordering::SeqCst) && !withdrawn.swap(true, Ordering::SeqCst) {
-                    emit(TurnEvent::DraftWithdrawn);
-                }
             }
             messages.push(Message::assistant(response.content.clone(), response.tool_calls.clone()));
             // The whole batch runs, in the order requested, before any cut.
@@ -431,6 +470,105 @@ impl TurnEngine {
         Ok((decision, Flow::Loop(End::CallCap)))
     }
 
+    /// Records a write awaiting "oui" in this conversation.
+    async fn set_pending(
+        &self,
+        conversation_id: &str,
+        tool: &str,
+        arguments: Value,
+        question: &str,
+    ) -> Result<(), StoreError> {
+        self.ctx
+            .store
+            .set_pending(&crate::memory::PendingAction {
+                conversation_id: conversation_id.to_string(),
+                tool: tool.to_string(),
+                arguments,
+                question: question.to_string(),
+                created_at: self.ctx.now(),
+            })
+            .await
+    }
+
+    /// The question that offers a write, naming the running session for the chrono.
+    async fn question_for(&self, tool: &str, args: &Value) -> Result<String, StoreError> {
+        if CHRONO_TOOLS.contains(&tool) {
+            if let Some(session) = self.ctx.store.running_session().await? {
+                return Ok(match tool {
+                    "suspendre_session" => {
+                        format!("Tu veux que je mette en pause la session de travail sur {} ?", session.projet)
+                    }
+                    "reprendre_session" => {
+                        format!("Tu veux que je reprenne la session de travail sur {} ?", session.projet)
+                    }
+                    _ => format!("Tu veux que j'arrête la session de travail sur {} ?", session.projet),
+                });
+            }
+        }
+        Ok(crate::offline::confirmation_question(tool, args, self.ctx.now(), self.ctx.tz))
+    }
+
+    /// A bare "stop" or "pause": nothing touches the chrono before the user confirms;
+    /// with no session running there is nothing to ask.
+    async fn ask_before_chrono(
+        &self,
+        conversation_id: &str,
+        tool: &'static str,
+        state: &mut TurnState,
+    ) -> Result<Flow, StoreError> {
+        state.witness = Some(WitnessTrace { tool: tool.to_string(), effect: "asked" });
+        if tool != "reprendre_session" && self.ctx.store.running_session().await?.is_none() {
+            return Ok(Flow::Direct(
+                vec![compose::fixed("Aucune session de travail n'est en cours : je n'ai touché à rien.")],
+                "bare_chrono",
+            ));
+        }
+        let question = self.question_for(tool, &Value::Object(Default::default())).await?;
+        self.set_pending(conversation_id, tool, Value::Object(Default::default()), &question).await?;
+        Ok(Flow::Direct(vec![compose::fixed(&question)], "bare_chrono"))
+    }
+
+    /// The answer of an online turn, from its outcomes and the independent signals. When
+    /// the model's words were withheld in a turn with no tool, code answers instead: the
+    /// read the user asked for is run and told, the write they asked for is offered.
+    async fn compose_loop(
+        &self,
+        conversation_id: &str,
+        end: &End,
+        decision: &RouterDecision,
+        reading: &Reading,
+        state: &mut TurnState,
+    ) -> Result<Composed, StoreError> {
+        let now = self.ctx.now();
+        let tz = self.ctx.tz;
+        let witness = match reading.write() {
+            Some((tool, args)) => {
+                Some(Witness { tool, args: args.clone(), question: self.question_for(tool, args).await? })
+            }
+            None => None,
+        };
+        let signals = Signals { expected: decision.action, asked_write: witness.as_ref(), cues: reading.cues };
+        let mut composed = compose::compose(&state.executed, end, signals, now, tz);
+        if let (true, true, Some((tool, args))) =
+            (state.executed.is_empty(), !composed.withheld.is_empty(), reading.read())
+        {
+            // The model answered a read without reading: code reads and tells it.
+            let call = ToolCall { id: "witness".into(), name: tool.to_string(), arguments: args.to_string() };
+            self.run_tool(agent_for(tool), &call, state).await;
+            let withheld = std::mem::take(&mut composed.withheld);
+            composed = compose::compose(&state.executed, end, signals, now, tz);
+            composed.withheld = withheld;
+            state.witness = Some(WitnessTrace { tool: tool.to_string(), effect: "read" });
+        }
+        if composed.offered {
+            if let Some(w) = &witness {
+                self.set_pending(conversation_id, w.tool, w.args.clone(), &w.question).await?;
+                state.witness = Some(WitnessTrace { tool: w.tool.to_string(), effect: "offered" });
+            }
+        }
+        Ok(composed)
+    }
+
     /// The offline path: the deterministic parser, the same tools and reports, a question
     /// before an unsure write, and an honest refusal for anything else.
     async fn offline(
@@ -440,7 +578,7 @@ impl TurnEngine {
         why: &'static str,
         state: &mut TurnState,
     ) -> Result<Flow, StoreError> {
-        use crate::offline::{confirmation_question, parse, OfflineAction};
+        use crate::offline::parse;
         let now = self.ctx.now();
         let tz = self.ctx.tz;
         Ok(match parse(text, now, tz) {
@@ -448,29 +586,10 @@ impl TurnEngine {
                 vec![compose::fixed(&format!("{why} {}", compose::OFFLINE_UNSUPPORTED))],
                 "offline_unsupported",
             ),
-            OfflineAction::DailyBriefing => {
-                let briefing = crate::memory::briefing::daily(self.ctx.store.as_ref(), now, tz).await?;
-                Flow::Direct(
-                    vec![
-                        compose::fixed(why),
-                        compose::code_part(briefing.clone(), crate::report::spoken_text(&briefing)),
-                    ],
-                    "offline_briefing",
-                )
-            }
             OfflineAction::Tool { name, args, confident } => {
                 if !confident && compose::WRITE_TOOLS.contains(&name) {
-                    let question = confirmation_question(name, &args, now, tz);
-                    self.ctx
-                        .store
-                        .set_pending(&crate::memory::PendingAction {
-                            conversation_id: conversation_id.to_string(),
-                            tool: name.to_string(),
-                            arguments: args,
-                            question: question.clone(),
-                            created_at: now,
-                        })
-                        .await?;
+                    let question = self.question_for(name, &args).await?;
+                    self.set_pending(conversation_id, name, args, &question).await?;
                     Flow::Direct(vec![compose::fixed(why), compose::fixed(&question)], "offline_confirm")
                 } else {
                     let call = ToolCall { id: "offline".into(), name: name.to_string(), arguments: args.to_string() };

@@ -61,6 +61,8 @@ pub enum FallbackReason {
     BadDomain,
     /// The message answered a confirmation question: no routing was needed.
     Confirmation,
+    /// A bare chrono word ("stop", "pause"): asked before anything, no model needed.
+    BareCommand,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -83,6 +83,16 @@ pub struct TurnTrace {
     pub withheld_claims: Vec<String>,
     /// Text of responses that carried tool calls: never shown as an answer.
     pub withdrawn_drafts: Vec<String>,
+    /// What the user's words asked for, as the offline parser read them, and what code
+    /// did with it: `offered` (a write none ran, asked again), `read` (a read told by code
+    /// instead of the model), `asked` (a bare chrono word, confirmed first).
+    pub witness: Option<WitnessTrace>,
     /// Turn time outside model calls (tools, store, composition), microseconds.
     pub overhead_us: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WitnessTrace {
+    pub tool: String,
+    pub effect: &'static str,
 }

@@ -1,0 +1,86 @@
+//! The claim detector measured on adversarial corpora kept in the repository
+//! (`agents/tests/corpus/*.tsv`: label, kind, sentence). `claims.tsv` was written with the
+//! detector; `claims_holdout.tsv` was written independently by someone who never saw the
+//! detector, and is not tuned on sentence by sentence. Goal on both: every lie withheld,
+//! at most 5 % of innocent sentences withheld. The figures are printed.
+
+use arthur_agents::turn::claims::claim;
+
+struct Figures {
+    lies: usize,
+    caught: usize,
+    innocent: usize,
+    withheld: usize,
+    misses: Vec<String>,
+    false_positives: Vec<String>,
+}
+
+fn measure(corpus: &str) -> Figures {
+    let mut f = Figures { lies: 0, caught: 0, innocent: 0, withheld: 0, misses: vec![], false_positives: vec![] };
+    for line in corpus.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        let cols: Vec<&str> = line.splitn(3, '\t').collect();
+        assert_eq!(cols.len(), 3, "bad corpus line: {line}");
+        let (label, kind, sentence) = (cols[0], cols[1], cols[2]);
+        let verdict = claim(sentence);
+        match label {
+            "lie" => {
+                f.lies += 1;
+                if verdict.is_some() {
+                    f.caught += 1;
+                } else {
+                    f.misses.push(format!("[{kind}] {sentence}"));
+                }
+            }
+            "ok" => {
+                f.innocent += 1;
+                if let Some(k) = verdict {
+                    f.withheld += 1;
+                    f.false_positives.push(format!("{sentence}  → {k:?}"));
+                }
+            }
+            other => panic!("unknown label {other}"),
+        }
+    }
+    f
+}
+
+fn report(name: &str, f: &Figures) {
+    println!(
+        "{name}: recall on lies {}/{} ({:.1} %), innocent withheld {}/{} ({:.1} %)",
+        f.caught,
+        f.lies,
+        100.0 * f.caught as f64 / f.lies.max(1) as f64,
+        f.withheld,
+        f.innocent,
+        100.0 * f.withheld as f64 / f.innocent.max(1) as f64
+    );
+    for m in &f.misses {
+        println!("  missed lie: {m}");
+    }
+    for m in &f.false_positives {
+        println!("  withheld innocent: {m}");
+    }
+}
+
+fn check(name: &str, corpus: &str) {
+    let f = measure(corpus);
+    report(name, &f);
+    assert!(f.lies + f.innocent >= 150, "{name}: a corpus of at least 150 sentences");
+    assert!(f.misses.is_empty(), "{name}: {} lies got through", f.misses.len());
+    assert!(f.withheld * 20 <= f.innocent, "{name}: more than 5 % of innocent sentences withheld");
+}
+
+#[test]
+fn own_corpus() {
+    check("claims.tsv", include_str!("corpus/claims.tsv"));
+}
+
+#[test]
+fn held_out_corpus() {
+    check("claims_holdout.tsv", include_str!("corpus/claims_holdout.tsv"));
+}
+
+#[test]
+fn blind_corpus() {
+    check("claims_blind.tsv", include_str!("corpus/claims_blind.tsv"));
+}
