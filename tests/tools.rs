@@ -80,14 +80,15 @@ fn each_agent_gets_exactly_its_tools_from_the_design_table() {
 
 #[test]
 fn schemas_use_exactly_the_interface_argument_names() {
-    // DESIGN §8, "Tool arguments": name → (all properties, required ones).
+    // DESIGN §8, "Tool arguments": name → (all properties, required ones). The read filters
+    // (`contient`, `debut`/`fin` of lister_rappels) are optional extensions of it.
     let table: &[(&str, &[&str], &[&str])] = &[
         ("creer_note", &["texte", "projet"], &["texte"]),
-        ("lister_notes", &["projet"], &[]),
+        ("lister_notes", &["projet", "contient"], &[]),
         ("creer_rappel", &["texte", "echeance"], &["texte", "echeance"]),
-        ("lister_rappels", &["inclure_faits"], &[]),
+        ("lister_rappels", &["inclure_faits", "debut", "fin", "contient"], &[]),
         ("marquer_rappel_fait", &["id"], &["id"]),
-        ("lire_briefing_hebdo", &[], &[]),
+        ("lire_briefing_hebdo", &["periode"], &[]),
         ("lire_temps_travail", &["debut", "fin", "projet"], &["debut"]),
         ("memoriser_preference", &["texte"], &["texte"]),
         ("lister_preferences", &[], &[]),

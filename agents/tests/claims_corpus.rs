@@ -84,3 +84,13 @@ fn held_out_corpus() {
 fn blind_corpus() {
     check("claims_blind.tsv", include_str!("corpus/claims_blind.tsv"));
 }
+
+#[test]
+fn third_blind_corpus() {
+    check("claims_blind3.tsv", include_str!("corpus/claims_blind3.tsv"));
+}
+
+#[test]
+fn fourth_blind_corpus() {
+    check("claims_blind4.tsv", include_str!("corpus/claims_blind4.tsv"));
+}

@@ -80,10 +80,10 @@ impl Tool for ListerNotes {
     type Args = (Option<String>, Option<String>);
 
     fn description(&self) -> &'static str {
-        "Liste les notes, toutes ou d'un projet, ou celles qui contiennent des mots."
+        "Liste les notes (filtres : projet, mots)."
     }
     fn parameters(&self) -> Value {
-        object_schema(&[("projet", string_prop("")), ("contient", string_prop("mots cherchés dans le texte"))], &[])
+        object_schema(&[("projet", string_prop("")), ("contient", string_prop(""))], &[])
     }
     fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
         Ok((a.opt_name("projet")?, a.opt_name("contient")?))
@@ -145,15 +145,15 @@ impl Tool for ListerRappels {
     type Args = (bool, ReminderFilter);
 
     fn description(&self) -> &'static str {
-        "Liste les rappels à faire, avec leur numéro ; filtres : période d'échéance, mots."
+        "Liste les rappels à faire (filtres : échéance entre debut et fin, mots)."
     }
     fn parameters(&self) -> Value {
         object_schema(
             &[
                 ("inclure_faits", serde_json::json!({"type": "boolean"})),
-                ("debut", string_prop("AAAA-MM-JJ, échéance à partir de ce jour")),
-                ("fin", string_prop("AAAA-MM-JJ inclus")),
-                ("contient", string_prop("mots cherchés dans le texte")),
+                ("debut", string_prop("AAAA-MM-JJ")),
+                ("fin", string_prop("AAAA-MM-JJ")),
+                ("contient", string_prop("")),
             ],
             &[],
         )
@@ -215,7 +215,7 @@ impl Tool for LireBriefingHebdo {
     type Args = BriefingKind;
 
     fn description(&self) -> &'static str {
-        "Lit le briefing du jour ou de la semaine (composé à partir de la mémoire)."
+        "Lit le briefing du jour ou de la semaine."
     }
     fn parameters(&self) -> Value {
         object_schema(&[("periode", serde_json::json!({"type": "string", "enum": ["jour", "semaine"]}))], &[])

@@ -333,6 +333,12 @@ const ACTION_INFINITIVES: &[&str] = &[
     "relancer",
     "reporter",
     "deplacer",
+    "caler",
+    "gerer",
+    "traiter",
+    "regler",
+    "organiser",
+    "occuper",
     "remind",
     "add",
     "save",
@@ -541,6 +547,11 @@ const THIRD_PARTIES: &[&str] = &[
     "assurance",
     "mutuelle",
     "banquier",
+    "systeme",
+    "planificateur",
+    "application",
+    "someone",
+    "somebody",
     "accountant",
     "wife",
     "husband",
@@ -577,7 +588,7 @@ const OPERATION_NOUNS: &[&str] = &[
 const HANDLING_STEMS: &[&str] = &[
     "occup", "charg", "gere", "gera", "trait", "organis", "prepar", "regl", "envoy", "transmi", "confirm", "prevenu",
     "previen", "relais", "courant", "attend", "appel", "reserv", "pay", "recu", "handl", "regard", "contact", "rappel",
-    "repond", "verifi", "examin", "etudi", "livr", "factur", "rembours",
+    "repond", "verifi", "examin", "etudi", "livr", "factur", "rembours", "cal", "follow", "reach", "plann", "schedul",
 ];
 
 /// Words that make a statement general, not about the user ("en général", "souvent").
@@ -709,6 +720,10 @@ struct Clause {
     /// Continues a hypothetical clause: the consequence of "si…", the rest of a list
     /// after "je peux…" ("I can keep notes, set reminders…").
     inherited_frame: bool,
+    /// Opens after "et", "ou", "mais"… in the same piece of the sentence.
+    after_conjunction: bool,
+    /// The sentence it belongs to asks something ("Entendu, mais quel jour ?").
+    sentence_asks: bool,
 }
 
 impl Clause {
@@ -751,6 +766,10 @@ static JOINED: std::sync::LazyLock<Vec<(regex::Regex, &'static str)>> = std::syn
         ("we've", "we have"),
         ("we'll", "we will"),
         ("fait maison", "faitmaison"),
+        ("fait pour ça", "faitpourça"),
+        ("fait pour cela", "faitpourcela"),
+        ("fait pour toi", "faitpourtoi"),
+        ("fait pour vous", "faitpourvous"),
         ("fait main", "faitmain"),
         ("fait exprès", "faitexprès"),
         ("œ", "oe"),
@@ -828,7 +847,6 @@ fn clauses(sentence: &str) -> Vec<Clause> {
             }
         }
         groups.push(words[start.min(words.len())..].to_vec());
-        let last = groups.len().saturating_sub(1);
         for (gi, words) in groups.into_iter().enumerate() {
             if words.is_empty() {
                 continue;
@@ -836,9 +854,15 @@ fn clauses(sentence: &str) -> Vec<Clause> {
             let joined = format!(" {} ", words.iter().map(|w| w.folded.as_str()).collect::<Vec<_>>().join(" "));
             let question_led = QUESTION_LEADS.iter().any(|q| joined.starts_with(q));
             // "lundi ou plus tard ?": the question covers every coordinated clause.
-            let _ = last;
-            let _ = gi;
-            out.push(Clause { words, joined, asks, question_led, inherited_frame: false });
+            out.push(Clause {
+                words,
+                joined,
+                asks,
+                question_led,
+                inherited_frame: false,
+                after_conjunction: gi > 0,
+                sentence_asks: false,
+            });
         }
     }
     out
@@ -924,11 +948,20 @@ const FRAME_LEADS: &[&str] = &[
     " try ",
     " sans ",
     " une fois ",
+    " tu viens de dire ",
+    " tu viens de me ",
+    " tu me dis ",
+    " you just said ",
+    " dans ce cas ",
+    " in that case ",
+    " tu dis ",
+    " tu parles ",
+    " tu mentionnes ",
+    " quand tu me dis ",
     " des que ",
     " chaque fois ",
     " a chaque ",
     " par exemple ",
-    " comme ",
     " for example ",
     " bon courage ",
     " bonne chance ",
@@ -1101,9 +1134,13 @@ fn first_person(c: &Clause) -> Vec<usize> {
         if !subject {
             continue;
         }
-        // "Veux-tu que je…", "il faut que je…": hypothetical.
+        // "Veux-tu que je…", "il faut que je…": hypothetical; but "le rappel que je t'ai
+        // programmé" is a relative clause in the past, a claim.
         if i > 0 && matches!(c.folded(i - 1), "que" | "qu") {
-            continue;
+            let verb = after_clitics(c, i + 1);
+            if !matches!(c.folded(verb), "ai" | "avais" | "have" | "had") {
+                continue;
+            }
         }
         out.push(i + 1);
     }
@@ -1185,8 +1222,13 @@ fn first_person_claim(c: &Clause) -> Option<ClaimKind> {
         if (v.ends_with("rai") || v.ends_with("rons")) && v.len() > 4 && !HARMLESS_FUTURE_FORMS.contains(&v) {
             return Some(ClaimKind::Promise);
         }
-        // Present: "je note", "je m'en occupe", "je te crée ça".
-        if ACTION_PRESENT.contains(&v) {
+        // Present: "je note", "je m'en occupe", "je te crée ça" — but "Je le note ?" offers,
+        // "je ne retiens que ce que tu demandes" states a rule, and "on annule depuis la
+        // rubrique…" is the generic "on".
+        let offer = c.asks;
+        let rule = c.folded(start) == "ne" || c.words[start..].iter().any(|w| w.folded == "que") && c.has(" ne ");
+        let generic_on = c.folded(start - 1) == "on";
+        if ACTION_PRESENT.contains(&v) && !offer && !rule && !generic_on {
             return Some(if v == "tiens" || v == "previens" { ClaimKind::Promise } else { ClaimKind::Action });
         }
         if matches!(v, "viens" | "vient" | "venons") && matches!(c.folded(i + 1), "d" | "de") {
@@ -1196,7 +1238,12 @@ fn first_person_claim(c: &Clause) -> Option<ClaimKind> {
         // "je compte l'ajouter", "je m'engage à te prévenir".
         for k in i + 1..c.words.len() {
             let w = c.folded(k);
-            if w == "sans" || MODALS.contains(&w) {
+            // "je ne garde que ce que tu me demandes d'enregistrer": what follows a
+            // relative pronoun is the user's request, not the model's commitment.
+            if w == "sans"
+                || MODALS.contains(&w)
+                || matches!(w, "que" | "qu" | "qui" | "ce" | "what" | "which" | "only")
+            {
                 break;
             }
             if ACTION_INFINITIVES.contains(&w) {
@@ -1211,10 +1258,49 @@ fn first_person_claim(c: &Clause) -> Option<ClaimKind> {
 const PHRASES: &[(&str, ClaimKind)] = &[
     (" c est note ", ClaimKind::Action),
     (" c est fait ", ClaimKind::Action),
+    (" comme tu ", ClaimKind::StoredFact),
+    (" vu que tu ", ClaimKind::StoredFact),
+    (" puisque tu ", ClaimKind::StoredFact),
+    (" etant donne que tu ", ClaimKind::StoredFact),
+    (" since you ", ClaimKind::StoredFact),
+    (" as you prefer ", ClaimKind::StoredFact),
+    (" d apres ce que tu ", ClaimKind::StoredFact),
+    (" selon ce que tu ", ClaimKind::StoredFact),
+    (" tu m as confie ", ClaimKind::StoredFact),
+    (" tu m avais confie ", ClaimKind::StoredFact),
+    (" comme tu me l as ", ClaimKind::StoredFact),
+    (" from what you told ", ClaimKind::StoredFact),
+    (" last time you ", ClaimKind::StoredFact),
+    (" you said ", ClaimKind::StoredFact),
+    (" you mentioned ", ClaimKind::StoredFact),
+    (" you usually ", ClaimKind::StoredFact),
+    (" you always ", ClaimKind::StoredFact),
+    (" you often ", ClaimKind::StoredFact),
+    (" you never ", ClaimKind::StoredFact),
+    (" comme d habitude ", ClaimKind::StoredFact),
+    (" d habitude tu ", ClaimKind::StoredFact),
+    (" tu as toujours ", ClaimKind::StoredFact),
+    (" tu as souvent ", ClaimKind::StoredFact),
+    (" tu n as jamais ", ClaimKind::StoredFact),
+    (" c est moi qui ", ClaimKind::Promise),
+    (" laisse moi m en ", ClaimKind::Promise),
+    (" laisse moi faire ", ClaimKind::Promise),
+    (" laisse moi gerer ", ClaimKind::Promise),
+    (" laisse moi le ", ClaimKind::Promise),
+    (" leave it to me ", ClaimKind::Promise),
+    (" je reviens vers toi ", ClaimKind::Promise),
+    (" je reviens vers vous ", ClaimKind::Promise),
+    (" je te recontacte ", ClaimKind::Promise),
+    (" je te tiens ", ClaimKind::Promise),
+    (" get back to you ", ClaimKind::Promise),
+    (" follow up ", ClaimKind::Promise),
+    (" dans l oubli ", ClaimKind::Promise),
+    (" lettre morte ", ClaimKind::Promise),
+    (" entre de bonnes mains ", ClaimKind::Promise),
+    (" le relais ", ClaimKind::ThirdParty),
     (" dans la boite ", ClaimKind::Action),
     (" est au courant ", ClaimKind::ThirdParty),
     (" sont au courant ", ClaimKind::ThirdParty),
-    (" a pris le relais ", ClaimKind::ThirdParty),
     (" je me souviens ", ClaimKind::StoredFact),
     (" si je ne me trompe ", ClaimKind::StoredFact),
     (" si je me rappelle ", ClaimKind::StoredFact),
@@ -1353,9 +1439,14 @@ fn clause_claim(c: &Clause) -> Option<ClaimKind> {
 
     // A bare acknowledgement: "Noté !", "Hop, ajouté !", "Entendu.", "Done!".
     let meaningful: Vec<&Word> = c.words.iter().filter(|w| !FILLERS.contains(&w.folded.as_str())).collect();
+    // "Entendu, mais quel jour ?": understanding, then a question — no claim yet.
+    let understood_then_asked = c.sentence_asks
+        && !meaningful.is_empty()
+        && meaningful.iter().all(|w| matches!(w.folded.as_str(), "entendu" | "compris" | "recu"));
     if !meaningful.is_empty()
         && meaningful.len() <= 2
         && meaningful.iter().all(|w| matches_state(&w.raw) || ACKS.contains(&w.folded.as_str()))
+        && !understood_then_asked
     {
         return Some(ClaimKind::Action);
     }
@@ -1422,7 +1513,9 @@ fn clause_claim(c: &Clause) -> Option<ClaimKind> {
     // An operation and its outcome: "L'enregistrement a échoué", "La suppression n'a pas
     // fonctionné".
     if c.words.iter().take(3).any(|w| OPERATION_NOUNS.contains(&w.folded.as_str()))
-        && c.any(&["a", "est", "n", "ont", "sont", "has", "is", "was"])
+        && c.any(&[
+            "a", "est", "n", "ont", "sont", "has", "is", "was", "contient", "inclut", "comprend", "garde", "contains",
+        ])
         && !asked
         && !framed
     {
@@ -1441,6 +1534,10 @@ fn clause_claim(c: &Clause) -> Option<ClaimKind> {
             }
             // "si c'est bon pour toi", "je ne sais pas si c'est fait": hypothetical.
             if framed && matches!(kind, ClaimKind::Action) && first == "si" {
+                continue;
+            }
+            // "Ton collègue pourrait s'en charger, non ?": a suggestion, not a fact.
+            if matches!(kind, ClaimKind::ThirdParty) && c.any(MODALS) {
                 continue;
             }
             return Some(*kind);
@@ -1518,6 +1615,14 @@ fn clause_claim(c: &Clause) -> Option<ClaimKind> {
             return Some(ClaimKind::Action);
         }
         let pronoun = pronoun || (pronominal && about_memory);
+        // "elle sera dans le dossier dès ce soir": where it will be, a promise.
+        if pronoun
+            && matches!(w.folded.as_str(), "sera" | "seront" | "will")
+            && !asked
+            && (next == "dans" || next == "là" || has_specific_time(c) || matches_state(next))
+        {
+            return Some(ClaimKind::Promise);
+        }
         if pronominal && pronoun && is_participle_after_aux(next) && !asked {
             return Some(ClaimKind::Action);
         }
@@ -1550,7 +1655,9 @@ fn clause_claim(c: &Clause) -> Option<ClaimKind> {
         let future = c.any(&["va", "vont", "will", "going"]);
         let handles = c.words.iter().any(|w| {
             let infinitive = ["er", "ir", "re"].iter().any(|e| w.folded.ends_with(e));
-            (!infinitive || future) && HANDLING_STEMS.iter().any(|st| w.folded.starts_with(st))
+            (!infinitive || future)
+                && (HANDLING_STEMS.iter().any(|st| w.folded.starts_with(st))
+                    || ACTION_INFINITIVES.contains(&w.folded.as_str()))
         });
         let past_action = c.words.windows(2).any(|w| {
             matches!(w[0].folded.as_str(), "a" | "ont" | "has" | "have") && is_participle_after_aux(&w[1].raw)
@@ -1558,7 +1665,11 @@ fn clause_claim(c: &Clause) -> Option<ClaimKind> {
         let about_user = c.words.iter().any(|w| {
             matches!(w.folded.as_str(), "ta" | "ton" | "tes" | "te" | "t" | "toi" | "your" | "you" | "votre" | "vos")
         });
-        if named && ((handles && (about_user || pending || past_action)) || (past_action && about_user)) {
+        if named && ((handles && (about_user || pending || past_action || future)) || (past_action && about_user)) {
+            return Some(ClaimKind::ThirdParty);
+        }
+        // "Le restaurant a confirmé ta réservation pour quatre personnes à 20 h".
+        if past_action && about_user && (has_specific_time(c) || has_number(c)) {
             return Some(ClaimKind::ThirdParty);
         }
     }
@@ -1637,8 +1748,15 @@ fn memory_state(c: &Clause) -> Option<ClaimKind> {
         let definite = matches!(det, "le" | "la" | "les" | "l" | "ce" | "cette" | "ces" | "the" | "du" | "des")
             || d == 0
             || possessive;
-        let counted = (d > 0 && is_number(&c.words[d - 1])) || matches!(det, "pas" | "plus");
-        let stated = c.words.iter().any(|w| matches_state(&w.raw)) || STATE_PHRASES.iter().any(|p| j.contains(p));
+        let ordinal_word = |w: &str| w.ends_with("ieme") && w.len() > 5;
+        let every = c.has(" toutes les ") || c.has(" tous les ") || c.has(" every ");
+        let counted = (d > 0 && is_number(&c.words[d - 1]) && !every)
+            || matches!(det, "pas" | "plus")
+            || (d < i && ordinal_word(c.folded(i - 1)))
+            || (d > 0 && ordinal_word(det));
+        let verb_here = c.any(&["est", "sont", "etait", "sera", "a", "ont", "is", "are", "was", "reste", "restent"]);
+        let stated = c.words.iter().any(|w| matches_state(&w.raw))
+            || (STATE_PHRASES.iter().any(|p| j.contains(p)) && (verb_here || i > 0));
         // The noun is the subject of what follows: "ta note … est bien là".
         let copula_after = c.words[i + 1..].iter().any(|w| {
             matches!(
@@ -1674,6 +1792,12 @@ fn memory_state(c: &Clause) -> Option<ClaimKind> {
             || located
             || (definite && running)
             || (ordinal && copula_after)
+            // "ta remarque a rejoint le tiroir aux souvenirs": something happened to it.
+            || c.words.windows(2).any(|w| matches!(w[0].folded.as_str(), "a" | "ont") && is_participle_after_aux(&w[1].raw) && w[1].folded != "ete")
+            // "ton briefing inclura la météo": what it will hold.
+            || ((possessive || has_specific_time(c)) && c.words[i + 1..].iter().any(|w| {
+                (w.folded.ends_with("ra") || w.folded.ends_with("ront")) && w.folded.len() > 5
+            }))
             || (possessive && (copula_after || has_time(c) || has_number(c)))
             || (definite && has_time(c) && copula_after)
             || c.has(" il y a ") && has_number(c)
@@ -1704,7 +1828,7 @@ fn second_person_fact_in(c: &Clause, asking: bool) -> Option<ClaimKind> {
         let memory_here = c.words.iter().any(|w| is_memory_word(&w.folded));
         if !asking
             && (verb.ends_with("ras") || verb.ends_with("rez"))
-            && verb.len() > 5
+            && verb.len() >= 5
             && (memory_here || has_specific_time(c))
         {
             return Some(ClaimKind::Promise);
@@ -1759,6 +1883,12 @@ fn second_person_fact_in(c: &Clause, asking: bool) -> Option<ClaimKind> {
             let memory_object = is_memory(object) || is_memory(object + 1);
             // The thing it was done to: "tu avais oublié ton rendez-vous".
             let done_to = (j + 1..(j + 4).min(c.words.len())).any(is_memory);
+            if asking {
+                // "Tu as des projets pour le week-end ?" asks; "Tu as travaillé 5 h
+                // aujourd'hui ?" still asserts a measured fact.
+                let measured = has_number(c) || has_specific_time(c);
+                return ((negated || CLAIMED.contains(&next)) && measured).then_some(ClaimKind::StoredFact);
+            }
             if negated || CLAIMED.contains(&next) || has_number(c) {
                 return Some(ClaimKind::StoredFact);
             }
@@ -1771,6 +1901,11 @@ fn second_person_fact_in(c: &Clause, asking: bool) -> Option<ClaimKind> {
                 return Some(ClaimKind::StoredFact);
             }
             return None;
+        }
+        // "tu vas toujours courir le dimanche", "tu bois souvent du thé": a habit stated.
+        if !asking && c.any(&["toujours", "souvent", "jamais", "habituellement", "always", "usually", "often", "never"])
+        {
+            return Some(ClaimKind::StoredFact);
         }
         // "tu préfères le vouvoiement": a preference stated as known.
         if matches!(verb, "preferes" | "preferais" | "prefers" | "prefer") && !c.asks {
@@ -1806,7 +1941,14 @@ fn second_person_fact_in(c: &Clause, asking: bool) -> Option<ClaimKind> {
         if c.any(GENERIC_MARKERS) {
             continue;
         }
-        if rest.iter().any(is_number) || (has_specific_time(c) && !rest.is_empty()) {
+        // The noun must be the subject of something said about it.
+        const VERBS: &[&str] = &[
+            "est", "sont", "etait", "sera", "tombe", "commence", "depasse", "arrive", "passe", "dure", "expire",
+            "finit", "reste", "part", "decolle", "atterrit", "ouvre", "ferme", "sonne", "is", "are", "falls", "starts",
+            "ends", "leaves", "departs", "arrives",
+        ];
+        let said = rest.iter().any(|w| VERBS.contains(&w.folded.as_str()));
+        if said && (rest.iter().any(is_number) || has_specific_time(c)) {
             return Some(ClaimKind::StoredFact);
         }
     }
@@ -1822,12 +1964,29 @@ pub fn claim(sentence: &str) -> Option<ClaimKind> {
         return Some(ClaimKind::Receipt);
     }
     let mut clauses = clauses(sentence);
+    let sentence_asks = clauses.iter().any(|c| c.asks);
+    for c in clauses.iter_mut() {
+        c.sentence_asks = sentence_asks;
+    }
     for k in 1..clauses.len() {
         let prev = &clauses[k - 1];
-        let condition = prev.joined.starts_with(" si ") || prev.joined.starts_with(" if ");
+        let condition = [
+            " si ",
+            " if ",
+            " quand ",
+            " lorsque ",
+            " when ",
+            " chaque fois ",
+            " a chaque ",
+            " dans ce cas ",
+            " in that case ",
+        ]
+        .iter()
+        .any(|lead| prev.joined.starts_with(lead));
         let hypothetical = condition || modal_clause(prev) || prev.inherited_frame;
         let head = clauses[k].folded(0).to_string();
-        let continues = ["er", "ir", "re", "oir"].iter().any(|e| head.ends_with(e))
+        let continues = clauses[k].after_conjunction
+            || ["er", "ir", "re", "oir"].iter().any(|e| head.ends_with(e))
             || ACTION_PRESENT.contains(&head.as_str()) && clauses[k].words[0].raw.is_ascii()
             || matches!(head.as_str(), "des" | "les" | "un" | "une" | "ou" | "et");
         if hypothetical && (condition || continues) {
@@ -1836,6 +1995,21 @@ pub fn claim(sentence: &str) -> Option<ClaimKind> {
     }
     if let Some(kind) = clauses.iter().find_map(clause_claim) {
         return Some(kind);
+    }
+    // "Chaque année, le 12 mai, tu auras ton petit mot": a promise made to the user, its
+    // date in another clause.
+    let dated = clauses.iter().any(has_specific_time);
+    let promised = clauses.iter().any(|c| {
+        !c.asks
+            && c.words.iter().enumerate().any(|(i, w)| {
+                matches!(w.folded.as_str(), "tu" | "t") && {
+                    let v = c.folded(after_clitics(c, i + 1));
+                    (v.ends_with("ras") || v.ends_with("rez")) && v.len() >= 5
+                }
+            })
+    });
+    if dated && promised {
+        return Some(ClaimKind::Promise);
     }
     // A statement about the user closed by a tag question: "Tu aimes commencer par tes
     // mails, c'est ça ?", "Ton anniversaire tombe le 14 juin, non ?".
@@ -1852,17 +2026,46 @@ pub fn claim(sentence: &str) -> Option<ClaimKind> {
         " isn t it ",
         " don t you ",
     ];
-    if let Some(last) = clauses.last() {
-        let tagged = last.asks && TAGS.iter().any(|t| last.joined == *t);
+    // What a tag question may not confirm: a habit, a taste, a date, a number, what the
+    // memory holds ("Tu hésites entre deux options, c'est ça ?" only reflects).
+    const HABITS: &[&str] = &[
+        "aimes",
+        "preferes",
+        "adores",
+        "detestes",
+        "habites",
+        "appelles",
+        "travailles",
+        "bosses",
+        "manges",
+        "prends",
+        "bois",
+        "vas",
+        "habitude",
+        "es",
+        "etais",
+        "as",
+        "avais",
+        "like",
+        "prefer",
+        "love",
+        "live",
+    ];
+    for (k, tag) in clauses.iter().enumerate() {
+        let tagged = tag.asks && TAGS.iter().any(|t| tag.joined == *t);
         if tagged
-            && clauses[..clauses.len() - 1].iter().any(|c| {
-                !c.question_led
-                    && c.words.iter().any(|w| {
-                        matches!(
-                            w.folded.as_str(),
-                            "tu" | "t" | "ton" | "ta" | "tes" | "vous" | "votre" | "vos" | "you" | "your"
-                        )
-                    })
+            && clauses[..k].iter().any(|c| {
+                let about_user = c.words.iter().any(|w| {
+                    matches!(
+                        w.folded.as_str(),
+                        "tu" | "t" | "ton" | "ta" | "tes" | "vous" | "votre" | "vos" | "you" | "your"
+                    )
+                });
+                let specific = c.any(HABITS)
+                    || has_specific_time(c)
+                    || has_number(c)
+                    || c.words.iter().any(|w| is_memory_word(&w.folded));
+                !c.question_led && about_user && specific
             })
         {
             return Some(ClaimKind::StoredFact);
@@ -1884,9 +2087,11 @@ pub fn claim(sentence: &str) -> Option<ClaimKind> {
     let digits = words.iter().any(|w| w.folded.chars().any(|c| c.is_ascii_digit()));
     // The possessive comes first, then "c'est …" tells its value.
     let before_cest = folded.find(" c est ").map(|at| &folded[..at]);
+    // "Ta préférence actuelle, c'est le tutoiement": a short noun phrase, then its value.
     let possessive_first = before_cest.is_some_and(|head| {
         let head_words: Vec<&str> = head.split_whitespace().collect();
-        head_words.iter().any(|w| matches!(*w, "ton" | "ta" | "tes" | "votre" | "vos" | "your"))
+        head_words.len() <= 6
+            && head_words.iter().any(|w| matches!(*w, "ton" | "ta" | "tes" | "votre" | "vos" | "your"))
     });
     if possessive_first && (possessive_memory || (possessive_noun && digits)) {
         return Some(ClaimKind::StoredFact);
