@@ -881,6 +881,33 @@ async fn keyword_search_is_the_same_on_both_backends() {
     pg.close().await;
 }
 
+/// The PostgreSQL keyword search reads only the souvenirs holding a term: a row that
+/// cannot be decoded, holding none of the terms, never breaks it (reading the whole table
+/// would); its statistics come from `souvenirs_stats`, which follows every write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_keyword_search_reads_only_the_matching_souvenirs() {
+    let _slot = PG_SLOTS.acquire().await.unwrap();
+    let pg = pg_store().await;
+    pg.add_souvenir("Le code du portail est 4512", None, at(0)).await.unwrap();
+    pg.add_souvenir("Le vélo est au garage", None, at(1)).await.unwrap();
+    // Written behind the store's back with a timestamp it cannot read.
+    sqlx::query("INSERT INTO souvenirs (texte, created_at, mots, nb_mots) VALUES ('hors sujet', 'pas une date', 'hors sujet', 2)")
+        .execute(pg.pool())
+        .await
+        .unwrap();
+    let found = pg.search_souvenirs_keyword(&terms(&["portail"]), 10).await.unwrap();
+    assert_eq!(found.iter().map(|s| s.texte.as_str()).collect::<Vec<_>>(), ["Le code du portail est 4512"]);
+    let stats: (i64, i64) =
+        sqlx::query_as("SELECT nb_souvenirs, nb_mots FROM souvenirs_stats").fetch_one(pg.pool()).await.unwrap();
+    assert_eq!(stats, (3, 6 + 5 + 2));
+    // The corrupt row is reported when a query does reach it.
+    assert!(matches!(
+        pg.search_souvenirs_keyword(&terms(&["sujet"]), 10).await,
+        Err(StoreError::Corrupt { table: "souvenirs", .. })
+    ));
+    pg.close().await;
+}
+
 /// The advisory lock of the PostgreSQL writers is the one documented.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_writers_hold_the_arth_advisory_lock() {

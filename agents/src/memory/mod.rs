@@ -8,7 +8,10 @@
 
 pub mod briefing;
 pub mod export;
+mod fts5;
 pub mod postgres;
+pub mod rules;
+mod sql;
 pub mod sqlite;
 pub mod worktime;
 
@@ -352,6 +355,18 @@ pub trait MemoryStore: Send + Sync {
     async fn set_pending(&self, pending: &PendingAction) -> StoreResult<()>;
     /// Takes (and removes) the write awaiting confirmation in a conversation.
     async fn take_pending(&self, conversation_id: &str) -> StoreResult<Option<PendingAction>>;
+}
+
+/// Embeddings are stored as little-endian f32.
+pub fn encode_vector(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn decode_vector(bytes: &[u8]) -> Option<Vec<f32>> {
+    if !bytes.len().is_multiple_of(4) {
+        return None;
+    }
+    Some(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
 
 /// Who labelled a conversation with its domain.
