@@ -59,8 +59,9 @@ async fn a_message_in_the_browser_shows_receipts_refusals_and_the_written_remind
     let _ = rustls::crypto::ring::default_provider().install_default();
     let w = spawn_web_app(false, None).await;
     w.turn.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
+    // The model streams a claim before its tool calls: it must never appear on the page.
     w.turn.llm.push(Reply::tool_calls(
-        "",
+        "C'est noté, je coche tout ça.",
         &[
             ("creer_rappel", r#"{"texte": "appeler la banque", "echeance": "2026-12-01T09:00"}"#),
             ("marquer_rappel_fait", r#"{"id": 99}"#),
@@ -99,6 +100,10 @@ async fn a_message_in_the_browser_shows_receipts_refusals_and_the_written_remind
     assert!(text.contains("aucun rappel n°99") && text.contains("Rien n'a été écrit"), "{text}");
     let verified = client.find_all(Locator::Css(".bubble.arthur .part.code")).await.unwrap();
     assert_eq!(verified.len(), 2, "both parts are marked as written by code");
+    // No draft, not even struck through: the page holds only the user's words and the answer.
+    let page = client.find(Locator::Css("#conversation")).await.unwrap().text().await.unwrap();
+    assert!(!page.contains("je coche"), "{page}");
+    assert!(client.find_all(Locator::Css(".bubble.draft, .part.model")).await.unwrap().is_empty());
     std::fs::write(artifacts().join("browser-chat.png"), client.screenshot().await.unwrap()).unwrap();
 
     client.goto(&format!("{}/rappels", w.base)).await.unwrap();
