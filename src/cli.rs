@@ -318,7 +318,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 eprintln!(
                     "Arthur : premier démarrage. Exemple de configuration écrit dans {} (tout y est commenté).\n{}",
                     config.display(),
-                    crate::health::report(&app.settings, true, &providers)
+                    crate::health::report(&app.settings, true, &providers, None)
                 );
             }
             let args = crate::serve::ServeArgs {
@@ -335,9 +335,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Doctor => {
             let settings = Settings::load().context("loading configuration")?;
-            let database_ok = App::open(settings.clone()).await.is_ok();
+            let app = App::open(settings.clone()).await.ok();
+            let database_ok = app.is_some();
+            // Atlas' messages by state (parked, awaiting approval…); unknown if the read fails.
+            let counts = match &app {
+                Some(app) => app.db.atlas.state_counts().await.ok(),
+                None => None,
+            };
             let providers = crate::health::check_providers(crate::health::providers(&settings)).await;
-            println!("Arthur — état\n{}", crate::health::report(&settings, database_ok, &providers));
+            println!(
+                "Arthur — état\n{}",
+                crate::health::report(&settings, database_ok, &providers, Some(counts.as_deref()))
+            );
             Ok(if database_ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         Command::Web => {

@@ -69,7 +69,10 @@ pub enum AtlasCmd {
     },
     /// A draft reply to the client for a finished run, written for you (never sent).
     Draft { id: i64 },
-    /// Refuse what an e-mail materialised (the report counts it as a failure).
+    /// Let a message held for an unverified author start Claude Code (at the next cycle).
+    Approve { id: i64 },
+    /// Refuse a held launch (the message ends `cancelled`), or what an e-mail materialised
+    /// (the report counts it as a failure).
     Cancel { id: i64 },
     /// The clients the classifier is told about.
     Client {
@@ -114,6 +117,16 @@ pub enum ClientCmd {
         /// Claude Code's model for this client's runs.
         #[arg(long)]
         claude_model: Option<String>,
+        /// This client's DKIM-signed e-mails may start Claude Code without your approval.
+        #[arg(long)]
+        auto_launch: bool,
+    },
+    /// Allow (or, with --off, stop) launches from a client's DKIM-signed e-mails without your approval.
+    AutoLaunch {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        off: bool,
     },
     /// List the clients.
     List {
@@ -161,6 +174,7 @@ pub fn deps(app: &App) -> anyhow::Result<AtlasDeps> {
         llm: crate::app::classifier_llm(&app.settings)?,
         founder: parse_addr("ATLAS_FOUNDER_EMAIL", &a.founder_email)?.map(Founder),
         mailbox: parse_addr("ATLAS_MAILBOX_EMAIL", &a.mailbox_email)?,
+        trust_unsigned_founder: a.trust_unsigned_founder,
         clock: app.ctx.clock.clone(),
     })
 }
@@ -190,6 +204,8 @@ pub fn launcher(app: &App) -> anyhow::Result<Launcher> {
             smtp,
             founder: a.founder_email.clone(),
             mailbox: a.mailbox_email.clone(),
+            child_env: a.child_env.clone(),
+            trust_unsigned_founder: a.trust_unsigned_founder,
         },
         clock: app.ctx.clock.clone(),
         holder: holder(),
@@ -262,8 +278,8 @@ fn launch_line(r: &super::launch::CycleReport) -> String {
         return "Atlas : lancements désactivés (ATLAS_DISABLED=1). Rien n'a été lancé.".into();
     }
     format!(
-        "Atlas : {} candidat(s), {} lancé(s), {} traité(s), {} échec(s), {} à relancer plus tard, {} verrou(s) déjà pris, {} lancement(s) interrompu(s) repris.",
-        r.candidates, r.launched, r.actioned, r.failed, r.retry_later, r.skipped_lock_held, r.reclaimed
+        "Atlas : {} candidat(s), {} lancé(s), {} traité(s), {} échec(s), {} à relancer plus tard, {} en attente de ton accord, {} verrou(s) déjà pris, {} lancement(s) interrompu(s) repris.",
+        r.candidates, r.launched, r.actioned, r.failed, r.retry_later, r.held, r.skipped_lock_held, r.reclaimed
     )
 }
 
@@ -344,16 +360,24 @@ pub async fn run(
             );
             Ok(ExitCode::SUCCESS)
         }
-        AtlasCmd::Cancel { id } => match store(app).cancel_item(id, app.ctx.now()).await? {
-            Some((kind, item)) => {
-                println!("E-mail n°{id} : {kind} n°{item} annulé.");
-                Ok(ExitCode::SUCCESS)
+        AtlasCmd::Approve { id } => {
+            let (code, line) = approve(store(app).as_ref(), id, "cli", app.ctx.now()).await?;
+            if code == 0 {
+                println!("{line}");
+            } else {
+                eprintln!("{line}");
             }
-            None => {
-                eprintln!("Erreur : l'e-mail Atlas n°{id} n'existe pas ou n'a rien créé. Rien n'a été annulé.");
-                Ok(ExitCode::from(1))
+            Ok(ExitCode::from(code))
+        }
+        AtlasCmd::Cancel { id } => {
+            let (code, line) = cancel(store(app).as_ref(), id, "cli", app.ctx.now()).await?;
+            if code == 0 {
+                println!("{line}");
+            } else {
+                eprintln!("{line}");
             }
-        },
+            Ok(ExitCode::from(code))
+        }
         AtlasCmd::Report { days } => {
             let store = store(app);
             let now = app.ctx.now();
@@ -422,7 +446,19 @@ pub async fn run(
             Ok(ExitCode::SUCCESS)
         }
         AtlasCmd::Client {
-            what: ClientCmd::Add { name, email, domain, mrr, status, priority, ai_provider, ai_model, claude_model },
+            what:
+                ClientCmd::Add {
+                    name,
+                    email,
+                    domain,
+                    mrr,
+                    status,
+                    priority,
+                    ai_provider,
+                    ai_model,
+                    claude_model,
+                    auto_launch,
+                },
         } => {
             if ai_provider.as_deref().is_some_and(|p| !["mistral", "anthropic", "openai"].contains(&p)) {
                 bail!("invalid value for --ai-provider: expected mistral, anthropic or openai");
@@ -456,9 +492,32 @@ pub async fn run(
                 ai_provider,
                 ai_model,
                 claude_model,
+                auto_launch,
             };
             let id = store(app).add_client(&client, app.ctx.now()).await.context("adding the client")?;
-            println!("Client n°{id} ajouté : {name}.");
+            println!(
+                "Client n°{id} ajouté : {name}{}.",
+                if auto_launch { " (ses e-mails signés DKIM lancent Claude Code sans ton accord)" } else { "" }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        AtlasCmd::Client { what: ClientCmd::AutoLaunch { name, off } } => {
+            let store = store(app);
+            let Some(client) = store.clients().await?.into_iter().find(|c| c.name.eq_ignore_ascii_case(name.trim()))
+            else {
+                eprintln!("Erreur : aucun client nommé « {name} ». Rien n'a changé.");
+                return Ok(ExitCode::from(1));
+            };
+            store.set_auto_launch(client.id, !off, app.ctx.now()).await?;
+            println!(
+                "Client {} : {}",
+                client.name,
+                if off {
+                    "ses e-mails attendront ton accord avant tout lancement."
+                } else {
+                    "ses e-mails signés DKIM lanceront Claude Code sans ton accord."
+                }
+            );
             Ok(ExitCode::SUCCESS)
         }
         AtlasCmd::Client { what: ClientCmd::List { json } } => {
@@ -468,7 +527,8 @@ pub async fn run(
                     .iter()
                     .map(|c| {
                         json!({"id": c.id, "name": c.name, "mrr": c.mrr, "status": c.status,
-                               "priority": c.priority, "emails": c.emails, "domains": c.domains})
+                               "priority": c.priority, "emails": c.emails, "domains": c.domains,
+                               "auto_launch": c.auto_launch})
                     })
                     .collect();
                 println!("{}", serde_json::to_string_pretty(&list)?);
@@ -505,6 +565,49 @@ pub async fn run(
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `arthur atlas approve ID` (and the web button): (exit code, the French line).
+pub async fn approve(
+    store: &dyn AtlasStore,
+    id: i64,
+    by: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<(u8, String)> {
+    let Some(row) = store.email(id).await? else {
+        return Ok((1, format!("Erreur : aucun e-mail Atlas n°{id}. Rien n'a été approuvé.")));
+    };
+    if store.approve_launch(id, json!({"by": by}), now).await? {
+        return Ok((
+            0,
+            format!("E-mail n°{id} approuvé : il sera lancé au prochain cycle du lanceur (dans 5 minutes au plus)."),
+        ));
+    }
+    Ok((
+        1,
+        format!(
+            "Erreur : l'e-mail n°{id} n'attend pas d'accord (état {}). Rien n'a été approuvé.",
+            row.status.as_str()
+        ),
+    ))
+}
+
+/// `arthur atlas cancel ID` (and the web button): a held launch is refused and the message
+/// ends `cancelled`; otherwise what the message materialised is marked refused.
+pub async fn cancel(
+    store: &dyn AtlasStore,
+    id: i64,
+    by: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<(u8, String)> {
+    if let Some(item) = store.refuse_launch(id, json!({"by": by}), now).await? {
+        let what = item.map(|(kind, n)| format!(" ; {kind} n°{n} annulé")).unwrap_or_default();
+        return Ok((0, format!("E-mail n°{id} : lancement refusé, rien ne sera lancé{what}.")));
+    }
+    Ok(match store.cancel_item(id, now).await? {
+        Some((kind, item)) => (0, format!("E-mail n°{id} : {kind} n°{item} annulé.")),
+        None => (1, format!("Erreur : l'e-mail Atlas n°{id} n'existe pas ou n'a rien créé. Rien n'a été annulé.")),
+    })
 }
 
 fn poll_line(r: &super::pipeline::PollReport) -> String {

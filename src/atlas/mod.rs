@@ -1,7 +1,10 @@
 //! Atlas, the background e-mail pipeline: a dedicated mailbox is polled, each message is
 //! stored once, scanned, classified by a guarded model call and materialised; the launcher
-//! (next issue) acts on what was classified.
+//! starts Claude Code only for a verified author (or after the founder's approval), in an
+//! environment that holds none of Arthur's secrets, and tells the founder what happened.
 
+pub mod authority;
+pub mod child_env;
 pub mod classify;
 pub mod client;
 pub mod command;
@@ -10,8 +13,8 @@ pub mod dkim;
 pub mod draft;
 pub mod imap;
 pub mod launch;
-
 pub mod mail;
+pub mod notify;
 pub mod ocr;
 pub mod persona;
 pub mod pipeline;
@@ -107,10 +110,15 @@ pub enum EmailState {
     Spawned,
     Actioned,
     Failed,
+    /// Classified for a launch, but its author is not verified: waits for the founder's
+    /// `arthur atlas approve ID` (or `cancel`).
+    AwaitingApproval,
+    /// The founder refused the launch.
+    Cancelled,
 }
 
 impl EmailState {
-    pub const ALL: [EmailState; 8] = [
+    pub const ALL: [EmailState; 10] = [
         EmailState::Received,
         EmailState::Scanned,
         EmailState::Blocked,
@@ -119,6 +127,8 @@ impl EmailState {
         EmailState::Spawned,
         EmailState::Actioned,
         EmailState::Failed,
+        EmailState::AwaitingApproval,
+        EmailState::Cancelled,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -130,6 +140,8 @@ impl EmailState {
             EmailState::Spawned => "spawned",
             EmailState::Actioned => "actioned",
             EmailState::Failed => "failed",
+            EmailState::AwaitingApproval => "awaiting_approval",
+            EmailState::Cancelled => "cancelled",
         }
     }
 }
@@ -194,6 +206,14 @@ pub mod audit {
     pub const PERSONA_FAILED: &str = "persona_failed";
     pub const FAILED: &str = "failed";
     pub const RETRY_SCHEDULED: &str = "retry_scheduled";
+    // Launch authority (issue 17).
+    pub const LAUNCH_HELD_UNVERIFIED_SENDER: &str = "launch_held_unverified_sender";
+    pub const LAUNCH_APPROVED: &str = "launch_approved";
+    pub const LAUNCH_REFUSED: &str = "launch_refused";
+    pub const LAUNCH_AUTHORISED: &str = "launch_authorised";
+    pub const CLIENT_AUTO_LAUNCH: &str = "client_auto_launch";
+    pub const NOTICE_SENT: &str = "notice_sent";
+    pub const NOTICE_FAILED: &str = "notice_failed";
 }
 
 #[cfg(test)]

@@ -54,6 +54,9 @@ pub struct AtlasDeps {
     pub llm: Option<Arc<dyn ChatModel>>,
     pub founder: Option<Founder>,
     pub mailbox: Option<EmailAddress>,
+    /// `ATLAS_TRUST_UNSIGNED_FOUNDER=1`: a forward from the founder's address counts as theirs
+    /// without DKIM (the real-sender guard).
+    pub trust_unsigned_founder: bool,
     pub clock: Arc<dyn Clock>,
 }
 
@@ -337,9 +340,15 @@ impl Atlas {
             client::ClientSource::Envelope => resolution.client.as_ref(),
             _ => None,
         };
+        let founder_verified = from_founder && (row.dkim_pass || self.deps.trust_unsigned_founder);
         let guarded = classify::apply_guards(
             &verdict,
-            &GuardContext { from_founder, attachments: mail.attachment_count(), envelope_client },
+            &GuardContext {
+                from_founder,
+                attachments: mail.attachment_count(),
+                envelope_client,
+                real_sender_client: classify::real_sender_client(&resolution, founder_verified),
+            },
         );
         audits.extend(guarded.audits.iter().cloned());
         let chantiers = store.open_chantiers(chantier_client).await?;

@@ -44,7 +44,9 @@ pub struct LaunchSpec {
     /// Built by the caller, usually with [`claude_args`].
     pub args: Vec<String>,
     pub cwd: PathBuf,
-    /// Added to the inherited environment (e.g. `ATLAS_CONTRACT_FILE`).
+    /// The child's WHOLE environment (nothing is inherited; `TERM` is set on top): build it
+    /// with [`ChildEnv::for_child`](super::child_env::ChildEnv::for_child), which keeps
+    /// Arthur's secrets out.
     pub env: Vec<(String, String)>,
     /// No output for this long → the session is killed, class `Idle`.
     pub idle_timeout: Duration,
@@ -61,13 +63,13 @@ pub struct LaunchSpec {
 
 impl LaunchSpec {
     /// The defaults of DESIGN §8 (1200 s idle, 6600 s hard, 2400 s budget, 5 s grace, 400
-    /// columns) and no extra environment.
+    /// columns) and the base allowlisted environment (PATH, HOME, USER, LANG/LC_*, TZ).
     pub fn new(program: impl Into<PathBuf>, args: Vec<String>, cwd: impl Into<PathBuf>) -> Self {
         LaunchSpec {
             program: program.into(),
             args,
             cwd: cwd.into(),
-            env: Vec::new(),
+            env: super::child_env::ChildEnv::default().for_child(&[]),
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             hard_timeout: DEFAULT_HARD_TIMEOUT,
             budget: DEFAULT_BUDGET,
@@ -182,7 +184,7 @@ pub struct ClaudeArgs {
 /// `-p <prompt> --add-dir <dir> --output-format stream-json --verbose --permission-mode <m>
 /// [--max-turns N] --append-system-prompt <text> (--no-session-persistence | --resume <id>)
 /// --exclude-dynamic-system-prompt-sections [--strict-mcp-config] --include-partial-messages
-/// [--allowed-tools <list>] [--model <m>]`. Free text that starts with `-` gets a leading space,
+/// --include-hook-events [--allowed-tools <list>] [--model <m>]`. Free text that starts with `-` gets a leading space,
 /// so claude's option parser cannot take it for a flag.
 pub fn claude_args(a: &ClaudeArgs) -> Vec<String> {
     let mut args = vec!["-p".to_string(), not_a_flag(&a.prompt)];
@@ -202,6 +204,8 @@ pub fn claude_args(a: &ClaudeArgs) -> Vec<String> {
         args.push("--strict-mcp-config".to_string());
     }
     args.push("--include-partial-messages".to_string());
+    // Hook lifecycle events in the stream too (seed §4.2), so the journal shows them.
+    args.push("--include-hook-events".to_string());
     if let Some(tools) = a.allowed_tools.as_deref().filter(|t| !t.is_empty()) {
         args.extend(["--allowed-tools".to_string(), tools.to_string()]);
     }
@@ -383,10 +387,12 @@ fn launch(program: &Path, spec: &LaunchSpec) -> Result<Launched, PtyError> {
     let mut cmd = CommandBuilder::new(program);
     cmd.args(&spec.args);
     cmd.cwd(&spec.cwd);
-    cmd.env("TERM", TERM);
+    // Nothing of Arthur's own environment: only what the spec lists.
+    cmd.env_clear();
     for (key, value) in &spec.env {
         cmd.env(key, value);
     }
+    cmd.env("TERM", TERM);
     let spawned = pair.slave.spawn_command(cmd);
     // Our copy of the slave end goes right away: otherwise the master never sees EOF.
     drop(pair.slave);

@@ -509,6 +509,42 @@ pub async fn send(account: &SmtpAccount, from: &str, founder: &str, recap: &Reca
     Ok(SendReport { recipient, subject, attached, skipped_proofs: skipped, server_reply })
 }
 
+/// A plain-text e-mail composed by code (an approval request, an alert) to the founder and
+/// nobody else, through the same checks as the recap. Returns the server's reply.
+pub async fn send_notice(
+    account: &SmtpAccount,
+    from: &str,
+    founder: &str,
+    subject: &str,
+    body: &str,
+) -> Result<String, RecapError> {
+    let from = mailbox("sender", from)?;
+    let founder_box = mailbox("founder", founder)?;
+    let envelope = Envelope::new(Some(from.email.clone()), vec![founder_box.email.clone()])
+        .map_err(|e| RecapError::Build(e.to_string()))?;
+    let mut subject = one_line(subject);
+    if subject.chars().count() > MAX_SUBJECT_CHARS + 40 {
+        subject = subject.chars().take(MAX_SUBJECT_CHARS + 39).collect::<String>() + "…";
+    }
+    let message = Message::builder()
+        .from(from)
+        .to(founder_box.clone())
+        .subject(subject)
+        .message_id(None)
+        .envelope(envelope)
+        .singlepart(SinglePart::plain(body.to_string()))
+        .map_err(|e| RecapError::Build(e.to_string()))?;
+    only_founder(&message, &founder_box)?;
+    let server = account.label();
+    let transport = transport(account)?;
+    match tokio::time::timeout(SMTP_TIMEOUT, transport.send(message)).await {
+        Err(_) => Err(RecapError::Timeout { server, secs: SMTP_TIMEOUT.as_secs() }),
+        Ok(Err(e)) if e.is_timeout() => Err(RecapError::Timeout { server, secs: SMTP_TIMEOUT.as_secs() }),
+        Ok(Err(e)) => Err(RecapError::Send { server, reason: account.scrub(error_chain(&e)) }),
+        Ok(Ok(r)) => Ok(account.scrub(format!("{} {}", r.code(), r.message().collect::<Vec<_>>().join(" ")))),
+    }
+}
+
 fn transport(account: &SmtpAccount) -> Result<AsyncSmtpTransport<Tokio1Executor>, RecapError> {
     let tls = |host: &str| {
         TlsParameters::new(host.to_string()).map_err(|e| RecapError::Send {

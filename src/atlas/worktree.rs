@@ -4,7 +4,8 @@
 //! the trunk (never a lost run), and worktrees are removed afterwards (or swept when stale).
 //!
 //! Everything goes through the `git` command line (`git -C <dir> …`), with no terminal
-//! prompt, no editor, no optional locks and the C locale; the only commits Atlas creates
+//! prompt, no editor, no optional locks, the C locale, no hook (a run can write hooks) and
+//! only the allowlisted environment (`child_env`); the only commits Atlas creates
 //! itself are merge commits, signed `Atlas <atlas@localhost>`. Nothing here forces anything
 //! on the trunk: a merge that cannot complete is aborted and the trunk is checked to be
 //! exactly as it was.
@@ -135,7 +136,10 @@ struct GitOut {
 async fn git_raw<S: AsRef<OsStr>>(dir: &Path, args: &[S], identity: bool) -> Result<GitOut, WorktreeError> {
     let shown = args.iter().map(|a| a.as_ref().to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
     let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(dir).args(args);
+    // A run's agent can write into the repository's hooks directory: Atlas' own git commands
+    // run no hook, and see none of Arthur's environment (its secrets) either.
+    cmd.arg("-C").arg(dir).args(["-c", "core.hooksPath=/dev/null"]).args(args);
+    cmd.env_clear().envs(super::child_env::ChildEnv::default().for_child(&[]));
     for var in [
         "GIT_DIR",
         "GIT_WORK_TREE",

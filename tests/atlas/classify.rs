@@ -320,3 +320,44 @@ async fn no_model_configured_leaves_a_retryable_state() {
     assert_eq!(row.attempts, 1);
     assert!(app.events(row.id).await.contains(&audit::CLASSIFY_FAILED.to_string()));
 }
+
+/// Seed §5.3: the existing-client guard reads the REAL sender. The founder's verified
+/// forward of a known client's quote request is that client's: run + plan. The same forward
+/// unsigned (its From forgeable) proves nothing, and a forwarded conseil stays a conseil.
+#[tokio::test]
+async fn a_forwarded_negociation_from_a_known_client_becomes_run_plan() {
+    let app = spawn_atlas().await;
+    let client = app.add_client("Boutique", &["marie@boutique.fr"], &[], Some(900.0)).await;
+    let forward = |subject: &str| {
+        msg(
+            FOUNDER,
+            subject,
+            "Tu peux chiffrer ?\n\n---------- Forwarded message ---------\nDe : Marie <marie@boutique.fr>\nCombien pour une page FAQ ?",
+        )
+    };
+    app.llm.push(verdict("negociation", "leger", 0.9));
+    let row = app.process(app.signed(&forward("TR: devis FAQ"))).await;
+    assert!(row.dkim_pass);
+    assert_eq!((row.client_id, row.client_source.as_deref()), (Some(client), Some("forwarded-body")));
+    assert_eq!((row.intent, row.complexity), (Some(Intent::Run), Some(Complexity::Plan)));
+    let audits = app.store.audits(row.id).await.unwrap();
+    let guard = audits.iter().find(|a| a.event == audit::NEGOCIATION_OVERRIDE_EXISTING_CLIENT).unwrap();
+    assert_eq!(
+        (guard.detail["client_id"].as_i64(), guard.detail["source"].as_str()),
+        (Some(client), Some("forwarded-body"))
+    );
+
+    app.llm.push(verdict("negociation", "leger", 0.9));
+    let row = app.process(forward("TR: devis FAQ (non signé)").raw()).await;
+    assert!(!row.dkim_pass);
+    assert_eq!(row.intent, Some(Intent::Negociation), "an unsigned forward is not the founder's word");
+
+    app.llm.push(verdict("conseil", "leger", 0.9));
+    let row = app.process(app.signed(&forward("TR: avis"))).await;
+    assert_eq!(row.intent, Some(Intent::Conseil), "conseil stays excluded");
+
+    // The anti-silence guard stays on the envelope: a forwarded "noise" is not overridden.
+    app.llm.push(verdict("noise", "leger", 0.95));
+    let row = app.process(app.signed(&forward("TR: pub"))).await;
+    assert_eq!(row.intent, Some(Intent::Noise));
+}

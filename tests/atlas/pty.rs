@@ -31,11 +31,12 @@ fn atlas_args(dir: &Path) -> Vec<String> {
 /// A spec with short timeouts, running `scenario` in a fresh directory.
 fn spec(dir: &Path, scenario: &str) -> LaunchSpec {
     let mut spec = LaunchSpec::new(fake_claude(), atlas_args(dir), dir);
-    spec.env = vec![
+    // The child gets this environment only (LaunchSpec::new's allowlist, plus these).
+    spec.env.extend([
         ("FAKE_CLAUDE_SCENARIO".into(), scenario.into()),
         ("FAKE_CLAUDE_PID_FILE".into(), dir.join("pids").to_string_lossy().into_owned()),
         ("ATLAS_CONTRACT_FILE".into(), dir.join("contract.json").to_string_lossy().into_owned()),
-    ];
+    ]);
     spec.idle_timeout = Duration::from_secs(20);
     spec.hard_timeout = Duration::from_secs(60);
     spec.budget = Duration::from_secs(60);
@@ -388,6 +389,7 @@ fn claude_args_put_add_dir_right_after_the_prompt() {
             "--exclude-dynamic-system-prompt-sections",
             "--strict-mcp-config",
             "--include-partial-messages",
+            "--include-hook-events",
             "--allowed-tools",
             "Bash,Edit,Read",
             "--model",

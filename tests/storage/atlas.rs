@@ -1147,6 +1147,184 @@ async fn postgres_writes_wait_for_the_previous_writer(fx: Fx) {
 
 // ---- instantiation ----
 
+// ---- launch authority (issue 17) ----
+
+async fn approval_is_a_guarded_decision(fx: Fx) {
+    let t = t0();
+    let id = classified(&fx, "held", Intent::Run, t).await;
+    let row = fx.store.email(id).await.unwrap().unwrap();
+    assert_eq!((row.dkim_detail.as_deref(), row.approved_at), (Some("pass"), None));
+    // Only a held message can be approved or refused.
+    assert!(!fx.store.approve_launch(id, json!({"by": "cli"}), t).await.unwrap());
+    assert_eq!(fx.store.refuse_launch(id, json!({"by": "cli"}), t).await.unwrap(), None);
+    assert!(fx
+        .store
+        .transition(
+            id,
+            EmailState::Classified,
+            EmailState::AwaitingApproval,
+            "launch_held_unverified_sender",
+            json!({"reason": "unknown_sender"}),
+            t
+        )
+        .await
+        .unwrap());
+    assert_eq!(status(&fx, id).await, EmailState::AwaitingApproval);
+    assert!(
+        fx.store.launch_candidates(t - minutes(60), 10).await.unwrap().is_empty(),
+        "a held message is no candidate"
+    );
+    assert!(fx.store.approve_launch(id, json!({"by": "web"}), t + minutes(3)).await.unwrap());
+    assert!(!fx.store.approve_launch(id, json!({"by": "web"}), t + minutes(3)).await.unwrap(), "once");
+    let row = fx.store.email(id).await.unwrap().unwrap();
+    assert_eq!((row.status, row.approved_at), (EmailState::Classified, Some(t + minutes(3))));
+    assert_eq!(fx.store.launch_candidates(t, 10).await.unwrap().len(), 1, "approved: a candidate again");
+    assert!(events(&fx, id).await.contains(&"launch_approved".to_string()));
+
+    let other = classified(&fx, "refused", Intent::Question, t).await;
+    assert!(fx
+        .store
+        .transition(
+            other,
+            EmailState::Classified,
+            EmailState::AwaitingApproval,
+            "launch_held_unverified_sender",
+            json!({}),
+            t
+        )
+        .await
+        .unwrap());
+    let item = fx.store.refuse_launch(other, json!({"by": "cli"}), t).await.unwrap().unwrap();
+    assert_eq!(item.map(|(kind, _)| kind), Some("question"));
+    assert_eq!(status(&fx, other).await, EmailState::Cancelled);
+    assert_eq!(fx.scalar("SELECT COUNT(*) FROM atlas_questions WHERE status = 'annule'").await, 1);
+    let ev = events(&fx, other).await;
+    assert!(ev.contains(&"launch_refused".to_string()) && ev.contains(&"cancelled_by_founder".to_string()), "{ev:?}");
+    assert_eq!(fx.store.refuse_launch(other, json!({}), t).await.unwrap(), None, "once");
+
+    let counts = fx.store.state_counts().await.unwrap();
+    assert_eq!(sorted(&counts), sorted(&[(EmailState::Cancelled, 1), (EmailState::Classified, 1)]));
+}
+
+async fn a_clients_launch_flag_is_off_by_default(fx: Fx) {
+    let t = t0();
+    let base = |name: &str, email: &str| NewClient {
+        name: name.into(),
+        emails: vec![EmailAddress::parse(email).unwrap()],
+        ..Default::default()
+    };
+    let off = fx.store.add_client(&base("Off", "a@off.fr"), t).await.unwrap();
+    let on = fx.store.add_client(&NewClient { auto_launch: true, ..base("On", "b@on.fr") }, t).await.unwrap();
+    assert!(!fx.store.client(off).await.unwrap().unwrap().auto_launch);
+    assert!(fx.store.client(on).await.unwrap().unwrap().auto_launch);
+    assert!(fx.store.set_auto_launch(off, true, t).await.unwrap());
+    assert!(fx.store.client_for(&EmailAddress::parse("a@off.fr").unwrap()).await.unwrap().unwrap().auto_launch);
+    assert!(!fx.store.set_auto_launch(9999, true, t).await.unwrap());
+}
+
+async fn notices_go_out_once_and_failed_ones_are_retried(fx: Fx) {
+    use arthur::atlas::store::NewNotice;
+    let t = t0();
+    let id = classified(&fx, "n", Intent::Run, t).await;
+    let notice = NewNotice {
+        email_id: Some(id),
+        kind: "approval_request".into(),
+        dedupe_key: format!("approval:{id}"),
+        subject: "[Atlas] à approuver".into(),
+        body: "Bonjour".into(),
+    };
+    let n = fx.store.claim_notice(&notice, t).await.unwrap().expect("first claim");
+    assert_eq!(fx.store.claim_notice(&notice, t).await.unwrap(), None, "the key makes a second claim a no-op");
+    // An attempt holds the notice: a second worker does not retry it inside the lease.
+    assert!(fx.store.try_notice(n, t - minutes(5), t).await.unwrap());
+    assert!(!fx.store.try_notice(n, t - minutes(5), t + minutes(1)).await.unwrap());
+    fx.store.finish_notice(n, Some("connection refused"), t).await.unwrap();
+    let unsent = fx.store.unsent_notices(10, 10).await.unwrap();
+    assert_eq!(unsent.len(), 1);
+    assert_eq!((unsent[0].attempts, unsent[0].last_error.as_deref()), (1, Some("connection refused")));
+    assert_eq!(unsent[0].notice, notice);
+    assert!(fx.store.try_notice(n, t + minutes(1), t + minutes(6)).await.unwrap(), "after the lease");
+    fx.store.finish_notice(n, None, t + minutes(6)).await.unwrap();
+    assert!(fx.store.unsent_notices(10, 10).await.unwrap().is_empty());
+    assert!(!fx.store.try_notice(n, t + minutes(20), t + minutes(30)).await.unwrap(), "sent: never again");
+    let all = fx.store.notices(Some(id)).await.unwrap();
+    assert_eq!((all.len(), all[0].sent_at), (1, Some(t + minutes(6))));
+    let ev = events(&fx, id).await;
+    assert!(ev.contains(&"notice_failed".to_string()) && ev.contains(&"notice_sent".to_string()), "{ev:?}");
+    // Too many attempts: no longer offered for a retry (kept, with its error).
+    let other = NewNotice { dedupe_key: "lock:1".into(), email_id: None, ..notice };
+    let o = fx.store.claim_notice(&other, t).await.unwrap().unwrap();
+    for i in 0..3 {
+        assert!(fx.store.try_notice(o, t + minutes(10 * i), t + minutes(10 * i + 6)).await.unwrap());
+        fx.store.finish_notice(o, Some("down"), t).await.unwrap();
+    }
+    assert!(fx.store.unsent_notices(3, 10).await.unwrap().is_empty());
+    assert_eq!(fx.store.unsent_notices(4, 10).await.unwrap().len(), 1);
+}
+
+/// A database filled before migration 0007 keeps every row and every reference through the
+/// rebuild of atlas_emails (SQLite cannot alter a CHECK in place).
+async fn sqlite_the_state_table_rebuild_keeps_every_row_and_reference(_fx: Fx) {
+    use sqlx::migrate::Migrator;
+    let dir = tempfile::tempdir().unwrap();
+    let opts = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(dir.path().join("old.db"))
+        .create_if_missing(true)
+        .foreign_keys(true);
+    let pool = sqlx::sqlite::SqlitePoolOptions::new().max_connections(1).connect_with(opts).await.unwrap();
+    let all = Migrator::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite").as_path()).await.unwrap();
+    let before: Vec<_> = all.migrations.iter().filter(|m| m.version <= 6).cloned().collect();
+    let old = Migrator { migrations: std::borrow::Cow::Owned(before), ..Migrator::DEFAULT };
+    old.run(&pool).await.unwrap();
+    let store = SqliteAtlasStore::new(pool.clone());
+    let t = t0();
+    let mut ids = Vec::new();
+    for key in ["a", "b", "c"] {
+        let id = match store.insert_message(&message(key), t).await.unwrap() {
+            Inserted::New(id) => id,
+            other => panic!("{other:?}"),
+        };
+        assert!(store.record_scan(id, &clean(), t).await.unwrap());
+        ids.push(id);
+    }
+    store.record_classification(ids[0], &verdict(Intent::Run, Complexity::Plan, 0.8, None), t).await.unwrap();
+    let launch = store.start_launch(&launch(ids[0]), t).await.unwrap();
+    let count = |sql: &'static str| {
+        let pool = pool.clone();
+        async move { sqlx::query_scalar::<_, i64>(sql).fetch_one(&pool).await.unwrap() }
+    };
+    let rows_before =
+        (count("SELECT COUNT(*) FROM atlas_emails").await, count("SELECT COUNT(*) FROM atlas_audits").await);
+    all.run(&pool).await.unwrap();
+    assert_eq!(
+        (count("SELECT COUNT(*) FROM atlas_emails").await, count("SELECT COUNT(*) FROM atlas_audits").await),
+        rows_before
+    );
+    let violations: Vec<(String,)> =
+        sqlx::query_as("SELECT \"table\" FROM pragma_foreign_key_check").fetch_all(&pool).await.unwrap();
+    assert!(violations.is_empty(), "{violations:?}");
+    let row = store.email(ids[0]).await.unwrap().unwrap();
+    assert_eq!(
+        (row.status, row.intent, row.complexity),
+        (EmailState::Classified, Some(Intent::Run), Some(Complexity::Plan))
+    );
+    assert_eq!(row.materialised.map(|(k, _)| k), Some("run"));
+    assert_eq!(store.launches(ids[0]).await.unwrap()[0].id, launch);
+    // The new states are accepted, an unknown one still refused; references still enforced.
+    assert!(store
+        .transition(ids[0], EmailState::Classified, EmailState::AwaitingApproval, "x", json!({}), t)
+        .await
+        .unwrap());
+    assert!(sqlx::query("UPDATE atlas_emails SET status = 'launched' WHERE id = 1").execute(&pool).await.is_err());
+    assert!(sqlx::query("INSERT INTO atlas_audits (email_id, event, created_at) VALUES (999, 'x', 't')")
+        .execute(&pool)
+        .await
+        .is_err());
+    let index: i64 =
+        count("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'atlas_emails_status'").await;
+    assert_eq!(index, 1);
+}
+
 macro_rules! suite {
     (both: [$($t:ident),* $(,)?], sqlite: [$($s:ident),* $(,)?], postgres: [$($p:ident),* $(,)?] $(,)?) => {
         mod sqlite {
@@ -1203,8 +1381,11 @@ suite! {
         launches_and_their_journal_round_trip,
         drafts_are_kept_in_order,
         cancel_item_marks_what_was_materialised,
+        approval_is_a_guarded_decision,
+        a_clients_launch_flag_is_off_by_default,
+        notices_go_out_once_and_failed_ones_are_retried,
     ],
-    sqlite: [sqlite_an_expired_lease_is_taken_over],
+    sqlite: [sqlite_an_expired_lease_is_taken_over, sqlite_the_state_table_rebuild_keeps_every_row_and_reference],
     postgres: [
         postgres_the_lock_not_the_row_decides,
         postgres_a_lease_is_refused_to_another_worker,

@@ -33,6 +33,16 @@ pub enum AtlasStoreError {
 
 pub type StoreResult<T> = Result<T, AtlasStoreError>;
 
+/// The table of a materialised item kind.
+fn item_table(kind: &str) -> &'static str {
+    match kind {
+        "run" => "atlas_runs",
+        "question" => "atlas_questions",
+        "negociation" => "atlas_negociations",
+        _ => "atlas_conseils",
+    }
+}
+
 /// A message as fetched, ready to be stored.
 #[derive(Debug, Clone)]
 pub struct NewMessage {
@@ -66,6 +76,8 @@ pub struct EmailRow {
     pub from_email: Option<String>,
     pub subject: String,
     pub dkim_pass: bool,
+    /// The DKIM verdict's detail (`no DKIM-Signature`, or one line per signature).
+    pub dkim_detail: Option<String>,
     pub size: i64,
     pub scan_verdict: Option<String>,
     pub attachment_count: Option<i64>,
@@ -80,6 +92,8 @@ pub struct EmailRow {
     pub chantier_id: Option<i64>,
     /// The materialised row, as (`run`|`question`|`negociation`|`conseil`, id).
     pub materialised: Option<(&'static str, i64)>,
+    /// When the founder approved the launch of this message (its author was not verified).
+    pub approved_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -108,6 +122,9 @@ pub struct Client {
     pub ai_model: Option<String>,
     /// Claude Code's `--model` for this client's runs (before the global setting).
     pub claude_model: Option<String>,
+    /// This client's DKIM-verified e-mails may start Claude Code without the founder's
+    /// approval (off by default).
+    pub auto_launch: bool,
 }
 
 impl Client {
@@ -128,6 +145,7 @@ pub struct NewClient {
     pub ai_provider: Option<String>,
     pub ai_model: Option<String>,
     pub claude_model: Option<String>,
+    pub auto_launch: bool,
 }
 
 /// A failed attempt at one step of the pipeline.
@@ -287,6 +305,60 @@ pub trait AtlasStore: Send + Sync {
     ) -> StoreResult<i64>;
     /// Drafts of a message: (id, text, provider, model, created at), newest last.
     async fn drafts(&self, email_id: i64) -> StoreResult<Vec<(i64, String, String, String, DateTime<Utc>)>>;
+
+    // ---- launch authority ----
+    /// Whether a client's DKIM-verified e-mails may start Claude Code on their own; false
+    /// when there is no such client.
+    async fn set_auto_launch(&self, client_id: i64, allowed: bool, now: DateTime<Utc>) -> StoreResult<bool>;
+    /// `awaiting_approval` → `classified` with `approved_at` set and the `launch_approved`
+    /// audit; false when the message was not awaiting approval.
+    async fn approve_launch(&self, id: i64, detail: Value, now: DateTime<Utc>) -> StoreResult<bool>;
+    /// `awaiting_approval` → `cancelled`, what it materialised marked refused (`annule`),
+    /// audited, in one transaction; None when the message was not awaiting approval.
+    async fn refuse_launch(
+        &self,
+        id: i64,
+        detail: Value,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Option<(&'static str, i64)>>>;
+    /// How many messages are in each state.
+    async fn state_counts(&self) -> StoreResult<Vec<(EmailState, i64)>>;
+
+    // ---- e-mails to the founder, once per event ----
+    /// Records a notice under its unique key; None when one with that key exists already
+    /// (it was sent, or is being sent, by this or another worker).
+    async fn claim_notice(&self, notice: &NewNotice, now: DateTime<Utc>) -> StoreResult<Option<i64>>;
+    /// Takes a notice for a send attempt: false when it was sent already, or another worker
+    /// tried it after `retry_before` (a lease on the attempt).
+    async fn try_notice(&self, id: i64, retry_before: DateTime<Utc>, now: DateTime<Utc>) -> StoreResult<bool>;
+    /// The attempt's result: sent, or the error (retried later).
+    async fn finish_notice(&self, id: i64, error: Option<&str>, now: DateTime<Utc>) -> StoreResult<()>;
+    /// Unsent notices with fewer than `max_attempts` attempts, oldest first.
+    async fn unsent_notices(&self, max_attempts: i64, limit: i64) -> StoreResult<Vec<NoticeRow>>;
+    async fn notices(&self, email_id: Option<i64>) -> StoreResult<Vec<NoticeRow>>;
+}
+
+/// An e-mail to the founder, to send once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewNotice {
+    pub email_id: Option<i64>,
+    /// `approval_request`, `parked`, `escalated`, `lock_alert`, …
+    pub kind: String,
+    /// What makes it unique (e.g. `approval:42`): a second notice with the same key is not sent.
+    pub dedupe_key: String,
+    pub subject: String,
+    pub body: String,
+}
+
+/// A stored notice.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoticeRow {
+    pub id: i64,
+    pub notice: NewNotice,
+    pub attempts: i64,
+    pub last_error: Option<String>,
+    pub sent_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
 }
 
 /// A launch about to start.
