@@ -132,6 +132,7 @@ async fn intake() {
         founder: Some(Founder(EmailAddress::parse("boss@maboite.fr").unwrap())),
         mailbox: Some(EmailAddress::parse("atlas@maboite.fr").unwrap()),
         trust_unsigned_founder: false,
+        notifier: None,
         clock: Arc::new(SystemClock),
     });
     let account = ImapAccount::parse(&imap.url()).unwrap();
@@ -209,6 +210,7 @@ async fn journal_and_launcher() {
         founder: None,
         mailbox: None,
         trust_unsigned_founder: false,
+        notifier: None,
         clock: clock.clone(),
     });
     let arthur::atlas::store::Inserted::New(email) = atlas.ingest("bench", None, raw).await.unwrap() else { panic!() };
@@ -222,6 +224,8 @@ async fn journal_and_launcher() {
                 workspace: "/tmp".into(),
                 branch: None,
                 fork_commit: None,
+                attempt: 1,
+                session_mode: "not_saved",
             },
             clock.now(),
         )
@@ -346,6 +350,8 @@ async fn journal_and_launcher() {
             mailbox: None,
             child_env: Default::default(),
             trust_unsigned_founder: true,
+            max_retries: 2,
+            use_worktree: true,
         },
         clock: clock.clone(),
         holder: "bench:1".into(),

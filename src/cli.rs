@@ -99,6 +99,9 @@ pub enum Command {
         /// Seconds after the start before the first launch cycle.
         #[arg(long, default_value_t = 120, hide = true)]
         atlas_launch_offset_secs: u64,
+        /// Seconds between two checks of the Atlas lock watchdog (15 minutes).
+        #[arg(long, default_value_t = 900, hide = true)]
+        atlas_watchdog_secs: u64,
         /// An Atlas worker only: the mailbox poller and the launcher, no web, voice or
         /// reminders. Several can share one PostgreSQL database (ARTHUR_DATABASE_URL).
         #[arg(long)]
@@ -309,6 +312,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             atlas_poll_secs,
             atlas_launch_secs,
             atlas_launch_offset_secs,
+            atlas_watchdog_secs,
             atlas_only,
         } => {
             let first_start = if atlas_only { None } else { crate::first_start::prepare().context("first start")? };
@@ -328,6 +332,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 atlas_poll: std::time::Duration::from_secs(atlas_poll_secs.max(1)),
                 atlas_launch: std::time::Duration::from_secs(atlas_launch_secs.max(1)),
                 atlas_launch_offset: std::time::Duration::from_secs(atlas_launch_offset_secs),
+                atlas_watchdog: std::time::Duration::from_secs(atlas_watchdog_secs.max(1)),
                 atlas_only,
             };
             crate::serve::run(app, args, shutdown_signal()).await?;

@@ -104,6 +104,10 @@ pub struct Atlas {
     /// Names of Arthur's environment that Claude Code, the deploy and the QA commands also
     /// get (`ATLAS_CHILD_ENV`), beyond PATH, HOME, USER, LANG/LC_*, TZ, TERM.
     pub child_env: crate::atlas::child_env::ChildEnv,
+    /// Retries of a timed-out launch before it is escalated (`ATLAS_MAX_RETRIES`, default 2).
+    pub max_retries: u32,
+    /// `ATLAS_WORKTREE` (default on); `0` is the seed's emergency switch: runs work in the trunk.
+    pub worktree: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -224,6 +228,8 @@ struct FileAtlas {
     founder_signature: Option<String>,
     trust_unsigned_founder: Option<bool>,
     child_env: Option<Vec<String>>,
+    max_retries: Option<u32>,
+    worktree: Option<bool>,
 }
 
 /// Reads environment variables; an empty value counts as unset.
@@ -345,57 +351,63 @@ impl Settings {
                 None => Ok(file_value.unwrap_or(default)),
             }
         };
-        let atlas =
-            Atlas {
-                imap_url: env.var("ATLAS_IMAP_URL").or(fa.imap_url).map(Secret::new),
-                smtp_url: env.var("ATLAS_SMTP_URL").or(fa.smtp_url).map(Secret::new),
-                founder_email: env.var("ATLAS_FOUNDER_EMAIL").or(fa.founder_email),
-                mailbox_email: env.var("ATLAS_MAILBOX_EMAIL").or(fa.mailbox_email),
-                repo: env.var("ATLAS_REPO").map(PathBuf::from).or(fa.repo),
-                claude_bin: env.var("ATLAS_CLAUDE_BIN").or(fa.claude_bin).unwrap_or_else(|| "claude".into()),
-                deploy_cmd: env.var("ATLAS_DEPLOY_CMD").or(fa.deploy_cmd),
-                qa_cmd: env.var("ATLAS_QA_CMD").or(fa.qa_cmd),
-                disabled: match env.var("ATLAS_DISABLED") {
-                    Some(raw) => parse_bool("ATLAS_DISABLED", raw)?,
-                    None => fa.disabled.unwrap_or(false),
-                },
-                idle_timeout_s: num("ATLAS_IDLE_TIMEOUT_S", fa.idle_timeout_s, 1200)?,
-                hard_timeout_s: num("ATLAS_HARD_TIMEOUT_S", fa.hard_timeout_s, 6600)?,
-                budget_s: num("ATLAS_BUDGET_S", fa.budget_s, 2400)?,
-                clamd_addr: env.var("ATLAS_CLAMD_ADDR").or(fa.clamd_addr),
-                clamscan_db: env.var("ATLAS_CLAMSCAN_DB").map(PathBuf::from).or(fa.clamscan_db),
-                dkim_keys: env.var("ATLAS_DKIM_KEYS").map(PathBuf::from).or(fa.dkim_keys),
-                base_branch: env.var("ATLAS_BASE_BRANCH").or(fa.base_branch),
-                permission_mode: env
-                    .var("ATLAS_PERMISSION_MODE")
-                    .or(fa.permission_mode)
-                    .unwrap_or_else(|| "bypassPermissions".into()),
-                claude_model: env.var("ATLAS_CLAUDE_MODEL").or(fa.claude_model),
-                allowed_tools: env.var("ATLAS_ALLOWED_TOOLS").or(fa.allowed_tools),
-                founder_signature: env.var("ATLAS_FOUNDER_SIGNATURE").or(fa.founder_signature),
-                strict_mcp: match env.var("ATLAS_STRICT_MCP") {
-                    Some(raw) => parse_bool("ATLAS_STRICT_MCP", raw)?,
-                    None => fa.strict_mcp.unwrap_or(true),
-                },
-                trust_unsigned_founder: match env.var("ATLAS_TRUST_UNSIGNED_FOUNDER") {
-                    Some(raw) => parse_bool("ATLAS_TRUST_UNSIGNED_FOUNDER", raw)?,
-                    None => fa.trust_unsigned_founder.unwrap_or(false),
-                },
-                child_env: match env.var("ATLAS_CHILD_ENV") {
-                    Some(raw) => crate::atlas::child_env::ChildEnv::parse(&raw).map_err(|e| ConfigError::Invalid {
-                        name: "ATLAS_CHILD_ENV",
+        let atlas = Atlas {
+            imap_url: env.var("ATLAS_IMAP_URL").or(fa.imap_url).map(Secret::new),
+            smtp_url: env.var("ATLAS_SMTP_URL").or(fa.smtp_url).map(Secret::new),
+            founder_email: env.var("ATLAS_FOUNDER_EMAIL").or(fa.founder_email),
+            mailbox_email: env.var("ATLAS_MAILBOX_EMAIL").or(fa.mailbox_email),
+            repo: env.var("ATLAS_REPO").map(PathBuf::from).or(fa.repo),
+            claude_bin: env.var("ATLAS_CLAUDE_BIN").or(fa.claude_bin).unwrap_or_else(|| "claude".into()),
+            deploy_cmd: env.var("ATLAS_DEPLOY_CMD").or(fa.deploy_cmd),
+            qa_cmd: env.var("ATLAS_QA_CMD").or(fa.qa_cmd),
+            disabled: match env.var("ATLAS_DISABLED") {
+                Some(raw) => parse_bool("ATLAS_DISABLED", raw)?,
+                None => fa.disabled.unwrap_or(false),
+            },
+            idle_timeout_s: num("ATLAS_IDLE_TIMEOUT_S", fa.idle_timeout_s, 1200)?,
+            hard_timeout_s: num("ATLAS_HARD_TIMEOUT_S", fa.hard_timeout_s, 6600)?,
+            budget_s: num("ATLAS_BUDGET_S", fa.budget_s, 2400)?,
+            clamd_addr: env.var("ATLAS_CLAMD_ADDR").or(fa.clamd_addr),
+            clamscan_db: env.var("ATLAS_CLAMSCAN_DB").map(PathBuf::from).or(fa.clamscan_db),
+            dkim_keys: env.var("ATLAS_DKIM_KEYS").map(PathBuf::from).or(fa.dkim_keys),
+            base_branch: env.var("ATLAS_BASE_BRANCH").or(fa.base_branch),
+            permission_mode: env
+                .var("ATLAS_PERMISSION_MODE")
+                .or(fa.permission_mode)
+                .unwrap_or_else(|| "bypassPermissions".into()),
+            claude_model: env.var("ATLAS_CLAUDE_MODEL").or(fa.claude_model),
+            allowed_tools: env.var("ATLAS_ALLOWED_TOOLS").or(fa.allowed_tools),
+            founder_signature: env.var("ATLAS_FOUNDER_SIGNATURE").or(fa.founder_signature),
+            strict_mcp: match env.var("ATLAS_STRICT_MCP") {
+                Some(raw) => parse_bool("ATLAS_STRICT_MCP", raw)?,
+                None => fa.strict_mcp.unwrap_or(true),
+            },
+            trust_unsigned_founder: match env.var("ATLAS_TRUST_UNSIGNED_FOUNDER") {
+                Some(raw) => parse_bool("ATLAS_TRUST_UNSIGNED_FOUNDER", raw)?,
+                None => fa.trust_unsigned_founder.unwrap_or(false),
+            },
+            child_env: match env.var("ATLAS_CHILD_ENV") {
+                Some(raw) => crate::atlas::child_env::ChildEnv::parse(&raw).map_err(|e| ConfigError::Invalid {
+                    name: "ATLAS_CHILD_ENV",
+                    value: e.0,
+                    expected: "environment variable names separated by commas",
+                })?,
+                None => crate::atlas::child_env::ChildEnv::from_names(&fa.child_env.clone().unwrap_or_default())
+                    .map_err(|e| ConfigError::Invalid {
+                        name: "atlas.child_env",
                         value: e.0,
-                        expected: "environment variable names separated by commas",
+                        expected: "a list of environment variable names",
                     })?,
-                    None => crate::atlas::child_env::ChildEnv::from_names(&fa.child_env.unwrap_or_default()).map_err(
-                        |e| ConfigError::Invalid {
-                            name: "atlas.child_env",
-                            value: e.0,
-                            expected: "a list of environment variable names",
-                        },
-                    )?,
-                },
-            };
+            },
+            max_retries: match env.var("ATLAS_MAX_RETRIES") {
+                Some(raw) => parse_num("ATLAS_MAX_RETRIES", raw)?,
+                None => fa.max_retries.unwrap_or(2),
+            },
+            worktree: match env.var("ATLAS_WORKTREE") {
+                Some(raw) => parse_bool("ATLAS_WORKTREE", raw)?,
+                None => fa.worktree.unwrap_or(true),
+            },
+        };
         Ok(Settings {
             data_dir,
             database_url,

@@ -166,6 +166,17 @@ pub fn atlas_checks(settings: &Settings) -> Vec<(bool, String)> {
                 .into(),
         )
     });
+    out.push(if a.worktree {
+        (
+            true,
+            format!(
+                "Atlas · runs : worktree isolé, {} nouvel(s) essai(s) après un délai dépassé (ATLAS_MAX_RETRIES)",
+                a.max_retries
+            ),
+        )
+    } else {
+        (false, "Atlas · runs : ATLAS_WORKTREE=0 — les runs travaillent directement dans le tronc".into())
+    });
     let extra = a.child_env.extra();
     out.push((
         true,
@@ -200,6 +211,16 @@ pub fn atlas_waiting(counts: Option<&[(crate::atlas::EmailState, i64)]>) -> Vec<
         held == 0,
         format!("Atlas · en attente de ton accord : {held} (arthur atlas approve|cancel ID, ou la page /atlas)"),
     ));
+    let (scan, classify) = (n(EmailState::ScanFailed), n(EmailState::ClassifyFailed));
+    out.push((
+        scan + classify == 0,
+        format!(
+            "Atlas · mis de côté après une journée d'erreurs : {} (antivirus {scan}, classification {classify}) — arthur atlas retry ID",
+            scan + classify
+        ),
+    ));
+    let escalated = n(EmailState::Escalated);
+    out.push((escalated == 0, format!("Atlas · escaladés (un humain doit reprendre) : {escalated}")));
     out
 }
 

@@ -71,6 +71,9 @@ pub enum AtlasCmd {
     Draft { id: i64 },
     /// Let a message held for an unverified author start Claude Code (at the next cycle).
     Approve { id: i64 },
+    /// Put a message parked after a day of scanner or classifier errors back in the queue
+    /// (never one blocked by an infected attachment).
+    Retry { id: i64 },
     /// Refuse a held launch (the message ends `cancelled`), or what an e-mail materialised
     /// (the report counts it as a failure).
     Cancel { id: i64 },
@@ -176,7 +179,25 @@ pub fn deps(app: &App) -> anyhow::Result<AtlasDeps> {
         mailbox: parse_addr("ATLAS_MAILBOX_EMAIL", &a.mailbox_email)?,
         trust_unsigned_founder: a.trust_unsigned_founder,
         clock: app.ctx.clock.clone(),
+        notifier: Some(notifier(app)?),
     })
+}
+
+/// Who e-mails the founder (approval requests, parked messages, lock alerts), from the settings.
+pub fn notifier(app: &App) -> anyhow::Result<super::notify::Notifier> {
+    let a = &app.settings.atlas;
+    Ok(super::notify::Notifier {
+        store: store(app),
+        clock: app.ctx.clock.clone(),
+        smtp: a.smtp_url.as_ref().map(|u| SmtpAccount::parse(u.expose())).transpose()?,
+        founder: a.founder_email.clone(),
+        mailbox: a.mailbox_email.clone(),
+    })
+}
+
+/// The lock watchdog from the settings.
+pub fn watchdog(app: &App) -> anyhow::Result<super::watchdog::LockWatchdog> {
+    Ok(super::watchdog::LockWatchdog { store: store(app), clock: app.ctx.clock.clone(), notifier: notifier(app)? })
 }
 
 /// The launcher from the settings.
@@ -206,6 +227,8 @@ pub fn launcher(app: &App) -> anyhow::Result<Launcher> {
             mailbox: a.mailbox_email.clone(),
             child_env: a.child_env.clone(),
             trust_unsigned_founder: a.trust_unsigned_founder,
+            max_retries: a.max_retries,
+            use_worktree: a.worktree,
         },
         clock: app.ctx.clock.clone(),
         holder: holder(),
@@ -278,8 +301,8 @@ fn launch_line(r: &super::launch::CycleReport) -> String {
         return "Atlas : lancements désactivés (ATLAS_DISABLED=1). Rien n'a été lancé.".into();
     }
     format!(
-        "Atlas : {} candidat(s), {} lancé(s), {} traité(s), {} échec(s), {} à relancer plus tard, {} en attente de ton accord, {} verrou(s) déjà pris, {} lancement(s) interrompu(s) repris.",
-        r.candidates, r.launched, r.actioned, r.failed, r.retry_later, r.held, r.skipped_lock_held, r.reclaimed
+        "Atlas : {} candidat(s), {} lancé(s), {} traité(s), {} échec(s), {} à relancer plus tard, {} escaladé(s), {} en attente de ton accord, {} verrou(s) déjà pris, {} lancement(s) interrompu(s) repris.",
+        r.candidates, r.launched, r.actioned, r.failed, r.retry_later, r.escalated, r.held, r.skipped_lock_held, r.reclaimed
     )
 }
 
@@ -369,6 +392,15 @@ pub async fn run(
             }
             Ok(ExitCode::from(code))
         }
+        AtlasCmd::Retry { id } => {
+            let (code, line) = retry(store(app).as_ref(), id, "cli", app.ctx.now()).await?;
+            if code == 0 {
+                println!("{line}");
+            } else {
+                eprintln!("{line}");
+            }
+            Ok(ExitCode::from(code))
+        }
         AtlasCmd::Cancel { id } => {
             let (code, line) = cancel(store(app).as_ref(), id, "cli", app.ctx.now()).await?;
             if code == 0 {
@@ -423,7 +455,8 @@ pub async fn run(
             for l in store.launches(id).await? {
                 let events = store.launch_events(l.id).await?;
                 launches.push(json!({
-                    "id": l.id, "iteration": l.iteration, "prompt": l.prompt_kind, "max_turns": l.max_turns,
+                    "id": l.id, "iteration": l.iteration, "attempt": l.attempt, "session_mode": l.session_mode,
+                    "prompt": l.prompt_kind, "max_turns": l.max_turns,
                     "workspace": l.workspace, "branch": l.branch, "status": l.end.status, "exit_code": l.end.exit_code,
                     "killed": l.end.killed, "session_id": l.end.session_id, "cost_usd": l.end.cost_usd, "num_turns": l.end.num_turns,
                     "duration_ms": l.end.duration_ms, "redactions": l.end.redactions,
@@ -435,6 +468,15 @@ pub async fn run(
                 }));
             }
             value["launch_events"] = Value::Array(launches);
+            value["notices"] = store
+                .notices(Some(id))
+                .await?
+                .iter()
+                .map(|n| {
+                    json!({"kind": n.notice.kind, "subject": n.notice.subject, "attempts": n.attempts,
+                           "sent_at": n.sent_at.map(|t| t.to_rfc3339()), "last_error": n.last_error})
+                })
+                .collect();
             if json {
                 println!("{}", serde_json::to_string_pretty(&value)?);
             } else {
@@ -592,6 +634,38 @@ pub async fn approve(
     ))
 }
 
+/// `arthur atlas retry ID` (and the web button): (exit code, the French line).
+pub async fn retry(
+    store: &dyn AtlasStore,
+    id: i64,
+    by: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<(u8, String)> {
+    use super::store::Requeue;
+    Ok(match store.retry_parked(id, json!({"by": by}), now).await? {
+        Requeue::Requeued { from, to } => (
+            0,
+            format!(
+                "E-mail n°{id} remis dans la file ({} → {}) : il sera repris à la prochaine relève (dans une minute au plus).",
+                from.as_str(),
+                to.as_str()
+            ),
+        ),
+        Requeue::NotParked(EmailState::Blocked) => (
+            1,
+            format!("Erreur : l'e-mail n°{id} est bloqué par une pièce jointe non saine ; il ne sera jamais relancé."),
+        ),
+        Requeue::NotParked(state) => (
+            1,
+            format!(
+                "Erreur : l'e-mail n°{id} n'est pas mis de côté après des erreurs (état {}). Rien n'a changé.",
+                state.as_str()
+            ),
+        ),
+        Requeue::Missing => (1, format!("Erreur : aucun e-mail Atlas n°{id}. Rien n'a changé.")),
+    })
+}
+
 /// `arthur atlas cancel ID` (and the web button): a held launch is refused and the message
 /// ends `cancelled`; otherwise what the message materialised is marked refused.
 pub async fn cancel(
@@ -646,6 +720,10 @@ pub fn show_json(r: &EmailRow, audits: &[super::store::AuditRow], client: Option
         "scan_verdict": r.scan_verdict,
         "attachments": r.attachment_count,
         "attempts": r.attempts,
+        "retry_at": r.retry_at.map(|t| t.to_rfc3339()),
+        "failing_since": r.failing_since.map(|t| t.to_rfc3339()),
+        "launch_retries": r.launch_retries,
+        "approved_at": r.approved_at.map(|t| t.to_rfc3339()),
         "client": client.map(|c| json!({"id": c.id, "name": c.name, "source": r.client_source})),
         "classification": r.intent.map(|i| json!({
             "intent": i.as_str(),

@@ -11,8 +11,10 @@ pub mod command;
 pub mod compact;
 pub mod dkim;
 pub mod draft;
+pub mod events;
 pub mod imap;
 pub mod launch;
+pub mod machine;
 pub mod mail;
 pub mod notify;
 pub mod ocr;
@@ -24,6 +26,7 @@ pub mod redact;
 pub mod report;
 pub mod scan;
 pub mod store;
+pub mod watchdog;
 pub mod worker;
 pub mod worktree;
 
@@ -105,7 +108,8 @@ pub enum EmailState {
     /// An attachment was not clean: never classified, never read.
     Blocked,
     Classified,
-    /// Classification failed too many times; `arthur atlas classify` can retry it.
+    /// Classification kept failing for a day; `arthur atlas retry ID` (or `classify
+    /// --retry-failed`) puts it back.
     ClassifyFailed,
     Spawned,
     Actioned,
@@ -115,10 +119,16 @@ pub enum EmailState {
     AwaitingApproval,
     /// The founder refused the launch.
     Cancelled,
+    /// The scanner kept failing for a day: parked, `arthur atlas retry ID` puts it back
+    /// (never for an infected attachment: that is `Blocked`).
+    ScanFailed,
+    /// A human must take over: QA failed past its iteration budget, or the run timed out
+    /// more than `ATLAS_MAX_RETRIES` times (its commits kept on one branch).
+    Escalated,
 }
 
 impl EmailState {
-    pub const ALL: [EmailState; 10] = [
+    pub const ALL: [EmailState; 12] = [
         EmailState::Received,
         EmailState::Scanned,
         EmailState::Blocked,
@@ -129,6 +139,8 @@ impl EmailState {
         EmailState::Failed,
         EmailState::AwaitingApproval,
         EmailState::Cancelled,
+        EmailState::ScanFailed,
+        EmailState::Escalated,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -142,6 +154,8 @@ impl EmailState {
             EmailState::Failed => "failed",
             EmailState::AwaitingApproval => "awaiting_approval",
             EmailState::Cancelled => "cancelled",
+            EmailState::ScanFailed => "scan_failed",
+            EmailState::Escalated => "escalated",
         }
     }
 }
@@ -210,8 +224,13 @@ pub mod audit {
     pub const LAUNCH_HELD_UNVERIFIED_SENDER: &str = "launch_held_unverified_sender";
     pub const LAUNCH_APPROVED: &str = "launch_approved";
     pub const LAUNCH_REFUSED: &str = "launch_refused";
-    pub const LAUNCH_AUTHORISED: &str = "launch_authorised";
     pub const CLIENT_AUTO_LAUNCH: &str = "client_auto_launch";
+    // Outages and retries (issue 18).
+    pub const PARKED: &str = "parked";
+    pub const WORKTREE_REOPENED: &str = "worktree_reopened";
+    pub const RESUME_REFUSED: &str = "resume_refused";
+    pub const RECAP_SKIPPED: &str = "recap_skipped";
+    pub const RETRY_REQUESTED: &str = "retry_requested";
     pub const NOTICE_SENT: &str = "notice_sent";
     pub const NOTICE_FAILED: &str = "notice_failed";
 }

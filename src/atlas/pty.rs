@@ -143,6 +143,11 @@ pub struct RunOutcome {
     pub duration: Duration,
     /// One of [`kill_reason`] when the watchdog killed the session.
     pub killed: Option<&'static str>,
+    /// The first `session_id` of the stream (present even when no `result` came).
+    pub session_id: Option<String>,
+    /// The first non-JSON lines (at most 3, 300 characters each), NOT redacted: for
+    /// diagnosis only, never stored as they are.
+    pub noise: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -173,8 +178,11 @@ pub struct ClaudeArgs {
     /// 0 = unlimited (the flag is left out).
     pub max_turns: u32,
     pub system_prompt: String,
-    /// A session to resume (instead of `--no-session-persistence`).
+    /// A session to resume.
     pub resume: Option<String>,
+    /// Save the session so that a later pass can `--resume` it; otherwise
+    /// `--no-session-persistence` (Claude Code then saves nothing: it cannot be resumed).
+    pub persist_session: bool,
     /// `--strict-mcp-config`: the user's MCP suite is not loaded.
     pub strict_mcp: bool,
     pub allowed_tools: Option<String>,
@@ -182,7 +190,7 @@ pub struct ClaudeArgs {
 }
 
 /// `-p <prompt> --add-dir <dir> --output-format stream-json --verbose --permission-mode <m>
-/// [--max-turns N] --append-system-prompt <text> (--no-session-persistence | --resume <id>)
+/// [--max-turns N] --append-system-prompt <text> [--no-session-persistence | --resume <id>]
 /// --exclude-dynamic-system-prompt-sections [--strict-mcp-config] --include-partial-messages
 /// --include-hook-events [--allowed-tools <list>] [--model <m>]`. Free text that starts with `-` gets a leading space,
 /// so claude's option parser cannot take it for a flag.
@@ -197,6 +205,7 @@ pub fn claude_args(a: &ClaudeArgs) -> Vec<String> {
     args.extend(["--append-system-prompt".to_string(), not_a_flag(&a.system_prompt)]);
     match a.resume.as_deref().filter(|id| !id.is_empty()) {
         Some(id) => args.extend(["--resume".to_string(), id.to_string()]),
+        None if a.persist_session => {}
         None => args.push("--no-session-persistence".to_string()),
     }
     args.push("--exclude-dynamic-system-prompt-sections".to_string());
@@ -337,6 +346,8 @@ pub async fn run(spec: LaunchSpec, mut on_event: impl FnMut(Value) + Send) -> Re
         skipped_lines: tally.skipped,
         duration: started.elapsed(),
         killed,
+        session_id: tally.session_id,
+        noise: tally.noise,
     };
     tracing::info!(
         pid,
@@ -496,19 +507,34 @@ struct Tally {
     events: u64,
     skipped: u64,
     result: Option<Value>,
+    /// The first `session_id` an event carried (the `init` event's, usually).
+    session_id: Option<String>,
+    /// The first few non-JSON lines (what claude said instead of stream-json, e.g. why it
+    /// refused a `--resume`).
+    noise: Vec<String>,
 }
+
+/// Non-JSON lines kept in [`RunOutcome::noise`], and the characters kept of each.
+const NOISE_LINES: usize = 3;
+const NOISE_CHARS: usize = 300;
 
 impl Tally {
     /// Handles one line; true when it was a `result` event.
     fn take(&mut self, line: RawLine, on_event: &mut impl FnMut(Value)) -> bool {
         match parse_line(line) {
             Parsed::Blank => false,
-            Parsed::Skipped => {
+            Parsed::Skipped(text) => {
                 self.skipped += 1;
+                if let Some(text) = text.filter(|_| self.noise.len() < NOISE_LINES) {
+                    self.noise.push(text.chars().take(NOISE_CHARS).collect());
+                }
                 false
             }
             Parsed::Event(event) => {
                 self.events += 1;
+                if self.session_id.is_none() {
+                    self.session_id = event.get("session_id").and_then(Value::as_str).map(str::to_string);
+                }
                 let is_result = event.get("type").and_then(Value::as_str) == Some("result");
                 if is_result {
                     self.result = Some(event.clone());
@@ -569,13 +595,14 @@ impl LineSplitter {
 
 enum Parsed {
     Blank,
-    Skipped,
+    /// Not a JSON object (its text, when it was short enough to be kept).
+    Skipped(Option<String>),
     Event(Value),
 }
 
 fn parse_line(line: RawLine) -> Parsed {
     let RawLine::Bytes(bytes) = line else {
-        return Parsed::Skipped;
+        return Parsed::Skipped(None);
     };
     let clean = strip_terminal_noise(&bytes);
     let text = clean.trim_ascii();
@@ -584,7 +611,7 @@ fn parse_line(line: RawLine) -> Parsed {
     }
     match serde_json::from_slice::<Value>(text) {
         Ok(event @ Value::Object(_)) => Parsed::Event(event),
-        _ => Parsed::Skipped,
+        _ => Parsed::Skipped((text.len() <= 4 * NOISE_CHARS).then(|| String::from_utf8_lossy(text).into_owned())),
     }
 }
 
@@ -829,6 +856,7 @@ mod tests {
             max_turns: 0,
             system_prompt: "--sois bref".into(),
             resume: None,
+            persist_session: false,
             strict_mcp: false,
             allowed_tools: Some(String::new()),
             model: None,

@@ -1,6 +1,6 @@
 //! The `/atlas` page's decisions: approve or refuse a launch held for an unverified author
-//! (`POST /api/atlas/{id}/approve`, `/cancel`) — the same store calls as `arthur atlas
-//! approve|cancel ID`, behind the same guards as every other write (token, same-site, JSON
+//! (`POST /api/atlas/{id}/approve`, `/cancel`), put back a message parked after errors
+//! (`/retry`) — the same store calls as `arthur atlas approve|cancel|retry ID`, behind the same guards as every other write (token, same-site, JSON
 //! body). The answer is a French sentence composed by code, shown with `textContent`.
 
 use std::sync::Arc;
@@ -17,6 +17,8 @@ use super::WebState;
 pub enum Decision {
     Approve,
     Cancel,
+    /// Put a message parked after errors back in the queue.
+    Retry,
 }
 
 async fn decide(state: &WebState, id: i64, decision: Decision) -> Response {
@@ -27,6 +29,7 @@ async fn decide(state: &WebState, id: i64, decision: Decision) -> Response {
     let result = match decision {
         Decision::Approve => crate::atlas::command::approve(store.as_ref(), id, "web", state.now()).await,
         Decision::Cancel => crate::atlas::command::cancel(store.as_ref(), id, "web", state.now()).await,
+        Decision::Retry => crate::atlas::command::retry(store.as_ref(), id, "web", state.now()).await,
     };
     match result {
         Ok((0, line)) => Json(serde_json::json!({"id": id, "message": line})).into_response(),
@@ -52,4 +55,8 @@ pub async fn approve(State(state): State<Arc<WebState>>, Path(id): Path<i64>) ->
 
 pub async fn cancel(State(state): State<Arc<WebState>>, Path(id): Path<i64>) -> Response {
     decide(&state, id, Decision::Cancel).await
+}
+
+pub async fn retry(State(state): State<Arc<WebState>>, Path(id): Path<i64>) -> Response {
+    decide(&state, id, Decision::Retry).await
 }

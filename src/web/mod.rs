@@ -126,6 +126,7 @@ pub fn router(state: Arc<WebState>) -> Router {
         .route("/api/atlas/{id}/draft", post(atlas_agents::draft))
         .route("/api/atlas/{id}/approve", post(atlas_actions::approve))
         .route("/api/atlas/{id}/cancel", post(atlas_actions::cancel))
+        .route("/api/atlas/{id}/retry", post(atlas_actions::retry))
         .route("/api/export", get(export))
         .route("/healthz", get(healthz))
         .route("/static/atlas.js", get(|| async { asset("text/javascript; charset=utf-8", include_str!("atlas.js")) }))
@@ -281,6 +282,11 @@ async fn healthz(State(state): State<Arc<WebState>>) -> Response {
             "last_error": live.atlas_last_error,
             "classified": live.atlas_classified,
             "awaiting_approval": count(crate::atlas::EmailState::AwaitingApproval),
+            "parked": {
+                "scan_failed": count(crate::atlas::EmailState::ScanFailed),
+                "classify_failed": count(crate::atlas::EmailState::ClassifyFailed),
+            },
+            "escalated": count(crate::atlas::EmailState::Escalated),
         },
     });
     let code = if database { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };

@@ -38,9 +38,11 @@ impl LaunchApp {
     /// A `claude` for this test: the fake with its scenario (or script) and an argv log.
     fn claude(&self, scenario: &str, script: Option<&str>) -> PathBuf {
         let path = self.bin.path().join(format!("claude-{scenario}"));
+        // Sessions are kept in this test's directory (CLAUDE_CONFIG_DIR), never in $HOME.
         let mut env = format!(
-            "FAKE_CLAUDE_SCENARIO={scenario} FAKE_CLAUDE_ARGV_FILE={argv} ",
-            argv = self.bin.path().join("argv.json").display()
+            "FAKE_CLAUDE_SCENARIO={scenario} FAKE_CLAUDE_ARGV_FILE={argv} CLAUDE_CONFIG_DIR={config} ",
+            argv = self.bin.path().join("argv.json").display(),
+            config = self.bin.path().join("claude-config").display()
         );
         if let Some(s) = script {
             let file = self.bin.path().join(format!("{scenario}.jsonl"));
@@ -77,6 +79,8 @@ impl LaunchApp {
             mailbox: Some(MAILBOX.into()),
             child_env: Default::default(),
             trust_unsigned_founder: false,
+            max_retries: 2,
+            use_worktree: true,
         };
         tweak(&mut cfg);
         Launcher {
@@ -340,11 +344,21 @@ async fn a_plan_run_deploys_iterates_on_a_failed_qa_and_succeeds() {
     assert_eq!(launches.len(), 2, "one relaunch after the failed QA");
     assert_eq!((launches[0].prompt_kind.as_str(), launches[0].max_turns), ("rich_plan", 0));
     assert_eq!(launches[1].prompt_kind, "iteration");
-    // The relaunch resumed the session and was told the QA errors.
+    // The first pass saved its session (the fake refuses to resume an unsaved one, as Claude
+    // Code does); the relaunch resumed it and was told the QA errors, sorted by kind.
+    assert_eq!(launches[0].session_mode.as_deref(), Some("saved"));
+    assert_eq!((launches[1].session_mode.as_deref(), launches[1].end.status.as_str()), (Some("resumed"), "ok"));
     let argv = t.argv();
-    assert!(flag_value(&argv, "--resume").is_some(), "{argv:?}");
-    assert!(argv[1].contains("ERREUR 500") && argv[1].contains("Itération 2"), "{}", argv[1]);
-    assert!(argv[1].contains("Résumé compacté de la passe précédente"), "{}", argv[1]);
+    assert_eq!(flag_value(&argv, "--resume"), launches[0].end.session_id, "{argv:?}");
+    assert!(!argv.contains(&"--no-session-persistence".to_string()));
+    assert!(
+        argv[1].contains("Itération 2")
+            && argv[1].contains("### Erreurs HTTP (L1)\n- /boutique/catalogue : ERREUR 500"),
+        "{}",
+        argv[1]
+    );
+    assert!(argv[1].contains("feat: filtres du catalogue"), "the commits already made: {}", argv[1]);
+    assert!(!argv[1].contains("Résumé compacté"), "a resumed session remembers its pass: {}", argv[1]);
     assert_eq!(std::fs::read_to_string(&deploy_log).unwrap().lines().count(), 2);
     // The declared route was re-resolved against the sitemap.
     let qa_log = std::fs::read_to_string(t.bin.path().join("qa.log")).unwrap();
@@ -367,9 +381,10 @@ async fn qa_failing_every_time_escalates_after_three_iterations_or_eight_for_moc
             c.deploy_cmd = Some("true".into());
             c.qa_cmd = Some(qa_script(t.bin.path(), 99, fail_code));
         });
-        assert_eq!(launcher.cycle().await.unwrap().failed, 1);
+        assert_eq!(launcher.cycle().await.unwrap().escalated, 1);
         assert_eq!(t.app.store.launches(row.id).await.unwrap().len(), expected, "fail code {fail_code}");
         assert!(t.app.events(row.id).await.contains(&audit::ESCALATED.to_string()));
+        assert_eq!(t.state(row.id).await.status, EmailState::Escalated);
         let mails = t.smtp.wait_for_messages(1, Duration::from_secs(10));
         assert!(subject(&mails[0]).starts_with("[Atlas] escalade"), "{}", subject(&mails[0]));
         // The unmerged work is kept on its branch, never lost.
@@ -599,8 +614,9 @@ fn logging_claude(t: &LaunchApp, scenario: &str) -> (PathBuf, PathBuf) {
     std::fs::write(
         &path,
         format!(
-            "#!/bin/sh\nbasename \"$ATLAS_CONTRACT_FILE\" .json >> '{log}'\nFAKE_CLAUDE_SCENARIO={scenario} exec {fake} \"$@\"\n",
+            "#!/bin/sh\nbasename \"$ATLAS_CONTRACT_FILE\" .json >> '{log}'\nCLAUDE_CONFIG_DIR='{config}' FAKE_CLAUDE_SCENARIO={scenario} exec {fake} \"$@\"\n",
             log = log.display(),
+            config = t.bin.path().join("claude-config").display(),
             fake = crate::pty::fake_claude().display()
         ),
     )
@@ -834,4 +850,289 @@ async fn the_atlas_page_approves_and_refuses_behind_the_write_guards() {
     assert_eq!(post("/api/atlas/9999/approve".into(), true, false).await.unwrap().status(), 404);
     // The approved one launches at the next cycle.
     assert_eq!(launcher.cycle().await.unwrap().actioned, 1);
+}
+
+// ---- after the launch (issue 18) ----
+
+/// A `claude` that forgets every session before a `--resume` (an expired or foreign one):
+/// the fake then refuses it as Claude Code does.
+fn forgetful_claude(t: &LaunchApp, script: &str) -> PathBuf {
+    let file = t.bin.path().join("forgetful.jsonl");
+    std::fs::write(&file, script).unwrap();
+    let config = t.bin.path().join("claude-config");
+    let path = t.bin.path().join("claude-forgetful");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in *--resume*) rm -rf '{config}' ;; esac\n\
+             CLAUDE_CONFIG_DIR='{config}' FAKE_CLAUDE_SCRIPT='{file}' FAKE_CLAUDE_ARGV_FILE='{argv}' exec {fake} \"$@\"\n",
+            config = config.display(),
+            file = file.display(),
+            argv = t.bin.path().join("argv.json").display(),
+            fake = crate::pty::fake_claude().display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod").arg("+x").arg(&path).status().unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_resume_becomes_a_fresh_pass_on_the_same_branch() {
+    let t = LaunchApp::new().await;
+    let row = t.classified("run", "plan", FOUNDER, "Refonte catalogue").await;
+    let contract = r#"{"ok": true, "tenant": "shop", "routes_to_qa": ["/catalogue"], "commits": "$COMMITS", "summary_md": "Filtres ajoutés."}"#;
+    let launcher = t.launcher(forgetful_claude(&t, &plan_script(contract)), |c| {
+        c.deploy_cmd = Some("true".into());
+        c.qa_cmd = Some(qa_script(t.bin.path(), 2, 1));
+    });
+    let report = launcher.cycle().await.unwrap();
+    assert_eq!(report.actioned, 1, "{report:?} {:?}", t.app.events(row.id).await);
+    let launches = t.app.store.launches(row.id).await.unwrap();
+    let modes: Vec<(&str, &str)> =
+        launches.iter().map(|l| (l.session_mode.as_deref().unwrap_or("?"), l.end.status.as_str())).collect();
+    assert_eq!(modes, [("saved", "ok"), ("resumed", "error"), ("fresh_after_refused_resume", "ok")]);
+    assert_eq!(launches[1].end.events, 0, "the refused resume ran nothing");
+    let audits = t.app.store.audits(row.id).await.unwrap();
+    let refused = audits.iter().find(|a| a.event == audit::RESUME_REFUSED).expect("audited");
+    assert!(refused.detail["said"].as_str().unwrap().contains("No conversation found"), "{}", refused.detail);
+    // The fresh pass got what the resumed one would have remembered.
+    let argv = t.argv();
+    assert!(flag_value(&argv, "--resume").is_none());
+    assert!(argv[1].contains("la session précédente n'a pas pu être reprise"), "{}", argv[1]);
+    assert!(argv[1].contains("ERREUR 500") && argv[1].contains("feat: filtres du catalogue"), "{}", argv[1]);
+    // Same branch: all the commits of the message are on one branch, merged once.
+    let branches: std::collections::BTreeSet<_> = launches.iter().map(|l| l.branch.clone()).collect();
+    assert_eq!(branches.len(), 1, "{branches:?}");
+    assert_eq!(t.state(row.id).await.status, EmailState::Actioned);
+    let mails = t.smtp.wait_for_messages(1, Duration::from_secs(10));
+    assert!(subject(&mails[0]).starts_with("[Atlas] terminé"), "{}", subject(&mails[0]));
+    let text = mails[0].text();
+    assert!(text.contains("QA : passée, itération 2"), "the refused pass is no iteration: {text}");
+    assert!(text.contains("Coût : 0,02 $ · Tours :"), "the refused pass ran nothing, costs nothing: {text}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_skipped_merge_is_named_and_never_called_done() {
+    let t = LaunchApp::new().await;
+    let row = t.classified("run", "leger", FOUNDER, "Corriger le panier").await;
+    // Someone works in the trunk: a tracked file has uncommitted changes.
+    std::fs::write(t.repo.path().join("README.md"), "# projet\nen cours de modification\n").unwrap();
+    assert_eq!(t.launcher(t.claude("commits", None), |_| {}).cycle().await.unwrap().actioned, 1);
+    let launch = &t.app.store.launches(row.id).await.unwrap()[0];
+    let branch = launch.branch.clone().unwrap();
+    // The work is kept on its branch, the trunk untouched.
+    assert!(!t.repo.path().join("panier.txt").exists());
+    assert!(git(t.repo.path(), &["log", "--format=%s", &branch]).contains("fix: bouton du panier"));
+    let mails = t.smtp.wait_for_messages(1, Duration::from_secs(10));
+    let (subject, text) = (subject(&mails[0]), mails[0].text());
+    assert!(subject.starts_with("[Atlas] non fusionné"), "{subject}");
+    assert!(!subject.contains("terminé") && !text.contains("terminé"), "{text}");
+    assert!(text.contains(&format!("la branche {branch} est gardée avec les commits")), "{text}");
+    assert!(text.contains("modifications non commitées"), "{text}");
+    assert!(text.contains("Déploiement : non nécessaire.") && text.contains("QA : non nécessaire."), "{text}");
+    assert!(text.contains("Coût : 0,01 $ · Tours : 2 · Durée :"), "the figures of the result event: {text}");
+    assert!(t.app.events(row.id).await.contains(&audit::WORKTREE_MERGE_SKIPPED.to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_killed_before_its_result_has_unknown_figures_and_a_downgrade_is_told() {
+    let t = LaunchApp::new().await;
+    let row = t.classified("run", "leger", FOUNDER, "Bug").await;
+    let launcher =
+        t.launcher(t.claude("partial_contract_then_silence", None), |c| c.idle_timeout = Duration::from_secs(2));
+    launcher.cycle().await.unwrap();
+    let mails = t.smtp.wait_for_messages(1, Duration::from_secs(10));
+    let text = mails[0].text();
+    assert!(
+        text.contains("Coût : inconnu") && text.contains("Tours : inconnu") && text.contains("Durée : inconnue"),
+        "{text}"
+    );
+    assert!(!text.contains("0,00 $") && !text.contains("0 tour"), "{text}");
+    assert!(text.contains("nouvel essai 1 sur 2 dans une heure, sur la même branche"), "{text}");
+    assert_eq!(t.state(row.id).await.launch_retries, 1);
+
+    // The agent read the thread: a question after all. The recap says both.
+    let row = t.classified("run", "plan", FOUNDER, "Question en fait").await;
+    let downgraded = r#"{"ok": true, "intent": "question", "summary_md": "Réponse rédigée."}"#;
+    let script = format!("{{\"contract\": {downgraded}}}\n{{\"result\": {{}}}}\n");
+    assert_eq!(t.launcher(t.claude("dg", Some(&script)), |_| {}).cycle().await.unwrap().actioned, 1);
+    let mails = t.smtp.wait_for_messages(2, Duration::from_secs(10));
+    let mail = mails.iter().find(|m| subject(m).contains("Question en fait")).unwrap();
+    assert!(mail.text().contains("Intention : question (classée run / plan, corrigée par l'agent"), "{}", mail.text());
+    assert!(subject(mail).starts_with("[Atlas] analyse livrée"), "{}", subject(mail));
+    assert_eq!(t.state(row.id).await.intent, Some(Intent::Question));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_that_always_times_out_is_retried_on_its_branch_then_escalated_with_one_alert_each() {
+    let t = LaunchApp::new().await;
+    let row = t.classified("run", "leger", FOUNDER, "Migration longue").await;
+    // Each attempt commits a step, writes its partial contract, then hangs.
+    let script = r#"{"type": "system", "subtype": "init"}
+{"commit": "wip: étape", "file": "etapes.txt"}
+{"contract": {"ok": false, "commits": "$COMMITS", "summary_md": "Étape faite, la suite reste."}}
+{"sleep": 3600}
+"#;
+    let claude = t.claude("slow", Some(script));
+    let launcher = t.launcher(claude, |c| c.idle_timeout = Duration::from_secs(2));
+    let mut ends = Vec::new();
+    for attempt in 1..=3 {
+        let r = launcher.cycle().await.unwrap();
+        ends.push((r.retry_later, r.escalated));
+        let state = t.state(row.id).await;
+        if attempt < 3 {
+            assert_eq!((state.status, state.launch_retries), (EmailState::Classified, attempt), "attempt {attempt}");
+            // Not before the hour.
+            assert_eq!(launcher.cycle().await.unwrap().launched, 0);
+            t.app.clock.advance(chrono::Duration::minutes(61));
+        }
+    }
+    assert_eq!(ends, [(1, 0), (1, 0), (0, 1)]);
+    assert_eq!(t.state(row.id).await.status, EmailState::Escalated);
+    // Three attempts, one branch: each retry continued the same branch and saw the work done.
+    let launches = t.app.store.launches(row.id).await.unwrap();
+    assert_eq!(launches.iter().map(|l| l.attempt).collect::<Vec<_>>(), [1, 2, 3]);
+    let branch = launches[0].branch.clone().unwrap();
+    assert!(launches.iter().all(|l| l.branch.as_deref() == Some(branch.as_str())), "one branch");
+    let log = git(t.repo.path(), &["log", "--format=%s", &branch]);
+    assert_eq!(log.lines().filter(|l| *l == "wip: étape").count(), 3, "{log}");
+    let argv = t.argv();
+    assert!(argv[1].contains("tentative 3 sur 3") && argv[1].contains("Étape faite, la suite reste."), "{}", argv[1]);
+    assert_eq!(argv[1].matches("wip: étape").count(), 2, "the two earlier commits: {}", argv[1]);
+    // One alert per state change: the first timeout, then the escalation; not the second.
+    let mails = t.smtp.wait_for_messages(2, Duration::from_secs(10));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let subjects: Vec<String> = t.smtp.messages().iter().map(subject).collect();
+    assert_eq!(subjects.len(), 2, "{subjects:?}");
+    assert!(
+        subjects[0].starts_with("[Atlas] délai dépassé") && subjects[1].starts_with("[Atlas] escalade"),
+        "{subjects:?}"
+    );
+    let text = mails[1].text();
+    assert!(text.contains("délai dépassé à chacune des 3 tentatives"), "{text}");
+    assert!(text.contains(&format!("la branche {branch} garde ses commits")), "{text}");
+    assert!(t.app.events(row.id).await.contains(&audit::RECAP_SKIPPED.to_string()));
+    // The branch is never deleted.
+    assert!(git(t.repo.path(), &["branch", "--list", &branch]).contains(&branch));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_emergency_switch_runs_in_the_trunk_and_the_journal_is_written_live() {
+    let t = LaunchApp::new().await;
+    let row = t.classified("run", "leger", FOUNDER, "Sans worktree").await;
+    let script = r#"{"type": "system", "subtype": "init"}
+{"type": "assistant", "message": {"content": [{"type": "text", "text": "Je commence."}]}}
+{"commit": "fix: direct", "file": "direct.txt"}
+{"sleep": 3}
+{"contract": {"ok": true, "commits": "$COMMITS", "summary_md": "Fait dans le tronc."}}
+{"result": {}}
+"#;
+    let launcher = t.launcher(t.claude("trunk", Some(script)), |c| c.use_worktree = false);
+    let store = t.app.store.clone();
+    let cycle = tokio::spawn(async move { launcher.cycle().await });
+    // While the run sleeps, its first events are already in the database.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let live = loop {
+        let launches = store.launches(row.id).await.unwrap();
+        if let Some(l) = launches.first() {
+            let events = store.launch_events(l.id).await.unwrap();
+            if events.len() >= 2 {
+                break (l.end.status.clone(), events.len());
+            }
+        }
+        assert!(std::time::Instant::now() < deadline, "no live journal");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(live.0, "running", "the events were stored before the run ended");
+    let report = cycle.await.unwrap().unwrap();
+    assert_eq!(report.actioned, 1, "{report:?}");
+    let l = &t.app.store.launches(row.id).await.unwrap()[0];
+    assert_eq!(l.end.events, 3);
+    assert_eq!((l.branch.as_deref(), l.workspace.as_str()), (None, t.repo.path().to_str().unwrap()));
+    assert!(t.repo.path().join("direct.txt").exists(), "committed in the trunk itself");
+    let audits = t.app.store.audits(row.id).await.unwrap();
+    let fallback = audits.iter().find(|a| a.event == audit::WORKTREE_FALLBACK).unwrap();
+    assert!(fallback.detail["reason"].as_str().unwrap().contains("ATLAS_WORKTREE=0"));
+    let mails = t.smtp.wait_for_messages(1, Duration::from_secs(10));
+    assert!(subject(&mails[0]).starts_with("[Atlas] terminé"), "{}", subject(&mails[0]));
+    assert!(
+        mails[0].text().contains("le run a travaillé directement dans le tronc (1 commit(s))"),
+        "{}",
+        mails[0].text()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn parked_messages_are_retried_from_the_page_and_counted_on_healthz() {
+    use arthur::atlas::store::{ScanRecord, StepFailure};
+    let t = LaunchApp::new().await;
+    let now = t.app.clock.now();
+    let insert = |subject: &'static str| {
+        let app = &t.app;
+        async move {
+            match app.atlas.ingest(ACCOUNT, None, msg("x@y.fr", subject, "corps").raw()).await.unwrap() {
+                arthur::atlas::store::Inserted::New(id) => id,
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    let parked = insert("Scanner en panne").await;
+    let failure = StepFailure {
+        from: EmailState::Received,
+        event: audit::SCAN_FAILED,
+        detail: serde_json::json!({}),
+        park_after: chrono::Duration::zero(),
+        terminal: EmailState::ScanFailed,
+    };
+    assert_eq!(t.app.store.record_failure(parked, &failure, now).await.unwrap(), EmailState::ScanFailed);
+    let infected = insert("Virus").await;
+    let verdict = ScanRecord { verdict: "infected", scanned_parts: 1, attachments: 1, detail: serde_json::json!({}) };
+    assert!(t.app.store.record_scan(infected, &verdict, now).await.unwrap());
+
+    let web = crate::common::spawn_app().await;
+    let state = Arc::new(arthur::web::WebState {
+        engine: Arc::new(arthur_agents::turn::TurnEngine::new(None, web.ctx.clone())),
+        store: web.ctx.store.clone(),
+        tz: web.ctx.tz,
+        preferences_cap: web.ctx.preferences_cap,
+        demo: false,
+        token: None,
+        health: Default::default(),
+        atlas: Some(t.app.store.clone()),
+        atlas_pool: None,
+        drafter: None,
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(arthur::web::run(listener, state, std::future::pending()));
+    let health: serde_json::Value = reqwest::get(format!("{base}/healthz")).await.unwrap().json().await.unwrap();
+    assert_eq!(health["atlas"]["parked"]["scan_failed"], 1, "{health}");
+    assert_eq!(health["atlas"]["parked"]["classify_failed"], 0, "{health}");
+    let page = reqwest::get(format!("{base}/atlas")).await.unwrap().text().await.unwrap();
+    assert!(page.contains(&format!("data-decide=\"retry\" data-id=\"{parked}\"")), "{page}");
+    assert!(!page.contains(&format!("data-decide=\"retry\" data-id=\"{infected}\"")), "no retry for an infection");
+    let http = reqwest::Client::new();
+    let post = |id: i64| {
+        http.post(format!("{base}/api/atlas/{id}/retry")).header("content-type", "application/json").body("{}").send()
+    };
+    let cross = http
+        .post(format!("{base}/api/atlas/{parked}/retry"))
+        .header("content-type", "application/json")
+        .header("sec-fetch-site", "cross-site")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cross.status(), 403);
+    let r = post(infected).await.unwrap();
+    assert_eq!(r.status(), 409);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert!(body["error"].as_str().unwrap().contains("jamais relancé"), "{body}");
+    assert_eq!(t.state(infected).await.status, EmailState::Blocked);
+    let r = post(parked).await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(t.state(parked).await.status, EmailState::Received);
+    let health: serde_json::Value = reqwest::get(format!("{base}/healthz")).await.unwrap().json().await.unwrap();
+    assert_eq!(health["atlas"]["parked"]["scan_failed"], 0, "{health}");
 }

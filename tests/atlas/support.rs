@@ -139,6 +139,7 @@ pub async fn spawn_atlas_with(scanner: Option<Scanner>) -> AtlasApp {
         mailbox: Some(EmailAddress::parse(MAILBOX).unwrap()),
         trust_unsigned_founder: false,
         clock: clock.clone(),
+        notifier: None,
     });
     AtlasApp { dir, _db: db, memory, store, atlas, llm, clock, keys }
 }

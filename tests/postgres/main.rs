@@ -98,7 +98,7 @@ async fn migrations_apply_to_a_fresh_database_and_a_second_run_is_a_no_op() {
 }
 
 /// The migrations of each tree (`migrations/postgres`, `migrations/sqlite`).
-const MIGRATIONS: i64 = 7;
+const MIGRATIONS: i64 = 8;
 
 async fn table_count(pool: &PgPool) -> i64 {
     sqlx::query_scalar("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")
@@ -353,8 +353,8 @@ async fn invariants_carried_by_constraints_hold_on_postgres() {
         Some("atlas_emails_status_check"),
     )
     .await;
-    // The states of the launch authority (issue 17) are accepted.
-    for state in ["awaiting_approval", "cancelled"] {
+    // The states of the launch authority (issue 17) and of the retries (18) are accepted.
+    for state in ["awaiting_approval", "cancelled", "scan_failed", "escalated"] {
         exec(&pool, &format!("UPDATE atlas_emails SET status = '{state}' WHERE id = 1")).await;
     }
     exec(&pool, "UPDATE atlas_emails SET status = 'classified' WHERE id = 1").await;
@@ -365,6 +365,14 @@ async fn invariants_carried_by_constraints_hold_on_postgres() {
     );
     exec(&pool, &notice).await;
     must_fail(&pool, "a second notice with the same key", &notice, UNIQUE, Some("atlas_notices_dedupe_key_key")).await;
+    must_fail(
+        &pool,
+        "a negative retry count",
+        "UPDATE atlas_emails SET launch_retries = -1 WHERE id = 1",
+        CHECK,
+        Some("atlas_emails_launch_retries_check"),
+    )
+    .await;
     must_fail(
         &pool,
         "a launch flag that is not 0/1",

@@ -134,6 +134,9 @@ fn email_row(row: &PgRow) -> StoreResult<EmailRow> {
         chantier_id: row.try_get("chantier_id")?,
         materialised,
         approved_at: row.try_get::<Option<String>, _>("approved_at")?.as_deref().and_then(from_db),
+        retry_at: row.try_get::<Option<String>, _>("retry_at")?.as_deref().and_then(from_db),
+        failing_since: row.try_get::<Option<String>, _>("failing_since")?.as_deref().and_then(from_db),
+        launch_retries: row.try_get("launch_retries")?,
         created_at: ts(row, "created_at")?,
         updated_at: ts(row, "updated_at")?,
     })
@@ -307,7 +310,7 @@ impl AtlasStore for PgAtlasStore {
         let mut tx = self.write_tx().await?;
         let done = sqlx::query(
             "UPDATE atlas_emails SET status = $1, scan_verdict = $2, scanned_parts = $3, attachment_count = $4,
-               attempts = 0, updated_at = $5
+               attempts = 0, retry_at = NULL, failing_since = NULL, updated_at = $5
              WHERE id = $6 AND status = 'received'",
         )
         .bind(status.as_str())
@@ -331,45 +334,125 @@ impl AtlasStore for PgAtlasStore {
     }
 
     async fn record_failure(&self, id: i64, f: &StepFailure, now: DateTime<Utc>) -> StoreResult<EmailState> {
-        let StepFailure { from, event, detail, max_attempts, terminal } = f.clone();
-        let now = to_db(now);
         let mut tx = self.write_tx().await?;
-        let row: Option<(i64,)> = sqlx::query_as(
-            "UPDATE atlas_emails SET attempts = attempts + 1, updated_at = $1,
-               status = CASE WHEN attempts + 1 >= $2 THEN $3 ELSE status END
-             WHERE id = $4 AND status = $5 RETURNING attempts",
-        )
-        .bind(&now)
-        .bind(max_attempts)
-        .bind(terminal.as_str())
-        .bind(id)
-        .bind(from.as_str())
-        .fetch_optional(&mut *tx)
-        .await?;
-        let state = match row {
-            Some((attempts,)) => {
-                let mut detail = detail;
-                if let Value::Object(map) = &mut detail {
-                    map.insert("attempt".into(), attempts.into());
-                    map.insert("max_attempts".into(), max_attempts.into());
-                }
-                insert_audit(&mut tx, Some(id), event, &detail, &now).await?;
-                if attempts >= max_attempts {
-                    terminal
-                } else {
-                    from
-                }
-            }
-            None => {
-                let status: Option<String> = sqlx::query_scalar("SELECT status FROM atlas_emails WHERE id = $1")
-                    .bind(id)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                status.and_then(|s| s.parse().ok()).unwrap_or(from)
-            }
+        let row = sqlx::query("SELECT attempts, failing_since FROM atlas_emails WHERE id = $1 AND status = $2")
+            .bind(id)
+            .bind(f.from.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(row) = row else {
+            let status: Option<String> = sqlx::query_scalar("SELECT status FROM atlas_emails WHERE id = $1")
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            return Ok(status.and_then(|s| s.parse().ok()).unwrap_or(f.from));
         };
+        let since: Option<String> = row.try_get("failing_since")?;
+        let plan = plan_failure(row.try_get("attempts")?, since.as_deref().and_then(from_db), now, f.park_after);
+        let state = if plan.retry_at.is_some() { f.from } else { f.terminal };
+        sqlx::query(
+            "UPDATE atlas_emails SET attempts = $1, failing_since = $2, retry_at = $3, status = $4, updated_at = $5
+             WHERE id = $6",
+        )
+        .bind(plan.attempts)
+        .bind(to_db(plan.failing_since))
+        .bind(plan.retry_at.map(to_db))
+        .bind(state.as_str())
+        .bind(to_db(now))
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        let now_s = to_db(now);
+        insert_audit(&mut tx, Some(id), f.event, &failure_detail(&f.detail, &plan, now), &now_s).await?;
+        if state == f.terminal {
+            let detail = serde_json::json!({"state": state.as_str(), "after": f.event, "attempts": plan.attempts});
+            insert_audit(&mut tx, Some(id), audit::PARKED, &detail, &now_s).await?;
+        }
         tx.commit().await?;
         Ok(state)
+    }
+
+    async fn due_in(
+        &self,
+        states: &[EmailState],
+        after_id: i64,
+        limit: i64,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<EmailRow>> {
+        let names: Vec<&str> = states.iter().map(|s| s.as_str()).collect();
+        let sql = format!(
+            "{EMAIL_SELECT} WHERE e.status = ANY($1) AND e.id > $2 AND (e.retry_at IS NULL OR e.retry_at <= $3)
+             ORDER BY e.id LIMIT $4"
+        );
+        sqlx::query(&sql)
+            .bind(&names)
+            .bind(after_id)
+            .bind(to_db(now))
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(email_row)
+            .collect()
+    }
+
+    async fn retry_parked(&self, id: i64, detail: Value, now: DateTime<Utc>) -> StoreResult<Requeue> {
+        let mut tx = self.write_tx().await?;
+        let status: Option<String> = sqlx::query_scalar("SELECT status FROM atlas_emails WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(status) = status else { return Ok(Requeue::Missing) };
+        let from: EmailState =
+            status.parse().map_err(|_| AtlasStoreError::Corrupt { column: "status", value: status.clone() })?;
+        let to = match from {
+            EmailState::ScanFailed => EmailState::Received,
+            EmailState::ClassifyFailed => EmailState::Scanned,
+            other => {
+                tx.commit().await?;
+                return Ok(Requeue::NotParked(other));
+            }
+        };
+        let now = to_db(now);
+        sqlx::query(
+            "UPDATE atlas_emails SET status = $1, attempts = 0, retry_at = NULL, failing_since = NULL, updated_at = $2
+             WHERE id = $3 AND status = $4",
+        )
+        .bind(to.as_str())
+        .bind(&now)
+        .bind(id)
+        .bind(from.as_str())
+        .execute(&mut *tx)
+        .await?;
+        let mut detail = detail;
+        if let Value::Object(map) = &mut detail {
+            map.insert("from".into(), from.as_str().into());
+            map.insert("to".into(), to.as_str().into());
+        }
+        insert_audit(&mut tx, Some(id), audit::RETRY_REQUESTED, &detail, &now).await?;
+        tx.commit().await?;
+        Ok(Requeue::Requeued { from, to })
+    }
+
+    async fn schedule_launch_retry(&self, id: i64, detail: Value, now: DateTime<Utc>) -> StoreResult<bool> {
+        let now = to_db(now);
+        let mut tx = self.write_tx().await?;
+        let done = sqlx::query(
+            "UPDATE atlas_emails SET status = 'classified', launch_retries = launch_retries + 1, updated_at = $1
+             WHERE id = $2 AND status = 'spawned'",
+        )
+        .bind(&now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            == 1;
+        if done {
+            insert_audit(&mut tx, Some(id), audit::RETRY_SCHEDULED, &detail, &now).await?;
+        }
+        tx.commit().await?;
+        Ok(done)
     }
 
     async fn record_classification(
@@ -383,7 +466,7 @@ impl AtlasStore for PgAtlasStore {
         let updated = sqlx::query(
             "UPDATE atlas_emails SET status = 'classified', intent = $1, complexity = $2, confidence = $3, model = $4,
                justification = $5, client_id = $6, client_source = $7, is_forward = $8, chantier_id = $9,
-               classified_at = $10, updated_at = $10, attempts = 0
+               classified_at = $10, updated_at = $10, attempts = 0, retry_at = NULL, failing_since = NULL
              WHERE id = $11 AND status = 'scanned'",
         )
         .bind(rec.intent.as_str())
@@ -474,7 +557,8 @@ impl AtlasStore for PgAtlasStore {
 
     async fn retry_failed(&self, now: DateTime<Utc>) -> StoreResult<u64> {
         Ok(sqlx::query(
-            "UPDATE atlas_emails SET status = 'scanned', attempts = 0, updated_at = $1 WHERE status = 'classify_failed'",
+            "UPDATE atlas_emails SET status = 'scanned', attempts = 0, retry_at = NULL, failing_since = NULL, updated_at = $1
+             WHERE status = 'classify_failed'",
         )
         .bind(to_db(now))
         .execute(&self.pool)
@@ -917,8 +1001,9 @@ impl AtlasStore for PgAtlasStore {
 
     async fn start_launch(&self, l: &NewLaunch, now: DateTime<Utc>) -> StoreResult<i64> {
         Ok(sqlx::query_scalar(
-            "INSERT INTO atlas_launches (email_id, iteration, prompt_kind, max_turns, workspace, branch, fork_commit, started_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+            "INSERT INTO atlas_launches
+               (email_id, iteration, prompt_kind, max_turns, workspace, branch, fork_commit, started_at, attempt, session_mode)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
         )
         .bind(l.email_id)
         .bind(l.iteration)
@@ -928,6 +1013,8 @@ impl AtlasStore for PgAtlasStore {
         .bind(&l.branch)
         .bind(&l.fork_commit)
         .bind(to_db(now))
+        .bind(l.attempt)
+        .bind(l.session_mode)
         .fetch_one(&self.pool)
         .await?)
     }
@@ -1005,6 +1092,9 @@ impl AtlasStore for PgAtlasStore {
                     max_turns: r.try_get("max_turns")?,
                     workspace: r.try_get("workspace")?,
                     branch: r.try_get("branch")?,
+                    fork_commit: r.try_get("fork_commit")?,
+                    attempt: r.try_get("attempt")?,
+                    session_mode: r.try_get("session_mode")?,
                     end: LaunchEnd {
                         status: r.try_get("status")?,
                         exit_code: r.try_get("exit_code")?,

@@ -79,6 +79,9 @@ fn email_row(row: &SqliteRow) -> StoreResult<EmailRow> {
         chantier_id: row.try_get("chantier_id")?,
         materialised,
         approved_at: row.try_get::<Option<String>, _>("approved_at")?.as_deref().and_then(from_db),
+        retry_at: row.try_get::<Option<String>, _>("retry_at")?.as_deref().and_then(from_db),
+        failing_since: row.try_get::<Option<String>, _>("failing_since")?.as_deref().and_then(from_db),
+        launch_retries: row.try_get("launch_retries")?,
         created_at: ts(row, "created_at")?,
         updated_at: ts(row, "updated_at")?,
     })
@@ -240,7 +243,7 @@ impl AtlasStore for SqliteAtlasStore {
         let mut tx = self.write_tx().await?;
         let done = sqlx::query(
             "UPDATE atlas_emails SET status = ?, scan_verdict = ?, scanned_parts = ?, attachment_count = ?,
-               attempts = 0, updated_at = ?
+               attempts = 0, retry_at = NULL, failing_since = NULL, updated_at = ?
              WHERE id = ? AND status = 'received'",
         )
         .bind(status.as_str())
@@ -264,45 +267,120 @@ impl AtlasStore for SqliteAtlasStore {
     }
 
     async fn record_failure(&self, id: i64, f: &StepFailure, now: DateTime<Utc>) -> StoreResult<EmailState> {
-        let StepFailure { from, event, detail, max_attempts, terminal } = f.clone();
-        let now = to_db(now);
         let mut tx = self.write_tx().await?;
-        let row: Option<(i64,)> = sqlx::query_as(
-            "UPDATE atlas_emails SET attempts = attempts + 1, updated_at = ?,
-               status = CASE WHEN attempts + 1 >= ? THEN ? ELSE status END
-             WHERE id = ? AND status = ? RETURNING attempts",
-        )
-        .bind(&now)
-        .bind(max_attempts)
-        .bind(terminal.as_str())
-        .bind(id)
-        .bind(from.as_str())
-        .fetch_optional(&mut *tx)
-        .await?;
-        let state = match row {
-            Some((attempts,)) => {
-                let mut detail = detail;
-                if let Value::Object(map) = &mut detail {
-                    map.insert("attempt".into(), attempts.into());
-                    map.insert("max_attempts".into(), max_attempts.into());
-                }
-                insert_audit(&mut tx, Some(id), event, &detail, &now).await?;
-                if attempts >= max_attempts {
-                    terminal
-                } else {
-                    from
-                }
-            }
-            None => {
-                let status: Option<String> = sqlx::query_scalar("SELECT status FROM atlas_emails WHERE id = ?")
-                    .bind(id)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                status.and_then(|s| s.parse().ok()).unwrap_or(from)
-            }
+        let row = sqlx::query("SELECT attempts, failing_since FROM atlas_emails WHERE id = ? AND status = ?")
+            .bind(id)
+            .bind(f.from.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(row) = row else {
+            let status: Option<String> = sqlx::query_scalar("SELECT status FROM atlas_emails WHERE id = ?")
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            return Ok(status.and_then(|s| s.parse().ok()).unwrap_or(f.from));
         };
+        let since: Option<String> = row.try_get("failing_since")?;
+        let plan = plan_failure(row.try_get("attempts")?, since.as_deref().and_then(from_db), now, f.park_after);
+        let state = if plan.retry_at.is_some() { f.from } else { f.terminal };
+        sqlx::query(
+            "UPDATE atlas_emails SET attempts = ?, failing_since = ?, retry_at = ?, status = ?, updated_at = ?
+             WHERE id = ?",
+        )
+        .bind(plan.attempts)
+        .bind(to_db(plan.failing_since))
+        .bind(plan.retry_at.map(to_db))
+        .bind(state.as_str())
+        .bind(to_db(now))
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        let now_s = to_db(now);
+        insert_audit(&mut tx, Some(id), f.event, &failure_detail(&f.detail, &plan, now), &now_s).await?;
+        if state == f.terminal {
+            let detail = serde_json::json!({"state": state.as_str(), "after": f.event, "attempts": plan.attempts});
+            insert_audit(&mut tx, Some(id), audit::PARKED, &detail, &now_s).await?;
+        }
         tx.commit().await?;
         Ok(state)
+    }
+
+    async fn due_in(
+        &self,
+        states: &[EmailState],
+        after_id: i64,
+        limit: i64,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<EmailRow>> {
+        let marks = vec!["?"; states.len()].join(", ");
+        let sql = format!(
+            "{EMAIL_SELECT} WHERE e.status IN ({marks}) AND e.id > ? AND (e.retry_at IS NULL OR e.retry_at <= ?)
+             ORDER BY e.id LIMIT ?"
+        );
+        let mut q = sqlx::query(&sql);
+        for s in states {
+            q = q.bind(s.as_str());
+        }
+        q.bind(after_id).bind(to_db(now)).bind(limit).fetch_all(&self.pool).await?.iter().map(email_row).collect()
+    }
+
+    async fn retry_parked(&self, id: i64, detail: Value, now: DateTime<Utc>) -> StoreResult<Requeue> {
+        let mut tx = self.write_tx().await?;
+        let status: Option<String> = sqlx::query_scalar("SELECT status FROM atlas_emails WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(status) = status else { return Ok(Requeue::Missing) };
+        let from: EmailState =
+            status.parse().map_err(|_| AtlasStoreError::Corrupt { column: "status", value: status.clone() })?;
+        let to = match from {
+            EmailState::ScanFailed => EmailState::Received,
+            EmailState::ClassifyFailed => EmailState::Scanned,
+            other => {
+                tx.commit().await?;
+                return Ok(Requeue::NotParked(other));
+            }
+        };
+        let now = to_db(now);
+        sqlx::query(
+            "UPDATE atlas_emails SET status = ?, attempts = 0, retry_at = NULL, failing_since = NULL, updated_at = ?
+             WHERE id = ? AND status = ?",
+        )
+        .bind(to.as_str())
+        .bind(&now)
+        .bind(id)
+        .bind(from.as_str())
+        .execute(&mut *tx)
+        .await?;
+        let mut detail = detail;
+        if let Value::Object(map) = &mut detail {
+            map.insert("from".into(), from.as_str().into());
+            map.insert("to".into(), to.as_str().into());
+        }
+        insert_audit(&mut tx, Some(id), audit::RETRY_REQUESTED, &detail, &now).await?;
+        tx.commit().await?;
+        Ok(Requeue::Requeued { from, to })
+    }
+
+    async fn schedule_launch_retry(&self, id: i64, detail: Value, now: DateTime<Utc>) -> StoreResult<bool> {
+        let now = to_db(now);
+        let mut tx = self.write_tx().await?;
+        let done = sqlx::query(
+            "UPDATE atlas_emails SET status = 'classified', launch_retries = launch_retries + 1, updated_at = ?
+             WHERE id = ? AND status = 'spawned'",
+        )
+        .bind(&now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            == 1;
+        if done {
+            insert_audit(&mut tx, Some(id), audit::RETRY_SCHEDULED, &detail, &now).await?;
+        }
+        tx.commit().await?;
+        Ok(done)
     }
 
     async fn record_classification(
@@ -316,7 +394,7 @@ impl AtlasStore for SqliteAtlasStore {
         let updated = sqlx::query(
             "UPDATE atlas_emails SET status = 'classified', intent = ?, complexity = ?, confidence = ?, model = ?,
                justification = ?, client_id = ?, client_source = ?, is_forward = ?, chantier_id = ?,
-               classified_at = ?, updated_at = ?, attempts = 0
+               classified_at = ?, updated_at = ?, attempts = 0, retry_at = NULL, failing_since = NULL
              WHERE id = ? AND status = 'scanned'",
         )
         .bind(rec.intent.as_str())
@@ -407,7 +485,8 @@ impl AtlasStore for SqliteAtlasStore {
 
     async fn retry_failed(&self, now: DateTime<Utc>) -> StoreResult<u64> {
         Ok(sqlx::query(
-            "UPDATE atlas_emails SET status = 'scanned', attempts = 0, updated_at = ? WHERE status = 'classify_failed'",
+            "UPDATE atlas_emails SET status = 'scanned', attempts = 0, retry_at = NULL, failing_since = NULL, updated_at = ?
+             WHERE status = 'classify_failed'",
         )
         .bind(to_db(now))
         .execute(&self.pool)
@@ -758,8 +837,9 @@ impl AtlasStore for SqliteAtlasStore {
 
     async fn start_launch(&self, l: &NewLaunch, now: DateTime<Utc>) -> StoreResult<i64> {
         Ok(sqlx::query_scalar(
-            "INSERT INTO atlas_launches (email_id, iteration, prompt_kind, max_turns, workspace, branch, fork_commit, started_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            "INSERT INTO atlas_launches
+               (email_id, iteration, prompt_kind, max_turns, workspace, branch, fork_commit, started_at, attempt, session_mode)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(l.email_id)
         .bind(l.iteration)
@@ -769,6 +849,8 @@ impl AtlasStore for SqliteAtlasStore {
         .bind(&l.branch)
         .bind(&l.fork_commit)
         .bind(to_db(now))
+        .bind(l.attempt)
+        .bind(l.session_mode)
         .fetch_one(&self.pool)
         .await?)
     }
@@ -839,6 +921,9 @@ impl AtlasStore for SqliteAtlasStore {
                     max_turns: r.try_get("max_turns")?,
                     workspace: r.try_get("workspace")?,
                     branch: r.try_get("branch")?,
+                    fork_commit: r.try_get("fork_commit")?,
+                    attempt: r.try_get("attempt")?,
+                    session_mode: r.try_get("session_mode")?,
                     end: LaunchEnd {
                         status: r.try_get("status")?,
                         exit_code: r.try_get("exit_code")?,
