@@ -846,6 +846,8 @@ impl Launcher {
                 *branch = Some(b.clone());
             }
         }
+        // The proofs the run left (screenshots…) are kept out of the worktree before it goes.
+        let proofs = keep_proofs(ctx.ws.dir(), &self.cfg.data_dir.join("proofs").join(format!("email-{id}")));
         // A timed-out run keeps its worktree: the retry continues in it.
         let continues = matches!(end, End::TimedOut { .. });
         if ctx.ws.is_worktree() && !continues {
@@ -857,7 +859,9 @@ impl Launcher {
             End::Failed(reason) => self.audit(id, LaunchEvent::OrchestrationFailed { reason: reason.as_str() }).await?,
             End::Escalated(why) => {
                 let (reason, iterations, attempts, iso_only) = match why {
-                    EscalateWhy::QaBudget { iterations, iso_only } => ("qa_budget", iterations, 1, iso_only),
+                    EscalateWhy::QaBudget { iterations, iso_only } => {
+                        ("qa_budget", iterations, p.retries_done + 1, iso_only)
+                    }
                     EscalateWhy::Timeouts { attempts } => ("timeouts", p.iteration, attempts, false),
                 };
                 self.audit(id, LaunchEvent::Escalated { reason, iterations, attempts, iso_only }).await?
@@ -888,7 +892,7 @@ impl Launcher {
             cost_usd: Figure::sum(passes.iter().map(|x| x.cost_usd)),
             turns: Figure::sum(passes.iter().map(|x| x.turns)),
             duration_s: Figure::sum(passes.iter().map(|x| x.duration_s)),
-            proofs: proofs(ctx.ws.dir()),
+            proofs,
         };
         let status = recap::status(&recap);
         // One alert per message and state change: a second (or later) timeout does not
@@ -1443,6 +1447,29 @@ fn proofs(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default();
     out.sort();
     out
+}
+
+/// The proofs copied to `keep` (under the data directory), so that they outlive the worktree
+/// that is removed before the recap goes out; a proof that cannot be copied stays listed at
+/// its place (the recap then names it as missing).
+fn keep_proofs(dir: &Path, keep: &Path) -> Vec<PathBuf> {
+    let found = proofs(dir);
+    if found.is_empty() || std::fs::create_dir_all(keep).is_err() {
+        return found;
+    }
+    found
+        .into_iter()
+        .map(|p| {
+            let target = keep.join(p.file_name().unwrap_or_default());
+            match std::fs::copy(&p, &target) {
+                Ok(_) => target,
+                Err(e) => {
+                    tracing::warn!(proof = %p.display(), "cannot keep a proof: {e}");
+                    p
+                }
+            }
+        })
+        .collect()
 }
 
 fn read_sitemap(dir: &Path) -> Vec<String> {

@@ -1136,3 +1136,23 @@ async fn parked_messages_are_retried_from_the_page_and_counted_on_healthz() {
     let health: serde_json::Value = reqwest::get(format!("{base}/healthz")).await.unwrap().json().await.unwrap();
     assert_eq!(health["atlas"]["parked"]["scan_failed"], 0, "{health}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_proofs_a_run_leaves_outlive_its_worktree_and_reach_the_recap() {
+    let t = LaunchApp::new().await;
+    let row = t.classified("run", "leger", FOUNDER, "Capture").await;
+    let script = r#"{"commit": "test: capture du panier", "file": "atlas-proofs/capture.txt"}
+{"contract": {"ok": true, "commits": "$COMMITS", "summary_md": "Capture jointe."}}
+{"result": {}}
+"#;
+    assert_eq!(t.launcher(t.claude("proof", Some(script)), |_| {}).cycle().await.unwrap().actioned, 1);
+    let workdir = PathBuf::from(&t.app.store.launches(row.id).await.unwrap()[0].workspace);
+    assert!(!workdir.exists(), "the worktree is gone");
+    let mails = t.smtp.wait_for_messages(1, Duration::from_secs(10));
+    let parsed = mails[0].parsed();
+    use mail_parser::MimeHeaders;
+    let names: Vec<String> =
+        parsed.attachments().map(|a| a.attachment_name().unwrap_or_default().to_string()).collect();
+    assert_eq!(names, ["capture.txt"], "{}", mails[0].text());
+    assert!(mails[0].text().contains("Preuves jointes (1) : capture.txt"), "{}", mails[0].text());
+}
