@@ -131,6 +131,8 @@ async fn intake() {
         llm: Some(timed.clone()),
         founder: Some(Founder(EmailAddress::parse("boss@maboite.fr").unwrap())),
         mailbox: Some(EmailAddress::parse("atlas@maboite.fr").unwrap()),
+        trust_unsigned_founder: false,
+        notifier: None,
         clock: Arc::new(SystemClock),
     });
     let account = ImapAccount::parse(&imap.url()).unwrap();
@@ -207,6 +209,8 @@ async fn journal_and_launcher() {
         llm: None,
         founder: None,
         mailbox: None,
+        trust_unsigned_founder: false,
+        notifier: None,
         clock: clock.clone(),
     });
     let arthur::atlas::store::Inserted::New(email) = atlas.ingest("bench", None, raw).await.unwrap() else { panic!() };
@@ -220,6 +224,8 @@ async fn journal_and_launcher() {
                 workspace: "/tmp".into(),
                 branch: None,
                 fork_commit: None,
+                attempt: 1,
+                session_mode: "not_saved",
             },
             clock.now(),
         )
@@ -286,7 +292,9 @@ async fn journal_and_launcher() {
     let k = 10;
     let mut ids = Vec::new();
     for i in 0..k {
-        let mut raw = message(i + 1);
+        // From the founder (message 4n + 1), trusted unsigned below: the launch authority
+        // lets them start, and its check is part of the overhead measured.
+        let mut raw = message(4 * i + 1);
         raw.extend_from_slice(format!("\r\nunique {i}\r\n").as_bytes());
         let arthur::atlas::store::Inserted::New(id) = atlas.ingest("bench-launch", None, raw).await.unwrap() else {
             panic!()
@@ -338,8 +346,12 @@ async fn journal_and_launcher() {
             allowed_tools: None,
             strict_mcp: true,
             smtp: None,
-            founder: None,
+            founder: Some("boss@maboite.fr".into()),
             mailbox: None,
+            child_env: Default::default(),
+            trust_unsigned_founder: true,
+            max_retries: 2,
+            use_worktree: true,
         },
         clock: clock.clone(),
         holder: "bench:1".into(),

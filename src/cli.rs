@@ -99,6 +99,9 @@ pub enum Command {
         /// Seconds after the start before the first launch cycle.
         #[arg(long, default_value_t = 120, hide = true)]
         atlas_launch_offset_secs: u64,
+        /// Seconds between two checks of the Atlas lock watchdog (15 minutes).
+        #[arg(long, default_value_t = 900, hide = true)]
+        atlas_watchdog_secs: u64,
         /// An Atlas worker only: the mailbox poller and the launcher, no web, voice or
         /// reminders. Several can share one PostgreSQL database (ARTHUR_DATABASE_URL).
         #[arg(long)]
@@ -309,6 +312,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             atlas_poll_secs,
             atlas_launch_secs,
             atlas_launch_offset_secs,
+            atlas_watchdog_secs,
             atlas_only,
         } => {
             let first_start = if atlas_only { None } else { crate::first_start::prepare().context("first start")? };
@@ -318,7 +322,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 eprintln!(
                     "Arthur : premier démarrage. Exemple de configuration écrit dans {} (tout y est commenté).\n{}",
                     config.display(),
-                    crate::health::report(&app.settings, true, &providers)
+                    crate::health::report(&app.settings, true, &providers, None)
                 );
             }
             let args = crate::serve::ServeArgs {
@@ -328,6 +332,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 atlas_poll: std::time::Duration::from_secs(atlas_poll_secs.max(1)),
                 atlas_launch: std::time::Duration::from_secs(atlas_launch_secs.max(1)),
                 atlas_launch_offset: std::time::Duration::from_secs(atlas_launch_offset_secs),
+                atlas_watchdog: std::time::Duration::from_secs(atlas_watchdog_secs.max(1)),
                 atlas_only,
             };
             crate::serve::run(app, args, shutdown_signal()).await?;
@@ -335,9 +340,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Doctor => {
             let settings = Settings::load().context("loading configuration")?;
-            let database_ok = App::open(settings.clone()).await.is_ok();
+            let app = App::open(settings.clone()).await.ok();
+            let database_ok = app.is_some();
+            // Atlas' messages by state (parked, awaiting approval…); unknown if the read fails.
+            let counts = match &app {
+                Some(app) => app.db.atlas.state_counts().await.ok(),
+                None => None,
+            };
             let providers = crate::health::check_providers(crate::health::providers(&settings)).await;
-            println!("Arthur — état\n{}", crate::health::report(&settings, database_ok, &providers));
+            println!(
+                "Arthur — état\n{}",
+                crate::health::report(&settings, database_ok, &providers, Some(counts.as_deref()))
+            );
             Ok(if database_ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         Command::Web => {

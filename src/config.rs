@@ -98,6 +98,16 @@ pub struct Atlas {
     pub strict_mcp: bool,
     /// Signature under draft replies (`ATLAS_FOUNDER_SIGNATURE`).
     pub founder_signature: Option<String>,
+    /// `ATLAS_TRUST_UNSIGNED_FOUNDER=1`: the founder's address starts runs without a DKIM
+    /// pass (weaker: From is forgeable; for a founder whose domain does not sign).
+    pub trust_unsigned_founder: bool,
+    /// Names of Arthur's environment that Claude Code, the deploy and the QA commands also
+    /// get (`ATLAS_CHILD_ENV`), beyond PATH, HOME, USER, LANG/LC_*, TZ, TERM.
+    pub child_env: crate::atlas::child_env::ChildEnv,
+    /// Retries of a timed-out launch before it is escalated (`ATLAS_MAX_RETRIES`, default 2).
+    pub max_retries: u32,
+    /// `ATLAS_WORKTREE` (default on); `0` is the seed's emergency switch: runs work in the trunk.
+    pub worktree: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -216,6 +226,10 @@ struct FileAtlas {
     allowed_tools: Option<String>,
     strict_mcp: Option<bool>,
     founder_signature: Option<String>,
+    trust_unsigned_founder: Option<bool>,
+    child_env: Option<Vec<String>>,
+    max_retries: Option<u32>,
+    worktree: Option<bool>,
 }
 
 /// Reads environment variables; an empty value counts as unset.
@@ -367,6 +381,31 @@ impl Settings {
             strict_mcp: match env.var("ATLAS_STRICT_MCP") {
                 Some(raw) => parse_bool("ATLAS_STRICT_MCP", raw)?,
                 None => fa.strict_mcp.unwrap_or(true),
+            },
+            trust_unsigned_founder: match env.var("ATLAS_TRUST_UNSIGNED_FOUNDER") {
+                Some(raw) => parse_bool("ATLAS_TRUST_UNSIGNED_FOUNDER", raw)?,
+                None => fa.trust_unsigned_founder.unwrap_or(false),
+            },
+            child_env: match env.var("ATLAS_CHILD_ENV") {
+                Some(raw) => crate::atlas::child_env::ChildEnv::parse(&raw).map_err(|e| ConfigError::Invalid {
+                    name: "ATLAS_CHILD_ENV",
+                    value: e.0,
+                    expected: "environment variable names separated by commas",
+                })?,
+                None => crate::atlas::child_env::ChildEnv::from_names(&fa.child_env.clone().unwrap_or_default())
+                    .map_err(|e| ConfigError::Invalid {
+                        name: "atlas.child_env",
+                        value: e.0,
+                        expected: "a list of environment variable names",
+                    })?,
+            },
+            max_retries: match env.var("ATLAS_MAX_RETRIES") {
+                Some(raw) => parse_num("ATLAS_MAX_RETRIES", raw)?,
+                None => fa.max_retries.unwrap_or(2),
+            },
+            worktree: match env.var("ATLAS_WORKTREE") {
+                Some(raw) => parse_bool("ATLAS_WORKTREE", raw)?,
+                None => fa.worktree.unwrap_or(true),
             },
         };
         Ok(Settings {

@@ -151,6 +151,44 @@ pub fn atlas_checks(settings: &Settings) -> Vec<(bool, String)> {
             });
         }
     }
+    out.push(if a.trust_unsigned_founder {
+        (
+            false,
+            "Atlas · autorité : ATLAS_TRUST_UNSIGNED_FOUNDER=1 — ton adresse lance Claude Code même sans signature DKIM \
+             (plus faible : l'en-tête From se falsifie sans effort)"
+                .into(),
+        )
+    } else {
+        (
+            true,
+            "Atlas · autorité : seuls tes e-mails signés DKIM et les clients autorisés lancent Claude Code ; \
+             les autres attendent ton accord"
+                .into(),
+        )
+    });
+    out.push(if a.worktree {
+        (
+            true,
+            format!(
+                "Atlas · runs : worktree isolé, {} nouvel(s) essai(s) après un délai dépassé (ATLAS_MAX_RETRIES)",
+                a.max_retries
+            ),
+        )
+    } else {
+        (false, "Atlas · runs : ATLAS_WORKTREE=0 — les runs travaillent directement dans le tronc".into())
+    });
+    let extra = a.child_env.extra();
+    out.push((
+        true,
+        format!(
+            "Atlas · environnement des runs : PATH, HOME, USER, LANG/LC_*, TZ, TERM{}",
+            if extra.is_empty() {
+                " (aucun secret d'Arthur)".to_string()
+            } else {
+                format!(" + ATLAS_CHILD_ENV : {}", extra.join(", "))
+            }
+        ),
+    ));
     out.push(if a.smtp_url.is_some() {
         (true, "Atlas · récapitulatifs : par e-mail au fondateur (ATLAS_SMTP_URL)".into())
     } else {
@@ -159,8 +197,42 @@ pub fn atlas_checks(settings: &Settings) -> Vec<(bool, String)> {
     out
 }
 
+/// Atlas' messages that wait on the founder, from the counts by state: one line each, with
+/// the command that moves them on. An unknown count is said as unknown.
+pub fn atlas_waiting(counts: Option<&[(crate::atlas::EmailState, i64)]>) -> Vec<(bool, String)> {
+    use crate::atlas::EmailState;
+    let Some(counts) = counts else {
+        return vec![(false, "Atlas · e-mails en attente : inconnu (base illisible)".into())];
+    };
+    let n = |s: EmailState| counts.iter().find(|(state, _)| *state == s).map(|(_, n)| *n).unwrap_or(0);
+    let mut out = Vec::new();
+    let held = n(EmailState::AwaitingApproval);
+    out.push((
+        held == 0,
+        format!("Atlas · en attente de ton accord : {held} (arthur atlas approve|cancel ID, ou la page /atlas)"),
+    ));
+    let (scan, classify) = (n(EmailState::ScanFailed), n(EmailState::ClassifyFailed));
+    out.push((
+        scan + classify == 0,
+        format!(
+            "Atlas · mis de côté après une journée d'erreurs : {} (antivirus {scan}, classification {classify}) — arthur atlas retry ID",
+            scan + classify
+        ),
+    ));
+    let escalated = n(EmailState::Escalated);
+    out.push((escalated == 0, format!("Atlas · escaladés (un humain doit reprendre) : {escalated}")));
+    out
+}
+
 /// `arthur doctor` and the first-start screen: what works, what is missing, what to do.
-pub fn report(settings: &Settings, database_ok: bool, providers: &[ProviderCheck]) -> String {
+/// `atlas_counts`: Atlas' messages by state — `None` when not asked (the first start),
+/// `Some(None)` when the database could not say.
+pub fn report(
+    settings: &Settings,
+    database_ok: bool,
+    providers: &[ProviderCheck],
+    atlas_counts: Option<Option<&[(crate::atlas::EmailState, i64)]>>,
+) -> String {
     let files = model_files(settings);
     let mut out = String::new();
     let mut line = |ok: bool, text: String| out.push_str(&format!("  [{}] {text}\n", if ok { "ok" } else { "--" }));
@@ -216,6 +288,11 @@ pub fn report(settings: &Settings, database_ok: bool, providers: &[ProviderCheck
     if atlas {
         for (ok, text) in atlas_checks(settings) {
             line(ok, text);
+        }
+        if let Some(counts) = atlas_counts {
+            for (ok, text) in atlas_waiting(counts) {
+                line(ok, text);
+            }
         }
     }
     out.push_str(&format!("  web : http://{} (chat, rappels, journal)\n", settings.web_addr));

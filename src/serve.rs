@@ -49,6 +49,8 @@ pub struct ServeArgs {
     /// Period of the Atlas launcher (5 minutes) and its offset after the start (2 minutes).
     pub atlas_launch: Duration,
     pub atlas_launch_offset: Duration,
+    /// Period of the Atlas lock watchdog (15 minutes), a task of its own.
+    pub atlas_watchdog: Duration,
     /// An Atlas worker only (poller and launcher; no web, voice or reminders): one of several
     /// `arthur serve --atlas-only` sharing one PostgreSQL database.
     pub atlas_only: bool,
@@ -153,6 +155,20 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         None
     };
 
+    // The lock watchdog runs beside the launcher, never inside its cycle (which can last
+    // hours): wherever Atlas launches, locks held too long reach the founder.
+    let watchdog = if launcher.is_some() {
+        match crate::atlas::command::watchdog(&app) {
+            Ok(w) => Some(tokio::spawn(crate::atlas::watchdog::run(w, args.atlas_watchdog, stop.clone()))),
+            Err(e) => {
+                eprintln!("Atlas : chien de garde des verrous désactivé — {e:#}.");
+                None
+            }
+        }
+    } else {
+        None
+    };
+
     let mut failed = false;
     match web {
         Some(web) => match web.await {
@@ -190,6 +206,12 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
     } {
         tracing::error!(error = %format!("{e:#}"), "reminder notifier failed");
         failed = true;
+    }
+    if let Some(watchdog) = watchdog {
+        if let Ok(Err(e)) = watchdog.await {
+            tracing::error!(error = %format!("{e:#}"), "Atlas lock watchdog failed");
+            failed = true;
+        }
     }
     if let Some(launcher) = launcher {
         if let Ok(Err(e)) = launcher.await {

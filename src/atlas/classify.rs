@@ -173,7 +173,7 @@ fn one_line(s: &str) -> String {
 }
 
 /// A body cannot close its own sandwich: delimiter names inside it are defused.
-fn neutralise(text: &str) -> String {
+pub(crate) fn neutralise(text: &str) -> String {
     let mut t = text.to_string();
     for d in [
         "USER_EMAIL_BODY_START",
@@ -191,8 +191,22 @@ fn neutralise(text: &str) -> String {
 pub struct GuardContext<'a> {
     pub from_founder: bool,
     pub attachments: usize,
-    /// The client the ENVELOPE resolves to (never the body).
+    /// The client the ENVELOPE resolves to (never the body): the anti-silence guard reads
+    /// only this one.
     pub envelope_client: Option<&'a Client>,
+    /// The REAL sender's client (seed §5.3, « expéditeur RÉEL »): the envelope's, or the one
+    /// quoted in a forward whose envelope is the verified founder (DKIM pass, or
+    /// `ATLAS_TRUST_UNSIGNED_FOUNDER`). A body line from anyone else is not evidence.
+    pub real_sender_client: Option<&'a Client>,
+}
+
+/// The real sender's client: see [`GuardContext::real_sender_client`].
+pub fn real_sender_client(resolution: &ClientResolution, founder_verified: bool) -> Option<&Client> {
+    match resolution.source {
+        ClientSource::Envelope => resolution.client.as_ref(),
+        ClientSource::ForwardedBody if founder_verified => resolution.client.as_ref(),
+        _ => None,
+    }
 }
 
 /// The classification after the guards, with the audit of each guard that acted.
@@ -229,8 +243,11 @@ pub fn apply_guards(v: &ModelVerdict, ctx: &GuardContext<'_>) -> Guarded {
         }
     }
     if intent == Intent::Negociation {
-        if let Some(client) = ctx.envelope_client.filter(|c| c.status != "prospect") {
-            audits.push((audit::NEGOCIATION_OVERRIDE_EXISTING_CLIENT, json!({"client_id": client.id})));
+        if let Some(client) = ctx.real_sender_client.filter(|c| c.status != "prospect") {
+            let source =
+                if ctx.envelope_client.is_some_and(|e| e.id == client.id) { "envelope" } else { "forwarded-body" };
+            audits
+                .push((audit::NEGOCIATION_OVERRIDE_EXISTING_CLIENT, json!({"client_id": client.id, "source": source})));
             intent = Intent::Run;
             complexity = Complexity::Plan;
         }
@@ -278,6 +295,7 @@ mod tests {
             ai_provider: None,
             ai_model: None,
             claude_model: None,
+            auto_launch: false,
         }
     }
 
@@ -310,7 +328,7 @@ mod tests {
 
     #[test]
     fn floor_and_uncertainty() {
-        let ctx = GuardContext { from_founder: false, attachments: 0, envelope_client: None };
+        let ctx = GuardContext { from_founder: false, attachments: 0, envelope_client: None, real_sender_client: None };
         let g = apply_guards(&verdict(Intent::Run, 0.45), &ctx);
         assert_eq!(g.intent, Intent::Noise);
         assert_eq!(events(&g), [audit::NOISE_FLOOR, audit::CLASSIFICATION_UNCERTAIN]);
@@ -325,21 +343,49 @@ mod tests {
     fn overrides() {
         let paying = client(Some(1200.0), "actif");
         let unpaid = client(None, "actif");
-        let founder_pj = GuardContext { from_founder: true, attachments: 2, envelope_client: None };
+        let founder_pj =
+            GuardContext { from_founder: true, attachments: 2, envelope_client: None, real_sender_client: None };
         let g = apply_guards(&verdict(Intent::Noise, 0.95), &founder_pj);
         assert_eq!((g.intent, events(&g)), (Intent::Question, vec![audit::NOISE_OVERRIDE_FOUNDER_ATTACHMENT]));
 
-        let paying_ctx = GuardContext { from_founder: false, attachments: 0, envelope_client: Some(&paying) };
+        let paying_ctx = GuardContext {
+            from_founder: false,
+            attachments: 0,
+            envelope_client: Some(&paying),
+            real_sender_client: Some(&paying),
+        };
         let g = apply_guards(&verdict(Intent::Noise, 0.95), &paying_ctx);
         assert_eq!((g.intent, events(&g)), (Intent::Question, vec![audit::NOISE_OVERRIDE_KNOWN_CLIENT]));
-        let unpaid_ctx = GuardContext { from_founder: false, attachments: 0, envelope_client: Some(&unpaid) };
+        let unpaid_ctx = GuardContext {
+            from_founder: false,
+            attachments: 0,
+            envelope_client: Some(&unpaid),
+            real_sender_client: Some(&unpaid),
+        };
         assert_eq!(apply_guards(&verdict(Intent::Noise, 0.95), &unpaid_ctx).intent, Intent::Noise);
 
         let g = apply_guards(&verdict(Intent::Negociation, 0.9), &unpaid_ctx);
         assert_eq!((g.intent, g.complexity), (Intent::Run, Complexity::Plan));
         let prospect = client(None, "prospect");
-        let prospect_ctx = GuardContext { from_founder: false, attachments: 0, envelope_client: Some(&prospect) };
+        let prospect_ctx = GuardContext {
+            from_founder: false,
+            attachments: 0,
+            envelope_client: Some(&prospect),
+            real_sender_client: Some(&prospect),
+        };
         assert_eq!(apply_guards(&verdict(Intent::Negociation, 0.9), &prospect_ctx).intent, Intent::Negociation);
+        // A forward by the verified founder: the quoted client is the real sender for the
+        // negociation guard, never for the anti-silence one (envelope only).
+        let forwarded = GuardContext {
+            from_founder: true,
+            attachments: 0,
+            envelope_client: None,
+            real_sender_client: Some(&paying),
+        };
+        let g = apply_guards(&verdict(Intent::Negociation, 0.9), &forwarded);
+        assert_eq!((g.intent, g.complexity), (Intent::Run, Complexity::Plan));
+        assert_eq!(g.audits[0].1["source"], "forwarded-body");
+        assert_eq!(apply_guards(&verdict(Intent::Noise, 0.95), &forwarded).intent, Intent::Noise);
         // Conseil from a client stays conseil, complexity forced to leger.
         let mut v = verdict(Intent::Conseil, 0.9);
         v.complexity = Some(Complexity::Plan);

@@ -69,7 +69,13 @@ pub enum AtlasCmd {
     },
     /// A draft reply to the client for a finished run, written for you (never sent).
     Draft { id: i64 },
-    /// Refuse what an e-mail materialised (the report counts it as a failure).
+    /// Let a message held for an unverified author start Claude Code (at the next cycle).
+    Approve { id: i64 },
+    /// Put a message parked after a day of scanner or classifier errors back in the queue
+    /// (never one blocked by an infected attachment).
+    Retry { id: i64 },
+    /// Refuse a held launch (the message ends `cancelled`), or what an e-mail materialised
+    /// (the report counts it as a failure).
     Cancel { id: i64 },
     /// The clients the classifier is told about.
     Client {
@@ -114,6 +120,16 @@ pub enum ClientCmd {
         /// Claude Code's model for this client's runs.
         #[arg(long)]
         claude_model: Option<String>,
+        /// This client's DKIM-signed e-mails may start Claude Code without your approval.
+        #[arg(long)]
+        auto_launch: bool,
+    },
+    /// Allow (or, with --off, stop) launches from a client's DKIM-signed e-mails without your approval.
+    AutoLaunch {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        off: bool,
     },
     /// List the clients.
     List {
@@ -161,8 +177,27 @@ pub fn deps(app: &App) -> anyhow::Result<AtlasDeps> {
         llm: crate::app::classifier_llm(&app.settings)?,
         founder: parse_addr("ATLAS_FOUNDER_EMAIL", &a.founder_email)?.map(Founder),
         mailbox: parse_addr("ATLAS_MAILBOX_EMAIL", &a.mailbox_email)?,
+        trust_unsigned_founder: a.trust_unsigned_founder,
         clock: app.ctx.clock.clone(),
+        notifier: Some(notifier(app)?),
     })
+}
+
+/// Who e-mails the founder (approval requests, parked messages, lock alerts), from the settings.
+pub fn notifier(app: &App) -> anyhow::Result<super::notify::Notifier> {
+    let a = &app.settings.atlas;
+    Ok(super::notify::Notifier {
+        store: store(app),
+        clock: app.ctx.clock.clone(),
+        smtp: a.smtp_url.as_ref().map(|u| SmtpAccount::parse(u.expose())).transpose()?,
+        founder: a.founder_email.clone(),
+        mailbox: a.mailbox_email.clone(),
+    })
+}
+
+/// The lock watchdog from the settings.
+pub fn watchdog(app: &App) -> anyhow::Result<super::watchdog::LockWatchdog> {
+    Ok(super::watchdog::LockWatchdog { store: store(app), clock: app.ctx.clock.clone(), notifier: notifier(app)? })
 }
 
 /// The launcher from the settings.
@@ -190,6 +225,10 @@ pub fn launcher(app: &App) -> anyhow::Result<Launcher> {
             smtp,
             founder: a.founder_email.clone(),
             mailbox: a.mailbox_email.clone(),
+            child_env: a.child_env.clone(),
+            trust_unsigned_founder: a.trust_unsigned_founder,
+            max_retries: a.max_retries,
+            use_worktree: a.worktree,
         },
         clock: app.ctx.clock.clone(),
         holder: holder(),
@@ -262,8 +301,8 @@ fn launch_line(r: &super::launch::CycleReport) -> String {
         return "Atlas : lancements désactivés (ATLAS_DISABLED=1). Rien n'a été lancé.".into();
     }
     format!(
-        "Atlas : {} candidat(s), {} lancé(s), {} traité(s), {} échec(s), {} à relancer plus tard, {} verrou(s) déjà pris, {} lancement(s) interrompu(s) repris.",
-        r.candidates, r.launched, r.actioned, r.failed, r.retry_later, r.skipped_lock_held, r.reclaimed
+        "Atlas : {} candidat(s), {} lancé(s), {} traité(s), {} échec(s), {} à relancer plus tard, {} escaladé(s), {} en attente de ton accord, {} verrou(s) déjà pris, {} lancement(s) interrompu(s) repris.",
+        r.candidates, r.launched, r.actioned, r.failed, r.retry_later, r.escalated, r.held, r.skipped_lock_held, r.reclaimed
     )
 }
 
@@ -344,16 +383,33 @@ pub async fn run(
             );
             Ok(ExitCode::SUCCESS)
         }
-        AtlasCmd::Cancel { id } => match store(app).cancel_item(id, app.ctx.now()).await? {
-            Some((kind, item)) => {
-                println!("E-mail n°{id} : {kind} n°{item} annulé.");
-                Ok(ExitCode::SUCCESS)
+        AtlasCmd::Approve { id } => {
+            let (code, line) = approve(store(app).as_ref(), id, "cli", app.ctx.now()).await?;
+            if code == 0 {
+                println!("{line}");
+            } else {
+                eprintln!("{line}");
             }
-            None => {
-                eprintln!("Erreur : l'e-mail Atlas n°{id} n'existe pas ou n'a rien créé. Rien n'a été annulé.");
-                Ok(ExitCode::from(1))
+            Ok(ExitCode::from(code))
+        }
+        AtlasCmd::Retry { id } => {
+            let (code, line) = retry(store(app).as_ref(), id, "cli", app.ctx.now()).await?;
+            if code == 0 {
+                println!("{line}");
+            } else {
+                eprintln!("{line}");
             }
-        },
+            Ok(ExitCode::from(code))
+        }
+        AtlasCmd::Cancel { id } => {
+            let (code, line) = cancel(store(app).as_ref(), id, "cli", app.ctx.now()).await?;
+            if code == 0 {
+                println!("{line}");
+            } else {
+                eprintln!("{line}");
+            }
+            Ok(ExitCode::from(code))
+        }
         AtlasCmd::Report { days } => {
             let store = store(app);
             let now = app.ctx.now();
@@ -399,7 +455,8 @@ pub async fn run(
             for l in store.launches(id).await? {
                 let events = store.launch_events(l.id).await?;
                 launches.push(json!({
-                    "id": l.id, "iteration": l.iteration, "prompt": l.prompt_kind, "max_turns": l.max_turns,
+                    "id": l.id, "iteration": l.iteration, "attempt": l.attempt, "session_mode": l.session_mode,
+                    "prompt": l.prompt_kind, "max_turns": l.max_turns,
                     "workspace": l.workspace, "branch": l.branch, "status": l.end.status, "exit_code": l.end.exit_code,
                     "killed": l.end.killed, "session_id": l.end.session_id, "cost_usd": l.end.cost_usd, "num_turns": l.end.num_turns,
                     "duration_ms": l.end.duration_ms, "redactions": l.end.redactions,
@@ -411,6 +468,15 @@ pub async fn run(
                 }));
             }
             value["launch_events"] = Value::Array(launches);
+            value["notices"] = store
+                .notices(Some(id))
+                .await?
+                .iter()
+                .map(|n| {
+                    json!({"kind": n.notice.kind, "subject": n.notice.subject, "attempts": n.attempts,
+                           "sent_at": n.sent_at.map(|t| t.to_rfc3339()), "last_error": n.last_error})
+                })
+                .collect();
             if json {
                 println!("{}", serde_json::to_string_pretty(&value)?);
             } else {
@@ -422,7 +488,19 @@ pub async fn run(
             Ok(ExitCode::SUCCESS)
         }
         AtlasCmd::Client {
-            what: ClientCmd::Add { name, email, domain, mrr, status, priority, ai_provider, ai_model, claude_model },
+            what:
+                ClientCmd::Add {
+                    name,
+                    email,
+                    domain,
+                    mrr,
+                    status,
+                    priority,
+                    ai_provider,
+                    ai_model,
+                    claude_model,
+                    auto_launch,
+                },
         } => {
             if ai_provider.as_deref().is_some_and(|p| !["mistral", "anthropic", "openai"].contains(&p)) {
                 bail!("invalid value for --ai-provider: expected mistral, anthropic or openai");
@@ -456,9 +534,32 @@ pub async fn run(
                 ai_provider,
                 ai_model,
                 claude_model,
+                auto_launch,
             };
             let id = store(app).add_client(&client, app.ctx.now()).await.context("adding the client")?;
-            println!("Client n°{id} ajouté : {name}.");
+            println!(
+                "Client n°{id} ajouté : {name}{}.",
+                if auto_launch { " (ses e-mails signés DKIM lancent Claude Code sans ton accord)" } else { "" }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        AtlasCmd::Client { what: ClientCmd::AutoLaunch { name, off } } => {
+            let store = store(app);
+            let Some(client) = store.clients().await?.into_iter().find(|c| c.name.eq_ignore_ascii_case(name.trim()))
+            else {
+                eprintln!("Erreur : aucun client nommé « {name} ». Rien n'a changé.");
+                return Ok(ExitCode::from(1));
+            };
+            store.set_auto_launch(client.id, !off, app.ctx.now()).await?;
+            println!(
+                "Client {} : {}",
+                client.name,
+                if off {
+                    "ses e-mails attendront ton accord avant tout lancement."
+                } else {
+                    "ses e-mails signés DKIM lanceront Claude Code sans ton accord."
+                }
+            );
             Ok(ExitCode::SUCCESS)
         }
         AtlasCmd::Client { what: ClientCmd::List { json } } => {
@@ -468,7 +569,8 @@ pub async fn run(
                     .iter()
                     .map(|c| {
                         json!({"id": c.id, "name": c.name, "mrr": c.mrr, "status": c.status,
-                               "priority": c.priority, "emails": c.emails, "domains": c.domains})
+                               "priority": c.priority, "emails": c.emails, "domains": c.domains,
+                               "auto_launch": c.auto_launch})
                     })
                     .collect();
                 println!("{}", serde_json::to_string_pretty(&list)?);
@@ -507,6 +609,81 @@ pub async fn run(
     }
 }
 
+/// `arthur atlas approve ID` (and the web button): (exit code, the French line).
+pub async fn approve(
+    store: &dyn AtlasStore,
+    id: i64,
+    by: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<(u8, String)> {
+    let Some(row) = store.email(id).await? else {
+        return Ok((1, format!("Erreur : aucun e-mail Atlas n°{id}. Rien n'a été approuvé.")));
+    };
+    if store.approve_launch(id, json!({"by": by}), now).await? {
+        return Ok((
+            0,
+            format!("E-mail n°{id} approuvé : il sera lancé au prochain cycle du lanceur (dans 5 minutes au plus)."),
+        ));
+    }
+    Ok((
+        1,
+        format!(
+            "Erreur : l'e-mail n°{id} n'attend pas d'accord (état {}). Rien n'a été approuvé.",
+            row.status.as_str()
+        ),
+    ))
+}
+
+/// `arthur atlas retry ID` (and the web button): (exit code, the French line).
+pub async fn retry(
+    store: &dyn AtlasStore,
+    id: i64,
+    by: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<(u8, String)> {
+    use super::store::Requeue;
+    Ok(match store.retry_parked(id, json!({"by": by}), now).await? {
+        Requeue::Requeued { from, to } => (
+            0,
+            format!(
+                "E-mail n°{id} remis dans la file ({} → {}) : il sera repris à la prochaine relève (dans une minute au plus).",
+                from.as_str(),
+                to.as_str()
+            ),
+        ),
+        Requeue::NotParked(EmailState::Blocked) => (
+            1,
+            format!("Erreur : l'e-mail n°{id} est bloqué par une pièce jointe non saine ; il ne sera jamais relancé."),
+        ),
+        Requeue::NotParked(state) => (
+            1,
+            format!(
+                "Erreur : l'e-mail n°{id} n'est pas mis de côté après des erreurs (état {}). Rien n'a changé.",
+                state.as_str()
+            ),
+        ),
+        Requeue::Missing => (1, format!("Erreur : aucun e-mail Atlas n°{id}. Rien n'a changé.")),
+    })
+}
+
+/// `arthur atlas cancel ID` (and the web button): a held launch is refused and the message
+/// ends `cancelled`; otherwise what the message materialised is marked refused.
+pub async fn cancel(
+    store: &dyn AtlasStore,
+    id: i64,
+    by: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<(u8, String)> {
+    if let Some(item) = store.refuse_launch(id, json!({"by": by}), now).await? {
+        let what = item.map(|(kind, n)| format!(" ; {kind} n°{n} annulé")).unwrap_or_default();
+        return Ok((0, format!("E-mail n°{id} : lancement refusé, rien ne sera lancé{what}.")));
+    }
+    Ok(match store.cancel_item(id, now).await? {
+        Some((kind, item)) => (0, format!("E-mail n°{id} : {kind} n°{item} annulé.")),
+        None => (1, format!("Erreur : l'e-mail Atlas n°{id} n'existe pas ou n'a rien créé. Rien n'a été annulé.")),
+    })
+}
+
 fn poll_line(r: &super::pipeline::PollReport) -> String {
     format!(
         "Atlas : {} non lu(s), {} nouveau(x), {} doublon(s), {} marqué(s) lu(s) ; {} sain(s), {} bloqué(s) ; {} classé(s), {} échec(s).",
@@ -543,6 +720,10 @@ pub fn show_json(r: &EmailRow, audits: &[super::store::AuditRow], client: Option
         "scan_verdict": r.scan_verdict,
         "attachments": r.attachment_count,
         "attempts": r.attempts,
+        "retry_at": r.retry_at.map(|t| t.to_rfc3339()),
+        "failing_since": r.failing_since.map(|t| t.to_rfc3339()),
+        "launch_retries": r.launch_retries,
+        "approved_at": r.approved_at.map(|t| t.to_rfc3339()),
         "client": client.map(|c| json!({"id": c.id, "name": c.name, "source": r.client_source})),
         "classification": r.intent.map(|i| json!({
             "intent": i.as_str(),

@@ -1,17 +1,22 @@
 //! Atlas, the background e-mail pipeline: a dedicated mailbox is polled, each message is
 //! stored once, scanned, classified by a guarded model call and materialised; the launcher
-//! (next issue) acts on what was classified.
+//! starts Claude Code only for a verified author (or after the founder's approval), in an
+//! environment that holds none of Arthur's secrets, and tells the founder what happened.
 
+pub mod authority;
+pub mod child_env;
 pub mod classify;
 pub mod client;
 pub mod command;
 pub mod compact;
 pub mod dkim;
 pub mod draft;
+pub mod events;
 pub mod imap;
 pub mod launch;
-
+pub mod machine;
 pub mod mail;
+pub mod notify;
 pub mod ocr;
 pub mod persona;
 pub mod pipeline;
@@ -21,6 +26,7 @@ pub mod redact;
 pub mod report;
 pub mod scan;
 pub mod store;
+pub mod watchdog;
 pub mod worker;
 pub mod worktree;
 
@@ -102,15 +108,27 @@ pub enum EmailState {
     /// An attachment was not clean: never classified, never read.
     Blocked,
     Classified,
-    /// Classification failed too many times; `arthur atlas classify` can retry it.
+    /// Classification kept failing for a day; `arthur atlas retry ID` (or `classify
+    /// --retry-failed`) puts it back.
     ClassifyFailed,
     Spawned,
     Actioned,
     Failed,
+    /// Classified for a launch, but its author is not verified: waits for the founder's
+    /// `arthur atlas approve ID` (or `cancel`).
+    AwaitingApproval,
+    /// The founder refused the launch.
+    Cancelled,
+    /// The scanner kept failing for a day: parked, `arthur atlas retry ID` puts it back
+    /// (never for an infected attachment: that is `Blocked`).
+    ScanFailed,
+    /// A human must take over: QA failed past its iteration budget, or the run timed out
+    /// more than `ATLAS_MAX_RETRIES` times (its commits kept on one branch).
+    Escalated,
 }
 
 impl EmailState {
-    pub const ALL: [EmailState; 8] = [
+    pub const ALL: [EmailState; 12] = [
         EmailState::Received,
         EmailState::Scanned,
         EmailState::Blocked,
@@ -119,6 +137,10 @@ impl EmailState {
         EmailState::Spawned,
         EmailState::Actioned,
         EmailState::Failed,
+        EmailState::AwaitingApproval,
+        EmailState::Cancelled,
+        EmailState::ScanFailed,
+        EmailState::Escalated,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -130,6 +152,10 @@ impl EmailState {
             EmailState::Spawned => "spawned",
             EmailState::Actioned => "actioned",
             EmailState::Failed => "failed",
+            EmailState::AwaitingApproval => "awaiting_approval",
+            EmailState::Cancelled => "cancelled",
+            EmailState::ScanFailed => "scan_failed",
+            EmailState::Escalated => "escalated",
         }
     }
 }
@@ -194,6 +220,19 @@ pub mod audit {
     pub const PERSONA_FAILED: &str = "persona_failed";
     pub const FAILED: &str = "failed";
     pub const RETRY_SCHEDULED: &str = "retry_scheduled";
+    // Launch authority (issue 17).
+    pub const LAUNCH_HELD_UNVERIFIED_SENDER: &str = "launch_held_unverified_sender";
+    pub const LAUNCH_APPROVED: &str = "launch_approved";
+    pub const LAUNCH_REFUSED: &str = "launch_refused";
+    pub const CLIENT_AUTO_LAUNCH: &str = "client_auto_launch";
+    // Outages and retries (issue 18).
+    pub const PARKED: &str = "parked";
+    pub const WORKTREE_REOPENED: &str = "worktree_reopened";
+    pub const RESUME_REFUSED: &str = "resume_refused";
+    pub const RECAP_SKIPPED: &str = "recap_skipped";
+    pub const RETRY_REQUESTED: &str = "retry_requested";
+    pub const NOTICE_SENT: &str = "notice_sent";
+    pub const NOTICE_FAILED: &str = "notice_failed";
 }
 
 #[cfg(test)]

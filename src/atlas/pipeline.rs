@@ -1,7 +1,8 @@
 //! The intake pipeline, step by step: ingest (DKIM verdict, raw message + state row),
 //! scan, classify (OCR, client resolution, short-circuits, model call, guards,
 //! materialisation). Each step picks rows by state and moves them with a guarded
-//! transition, so a crash or a second worker at any point only repeats a no-op.
+//! transition, so a crash or a second worker at any point only repeats a no-op. A step that
+//! fails backs off and parks only after a day of failures, telling the founder once.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,10 +23,11 @@ use super::store::{
 };
 use super::{audit, Complexity, EmailState, Intent};
 
-/// Failed scans before a message is blocked for good.
-pub const MAX_SCAN_ATTEMPTS: i64 = 5;
-/// Failed classifications before a message waits for `arthur atlas classify --retry-failed`.
-pub const MAX_CLASSIFY_ATTEMPTS: i64 = 5;
+/// A scan or a classification failing for this long parks the message (`scan_failed`,
+/// `classify_failed`), and the founder is told once; before, each failure backs off 1, 2,
+/// 4 … 60 minutes (`store::backoff`), so a short outage (ClamAV or the model provider down
+/// a few minutes) loses nothing and parks nothing.
+pub const PARK_AFTER: chrono::Duration = chrono::Duration::hours(24);
 /// Messages fetched per IMAP round trip.
 pub const FETCH_BATCH: usize = 50;
 /// Rows read at a time by the scan and classify passes (each pass visits every pending row once).
@@ -54,7 +56,12 @@ pub struct AtlasDeps {
     pub llm: Option<Arc<dyn ChatModel>>,
     pub founder: Option<Founder>,
     pub mailbox: Option<EmailAddress>,
+    /// `ATLAS_TRUST_UNSIGNED_FOUNDER=1`: a forward from the founder's address counts as theirs
+    /// without DKIM (the real-sender guard).
+    pub trust_unsigned_founder: bool,
     pub clock: Arc<dyn Clock>,
+    /// Tells the founder when a message parks (None: nobody is told; the audit remains).
+    pub notifier: Option<super::notify::Notifier>,
 }
 
 /// What one poll did.
@@ -179,7 +186,7 @@ impl Atlas {
     pub async fn scan_pending(&self) -> Result<(usize, usize), AtlasStoreError> {
         let (mut clean, mut blocked, mut cursor) = (0, 0, 0);
         loop {
-            let rows = self.deps.store.emails_in(&[EmailState::Received], cursor, PASS_LIMIT).await?;
+            let rows = self.deps.store.due_in(&[EmailState::Received], cursor, PASS_LIMIT, self.now()).await?;
             let Some(last) = rows.last().map(|r| r.id) else { break };
             for row in rows {
                 match self.scan_one(&row).await? {
@@ -217,19 +224,17 @@ impl Atlas {
             "attachments": mail.attachment_count(), "infected": infected, "errors": errors,
         });
         if infected.is_empty() && !errors.is_empty() {
+            // The scanner failed, the message is not unsafe: never `blocked` for that.
             let failure = StepFailure {
                 from: EmailState::Received,
                 event: audit::SCAN_FAILED,
-                detail: detail.clone(),
-                max_attempts: MAX_SCAN_ATTEMPTS,
-                terminal: EmailState::Blocked,
+                detail,
+                park_after: PARK_AFTER,
+                terminal: EmailState::ScanFailed,
             };
             let state = self.deps.store.record_failure(row.id, &failure, self.now()).await?;
-            if state == EmailState::Blocked {
-                self.deps
-                    .store
-                    .audit(Some(row.id), audit::CLASSIFY_BLOCKED_UNSAFE_ATTACHMENTS, detail, self.now())
-                    .await?;
+            if state == EmailState::ScanFailed {
+                self.tell_parked(row.id, state, &errors.join(" ; ")).await?;
             }
             return Ok(state);
         }
@@ -243,7 +248,7 @@ impl Atlas {
     pub async fn classify_pending(&self) -> Result<(usize, usize), AtlasStoreError> {
         let (mut ok, mut failed, mut cursor) = (0, 0, 0);
         loop {
-            let rows = self.deps.store.emails_in(&[EmailState::Scanned], cursor, PASS_LIMIT).await?;
+            let rows = self.deps.store.due_in(&[EmailState::Scanned], cursor, PASS_LIMIT, self.now()).await?;
             let Some(last) = rows.last().map(|r| r.id) else { break };
             for row in rows {
                 match self.classify_one(&row).await? {
@@ -337,9 +342,15 @@ impl Atlas {
             client::ClientSource::Envelope => resolution.client.as_ref(),
             _ => None,
         };
+        let founder_verified = from_founder && (row.dkim_pass || self.deps.trust_unsigned_founder);
         let guarded = classify::apply_guards(
             &verdict,
-            &GuardContext { from_founder, attachments: mail.attachment_count(), envelope_client },
+            &GuardContext {
+                from_founder,
+                attachments: mail.attachment_count(),
+                envelope_client,
+                real_sender_client: classify::real_sender_client(&resolution, founder_verified),
+            },
         );
         audits.extend(guarded.audits.iter().cloned());
         let chantiers = store.open_chantiers(chantier_client).await?;
@@ -385,11 +396,23 @@ impl Atlas {
             from: EmailState::Scanned,
             event: audit::CLASSIFY_FAILED,
             detail: json!({"reason": reason}),
-            max_attempts: MAX_CLASSIFY_ATTEMPTS,
+            park_after: PARK_AFTER,
             terminal: EmailState::ClassifyFailed,
         };
         let state = self.deps.store.record_failure(id, &failure, self.now()).await?;
+        if state == EmailState::ClassifyFailed {
+            self.tell_parked(id, state, reason).await?;
+        }
         Ok(ClassifyOutcome::Failed { reason: reason.to_string(), state })
+    }
+
+    /// One e-mail to the founder for a message that parked after a day of errors.
+    async fn tell_parked(&self, id: i64, state: EmailState, why: &str) -> Result<(), AtlasStoreError> {
+        let Some(notifier) = &self.deps.notifier else { return Ok(()) };
+        if let Some(row) = self.deps.store.email(id).await? {
+            notifier.notify_once(parked_notice(&row, state, why)).await?;
+        }
+        Ok(())
     }
 
     /// Text of the clean image attachments, in memory only; the audit has counts, never text.
@@ -427,6 +450,48 @@ impl Atlas {
             )
             .await?;
         Ok((!text.is_empty()).then_some(text))
+    }
+}
+
+/// The e-mail saying a message parked: what it is, what kept failing, for how long, and the
+/// command that puts it back. Composed by code.
+pub fn parked_notice(row: &EmailRow, state: EmailState, why: &str) -> super::store::NewNotice {
+    let one_line = |t: &str| {
+        t.split(|c: char| c.is_control() || c.is_whitespace()).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ")
+    };
+    let step = if state == EmailState::ScanFailed { "l'analyse antivirus" } else { "la classification" };
+    let subject = one_line(&row.subject);
+    let subject = if subject.is_empty() { "(sans objet)".to_string() } else { subject };
+    let (why, _) = super::mail::truncate_chars(why, 400);
+    let hours = row.failing_since.map(|since| (row.updated_at - since).num_hours());
+    let body = format!(
+        "Bonjour,\n\n\
+         L'e-mail n° {id} (« {subject} », de {from}) est mis de côté : {step} échoue depuis {duration}, \
+         {attempts} tentative(s).\n\
+         Dernière erreur : {why}\n\n\
+         Rien n'est perdu : le message est conservé tel quel. Quand le problème est réglé :\n\
+         arthur atlas retry {id}\n\
+         (ou le bouton « Relancer » de la page /atlas)\n\n— Atlas\n",
+        id = row.id,
+        from = one_line(row.from_email.as_deref().unwrap_or("(expéditeur inconnu)")),
+        duration = match hours {
+            Some(h) if h >= 1 => format!("{h} h"),
+            _ => "moins d'une heure".to_string(),
+        },
+        attempts = row.attempts,
+        why = one_line(why),
+    );
+    super::store::NewNotice {
+        email_id: Some(row.id),
+        kind: "parked".into(),
+        dedupe_key: format!(
+            "parked:{}:{}:{}",
+            row.id,
+            state.as_str(),
+            row.failing_since.map(|t| t.timestamp()).unwrap_or(0)
+        ),
+        subject: format!("[Atlas] mis de côté — {subject}"),
+        body,
     }
 }
 

@@ -44,7 +44,9 @@ pub struct LaunchSpec {
     /// Built by the caller, usually with [`claude_args`].
     pub args: Vec<String>,
     pub cwd: PathBuf,
-    /// Added to the inherited environment (e.g. `ATLAS_CONTRACT_FILE`).
+    /// The child's WHOLE environment (nothing is inherited; `TERM` is set on top): build it
+    /// with [`ChildEnv::for_child`](super::child_env::ChildEnv::for_child), which keeps
+    /// Arthur's secrets out.
     pub env: Vec<(String, String)>,
     /// No output for this long → the session is killed, class `Idle`.
     pub idle_timeout: Duration,
@@ -61,13 +63,13 @@ pub struct LaunchSpec {
 
 impl LaunchSpec {
     /// The defaults of DESIGN §8 (1200 s idle, 6600 s hard, 2400 s budget, 5 s grace, 400
-    /// columns) and no extra environment.
+    /// columns) and the base allowlisted environment (PATH, HOME, USER, LANG/LC_*, TZ).
     pub fn new(program: impl Into<PathBuf>, args: Vec<String>, cwd: impl Into<PathBuf>) -> Self {
         LaunchSpec {
             program: program.into(),
             args,
             cwd: cwd.into(),
-            env: Vec::new(),
+            env: super::child_env::ChildEnv::default().for_child(&[]),
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             hard_timeout: DEFAULT_HARD_TIMEOUT,
             budget: DEFAULT_BUDGET,
@@ -141,6 +143,11 @@ pub struct RunOutcome {
     pub duration: Duration,
     /// One of [`kill_reason`] when the watchdog killed the session.
     pub killed: Option<&'static str>,
+    /// The first `session_id` of the stream (present even when no `result` came).
+    pub session_id: Option<String>,
+    /// The first non-JSON lines (at most 3, 300 characters each), NOT redacted: for
+    /// diagnosis only, never stored as they are.
+    pub noise: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -171,8 +178,11 @@ pub struct ClaudeArgs {
     /// 0 = unlimited (the flag is left out).
     pub max_turns: u32,
     pub system_prompt: String,
-    /// A session to resume (instead of `--no-session-persistence`).
+    /// A session to resume.
     pub resume: Option<String>,
+    /// Save the session so that a later pass can `--resume` it; otherwise
+    /// `--no-session-persistence` (Claude Code then saves nothing: it cannot be resumed).
+    pub persist_session: bool,
     /// `--strict-mcp-config`: the user's MCP suite is not loaded.
     pub strict_mcp: bool,
     pub allowed_tools: Option<String>,
@@ -180,9 +190,9 @@ pub struct ClaudeArgs {
 }
 
 /// `-p <prompt> --add-dir <dir> --output-format stream-json --verbose --permission-mode <m>
-/// [--max-turns N] --append-system-prompt <text> (--no-session-persistence | --resume <id>)
+/// [--max-turns N] --append-system-prompt <text> [--no-session-persistence | --resume <id>]
 /// --exclude-dynamic-system-prompt-sections [--strict-mcp-config] --include-partial-messages
-/// [--allowed-tools <list>] [--model <m>]`. Free text that starts with `-` gets a leading space,
+/// --include-hook-events [--allowed-tools <list>] [--model <m>]`. Free text that starts with `-` gets a leading space,
 /// so claude's option parser cannot take it for a flag.
 pub fn claude_args(a: &ClaudeArgs) -> Vec<String> {
     let mut args = vec!["-p".to_string(), not_a_flag(&a.prompt)];
@@ -195,6 +205,7 @@ pub fn claude_args(a: &ClaudeArgs) -> Vec<String> {
     args.extend(["--append-system-prompt".to_string(), not_a_flag(&a.system_prompt)]);
     match a.resume.as_deref().filter(|id| !id.is_empty()) {
         Some(id) => args.extend(["--resume".to_string(), id.to_string()]),
+        None if a.persist_session => {}
         None => args.push("--no-session-persistence".to_string()),
     }
     args.push("--exclude-dynamic-system-prompt-sections".to_string());
@@ -202,6 +213,8 @@ pub fn claude_args(a: &ClaudeArgs) -> Vec<String> {
         args.push("--strict-mcp-config".to_string());
     }
     args.push("--include-partial-messages".to_string());
+    // Hook lifecycle events in the stream too (seed §4.2), so the journal shows them.
+    args.push("--include-hook-events".to_string());
     if let Some(tools) = a.allowed_tools.as_deref().filter(|t| !t.is_empty()) {
         args.extend(["--allowed-tools".to_string(), tools.to_string()]);
     }
@@ -333,6 +346,8 @@ pub async fn run(spec: LaunchSpec, mut on_event: impl FnMut(Value) + Send) -> Re
         skipped_lines: tally.skipped,
         duration: started.elapsed(),
         killed,
+        session_id: tally.session_id,
+        noise: tally.noise,
     };
     tracing::info!(
         pid,
@@ -383,10 +398,12 @@ fn launch(program: &Path, spec: &LaunchSpec) -> Result<Launched, PtyError> {
     let mut cmd = CommandBuilder::new(program);
     cmd.args(&spec.args);
     cmd.cwd(&spec.cwd);
-    cmd.env("TERM", TERM);
+    // Nothing of Arthur's own environment: only what the spec lists.
+    cmd.env_clear();
     for (key, value) in &spec.env {
         cmd.env(key, value);
     }
+    cmd.env("TERM", TERM);
     let spawned = pair.slave.spawn_command(cmd);
     // Our copy of the slave end goes right away: otherwise the master never sees EOF.
     drop(pair.slave);
@@ -490,19 +507,34 @@ struct Tally {
     events: u64,
     skipped: u64,
     result: Option<Value>,
+    /// The first `session_id` an event carried (the `init` event's, usually).
+    session_id: Option<String>,
+    /// The first few non-JSON lines (what claude said instead of stream-json, e.g. why it
+    /// refused a `--resume`).
+    noise: Vec<String>,
 }
+
+/// Non-JSON lines kept in [`RunOutcome::noise`], and the characters kept of each.
+const NOISE_LINES: usize = 3;
+const NOISE_CHARS: usize = 300;
 
 impl Tally {
     /// Handles one line; true when it was a `result` event.
     fn take(&mut self, line: RawLine, on_event: &mut impl FnMut(Value)) -> bool {
         match parse_line(line) {
             Parsed::Blank => false,
-            Parsed::Skipped => {
+            Parsed::Skipped(text) => {
                 self.skipped += 1;
+                if let Some(text) = text.filter(|_| self.noise.len() < NOISE_LINES) {
+                    self.noise.push(text.chars().take(NOISE_CHARS).collect());
+                }
                 false
             }
             Parsed::Event(event) => {
                 self.events += 1;
+                if self.session_id.is_none() {
+                    self.session_id = event.get("session_id").and_then(Value::as_str).map(str::to_string);
+                }
                 let is_result = event.get("type").and_then(Value::as_str) == Some("result");
                 if is_result {
                     self.result = Some(event.clone());
@@ -563,13 +595,14 @@ impl LineSplitter {
 
 enum Parsed {
     Blank,
-    Skipped,
+    /// Not a JSON object (its text, when it was short enough to be kept).
+    Skipped(Option<String>),
     Event(Value),
 }
 
 fn parse_line(line: RawLine) -> Parsed {
     let RawLine::Bytes(bytes) = line else {
-        return Parsed::Skipped;
+        return Parsed::Skipped(None);
     };
     let clean = strip_terminal_noise(&bytes);
     let text = clean.trim_ascii();
@@ -578,7 +611,7 @@ fn parse_line(line: RawLine) -> Parsed {
     }
     match serde_json::from_slice::<Value>(text) {
         Ok(event @ Value::Object(_)) => Parsed::Event(event),
-        _ => Parsed::Skipped,
+        _ => Parsed::Skipped((text.len() <= 4 * NOISE_CHARS).then(|| String::from_utf8_lossy(text).into_owned())),
     }
 }
 
@@ -823,6 +856,7 @@ mod tests {
             max_turns: 0,
             system_prompt: "--sois bref".into(),
             resume: None,
+            persist_session: false,
             strict_mcp: false,
             allowed_tools: Some(String::new()),
             model: None,

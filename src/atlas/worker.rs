@@ -66,11 +66,9 @@ pub async fn run(deps: WorkerDeps, shutdown: Shutdown) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The lock watchdog's period (seed §10: every 15 minutes).
-pub const LOCK_WATCHDOG_PERIOD: Duration = Duration::from_secs(15 * 60);
-
 /// The launcher inside `arthur serve`: first cycle `offset` after the start (so the poll
-/// has classified), then every `period`; the lock watchdog runs before each cycle.
+/// has classified), then every `period`. The lock watchdog is a task of its own
+/// (`watchdog::run`): a cycle can last hours.
 pub async fn run_launcher(
     launcher: super::launch::Launcher,
     offset: Duration,
@@ -85,20 +83,13 @@ pub async fn run_launcher(
     }
     let mut interval = tokio::time::interval(period);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut watchdog = tokio::time::interval(LOCK_WATCHDOG_PERIOD);
-    watchdog.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = watchdog.tick() => {
-                if let Err(e) = launcher.watch_locks().await {
-                    tracing::warn!(error = %e, "Atlas lock watchdog failed");
-                }
-            }
             _ = interval.tick() => {
                 // On a stop request the run in flight is interrupted and salvaged by the
                 // launcher itself; a process killed harder is reclaimed at the next start.
                 match launcher.cycle().await {
-                    Ok(r) => tracing::info!(launched = r.launched, actioned = r.actioned, failed = r.failed, "Atlas launch cycle"),
+                    Ok(r) => tracing::info!(launched = r.launched, actioned = r.actioned, failed = r.failed, held = r.held, "Atlas launch cycle"),
                     Err(e) => tracing::warn!(error = %e, "Atlas launch cycle failed; retried at the next one"),
                 }
             }

@@ -4,7 +4,8 @@
 //! the trunk (never a lost run), and worktrees are removed afterwards (or swept when stale).
 //!
 //! Everything goes through the `git` command line (`git -C <dir> …`), with no terminal
-//! prompt, no editor, no optional locks and the C locale; the only commits Atlas creates
+//! prompt, no editor, no optional locks, the C locale, no hook (a run can write hooks) and
+//! only the allowlisted environment (`child_env`); the only commits Atlas creates
 //! itself are merge commits, signed `Atlas <atlas@localhost>`. Nothing here forces anything
 //! on the trunk: a merge that cannot complete is aborted and the trunk is checked to be
 //! exactly as it was.
@@ -91,8 +92,9 @@ impl Workspace {
 pub enum MergeOutcome {
     /// The branch holds no commit that the base lacks.
     NothingToMerge,
-    /// The base now contains the branch (fast-forward or an Atlas merge commit).
-    Merged { commits: usize },
+    /// The base now contains the branch (fast-forward or an Atlas merge commit); `sha` is
+    /// the trunk's new HEAD.
+    Merged { commits: usize, sha: String },
     /// The trunk has uncommitted changes to tracked files, an operation in progress, or
     /// untracked files the merge would overwrite: nothing was touched.
     TrunkDirty,
@@ -135,7 +137,10 @@ struct GitOut {
 async fn git_raw<S: AsRef<OsStr>>(dir: &Path, args: &[S], identity: bool) -> Result<GitOut, WorktreeError> {
     let shown = args.iter().map(|a| a.as_ref().to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
     let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(dir).args(args);
+    // A run's agent can write into the repository's hooks directory: Atlas' own git commands
+    // run no hook, and see none of Arthur's environment (its secrets) either.
+    cmd.arg("-C").arg(dir).args(["-c", "core.hooksPath=/dev/null"]).args(args);
+    cmd.env_clear().envs(super::child_env::ChildEnv::default().for_child(&[]));
     for var in [
         "GIT_DIR",
         "GIT_WORK_TREE",
@@ -431,6 +436,80 @@ async fn undo_failed_add(top: &Path, path: &Path, branch: &str, fork_commit: &st
     }
 }
 
+/// The workspace of a retry: the kept branch of an earlier attempt, so that the retry
+/// continues its commits instead of starting over. Its worktree when it is still there (and
+/// on that branch), else a new worktree of the branch (`<name>-retry`, `-2`, …). The branch
+/// must exist: otherwise `MissingBranch`, and the caller starts afresh.
+pub async fn reopen(
+    repo: &Path,
+    worktrees_dir: &Path,
+    previous_dir: &Path,
+    branch: &str,
+    fork_commit: &str,
+    base: Option<&str>,
+) -> Result<Workspace, WorktreeError> {
+    let top = PathBuf::from(git(repo, &["rev-parse", "--show-toplevel"]).await?);
+    if branch_sha(&top, branch).await?.is_none() {
+        return Err(WorktreeError::MissingBranch(branch.to_string()));
+    }
+    let base = match base.map(str::trim).filter(|b| !b.is_empty()) {
+        Some(b) => b.strip_prefix("refs/heads/").unwrap_or(b).to_string(),
+        None => current_branch(&top).await?.ok_or_else(|| WorktreeError::Git {
+            args: "symbolic-ref HEAD".into(),
+            status: "detached".into(),
+            stderr: "no base branch configured and the trunk's HEAD is detached".into(),
+        })?,
+    };
+    let registered = registered_worktrees(&top).await?;
+    if previous_dir.join(".git").exists() && registered.iter().any(|(p, _)| same_path(p, previous_dir)) {
+        let on = current_branch(previous_dir).await?;
+        if on.as_deref() == Some(branch) {
+            return Ok(Workspace::Worktree {
+                repo: top,
+                path: previous_dir.to_path_buf(),
+                branch: branch.to_string(),
+                base,
+                fork_commit: fork_commit.to_string(),
+            });
+        }
+    }
+    // The directory is gone (swept, or removed by hand): a new worktree of the same branch.
+    let _ = git(&top, &["worktree", "prune"]).await;
+    std::fs::create_dir_all(worktrees_dir).map_err(io_err(format!("creating {}", worktrees_dir.display())))?;
+    let dir = std::fs::canonicalize(worktrees_dir).map_err(io_err(format!("resolving {}", worktrees_dir.display())))?;
+    let stem = format!("{}-retry", slug(branch.strip_prefix(BRANCH_PREFIX).unwrap_or(branch)));
+    for n in 1..=MAX_SUFFIX {
+        let path = dir.join(if n == 1 { stem.clone() } else { format!("{stem}-{n}") });
+        match std::fs::create_dir(&path) {
+            Ok(()) => {}
+            Err(x) if x.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(x) => return Err(WorktreeError::Io { context: format!("creating {}", path.display()), source: x }),
+        }
+        let args: Vec<&OsStr> =
+            vec!["worktree".as_ref(), "add".as_ref(), "--quiet".as_ref(), path.as_os_str(), branch.as_ref()];
+        let out = git_raw(&top, &args, false).await?;
+        if out.ok {
+            return Ok(Workspace::Worktree {
+                repo: top,
+                path,
+                branch: branch.to_string(),
+                base,
+                fork_commit: fork_commit.to_string(),
+            });
+        }
+        let _ = std::fs::remove_dir(&path);
+        return Err(WorktreeError::Git {
+            args: format!("worktree add {} {branch}", path.display()),
+            status: out.status,
+            stderr: out.stderr,
+        });
+    }
+    Err(WorktreeError::Io {
+        context: format!("no free directory for a worktree of {branch}"),
+        source: io::Error::new(io::ErrorKind::AlreadyExists, "taken"),
+    })
+}
+
 // ---------------------------------------------------------------------------------------
 // commits
 
@@ -514,7 +593,8 @@ pub async fn merge_back(ws: &Workspace) -> Result<MergeOutcome, WorktreeError> {
     args.push(&tip);
     let out = git_raw(repo, &args, !fast_forward).await?;
     if out.ok {
-        return Ok(MergeOutcome::Merged { commits });
+        let sha = head_commit(repo).await?.unwrap_or_default();
+        return Ok(MergeOutcome::Merged { commits, sha });
     }
 
     // The merge failed: put the trunk back and say why.

@@ -2,6 +2,7 @@
 //! pages that `Failed` reports name), the journal of turns, the reminders as an iCalendar
 //! feed, and the export. Loopback by default; anywhere else only with an access token.
 
+pub mod atlas_actions;
 pub mod atlas_agents;
 mod chat;
 mod ics;
@@ -123,6 +124,9 @@ pub fn router(state: Arc<WebState>) -> Router {
         .route("/rappels.ics", get(ics::rappels_ics))
         .route("/api/chat", post(chat::chat))
         .route("/api/atlas/{id}/draft", post(atlas_agents::draft))
+        .route("/api/atlas/{id}/approve", post(atlas_actions::approve))
+        .route("/api/atlas/{id}/cancel", post(atlas_actions::cancel))
+        .route("/api/atlas/{id}/retry", post(atlas_actions::retry))
         .route("/api/export", get(export))
         .route("/healthz", get(healthz))
         .route("/static/atlas.js", get(|| async { asset("text/javascript; charset=utf-8", include_str!("atlas.js")) }))
@@ -257,6 +261,14 @@ async fn export(State(state): State<Arc<WebState>>) -> Response {
 async fn healthz(State(state): State<Arc<WebState>>) -> Response {
     let database = state.store.list_projets().await.is_ok();
     let live = state.health.snapshot();
+    // Messages that wait on the founder; null when Atlas' store cannot say.
+    let counts = match &state.atlas {
+        Some(store) => store.state_counts().await.ok(),
+        None => None,
+    };
+    let count = |s: crate::atlas::EmailState| {
+        counts.as_ref().map(|c| c.iter().find(|(state, _)| *state == s).map(|(_, n)| *n).unwrap_or(0))
+    };
     let body = serde_json::json!({
         "status": if database { "ok" } else { "degraded" },
         "database": if database { "ok" } else { "error" },
@@ -269,6 +281,12 @@ async fn healthz(State(state): State<Arc<WebState>>) -> Response {
             "last_poll": live.atlas_last_poll,
             "last_error": live.atlas_last_error,
             "classified": live.atlas_classified,
+            "awaiting_approval": count(crate::atlas::EmailState::AwaitingApproval),
+            "parked": {
+                "scan_failed": count(crate::atlas::EmailState::ScanFailed),
+                "classify_failed": count(crate::atlas::EmailState::ClassifyFailed),
+            },
+            "escalated": count(crate::atlas::EmailState::Escalated),
         },
     });
     let code = if database { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };

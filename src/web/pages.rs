@@ -389,6 +389,16 @@ pub async fn atlas(State(state): State<Arc<WebState>>) -> Response {
                                         button type="button" data-draft=(r.id) { "Brouillon de réponse" }
                                         pre.draft id=(format!("draft-{}", r.id)) {}
                                     }
+                                    @if r.status == crate::atlas::EmailState::AwaitingApproval {
+                                        button type="button" data-decide="approve" data-id=(r.id) { "Approuver" }
+                                        " "
+                                        button type="button" data-decide="cancel" data-id=(r.id) { "Refuser" }
+                                        p.decision id=(format!("decision-{}", r.id)) {}
+                                    }
+                                    @if matches!(r.status, crate::atlas::EmailState::ScanFailed | crate::atlas::EmailState::ClassifyFailed) {
+                                        button type="button" data-decide="retry" data-id=(r.id) { "Relancer" }
+                                        p.decision id=(format!("decision-{}", r.id)) {}
+                                    }
                                 }
                             }
                         }

@@ -5,6 +5,7 @@
 use arthur::atlas::store::{AtlasStore, AtlasStoreError, ClassificationRecord, NewClient};
 use arthur::atlas::{audit, Complexity, EmailState, Intent};
 use arthur_agents::llm::scripted::Reply;
+use arthur_agents::time::Clock;
 
 use crate::support::*;
 
@@ -233,41 +234,63 @@ async fn forwarded_body_resolution_and_fail_closed_unknown() {
     assert!(matches!(err, AtlasStoreError::PublicDomain(_)), "{err}");
 }
 
-#[tokio::test]
-async fn invalid_answers_fail_retryably_then_park_the_message() {
-    let app = spawn_atlas().await;
-    for bad in [
+#[tokio::test(flavor = "multi_thread")]
+async fn invalid_answers_back_off_then_park_the_message_and_tell_the_founder_once() {
+    let mut app = spawn_atlas().await;
+    let smtp = crate::recap::SmtpServer::start();
+    app.atlas.deps.notifier = Some(crate::intake::notifier(&app, &smtp));
+    let bad = [
         Reply::text(r#"{"intent": "chantier", "confidence": 0.9}"#),
         Reply::text(r#"{"intent": "run", "confidence": 1.7}"#),
         Reply::text("je pense que c'est un run"),
         Reply::status(500, "boom"),
         Reply::text(r#"{"intent": "run"}"#),
-    ] {
-        app.llm.push(bad);
+        Reply::text("[]"),
+    ];
+    for reply in bad {
+        app.llm.push(reply);
     }
-    let id = match app.atlas.ingest(ACCOUNT, None, msg("a@b.fr", "x", "y").raw()).await.unwrap() {
+    let id = match app.atlas.ingest(ACCOUNT, None, msg("a@b.fr", "Devis", "y").raw()).await.unwrap() {
         arthur::atlas::store::Inserted::New(id) => id,
         other => panic!("{other:?}"),
     };
     app.atlas.scan_pending().await.unwrap();
-    for attempt in 1..=5 {
+    for attempt in 1..=5i64 {
+        let calls = app.llm.chat_requests().len();
         app.atlas.classify_pending().await.unwrap();
+        assert_eq!(app.llm.chat_requests().len(), calls + 1, "attempt {attempt} asked the model");
         let row = app.store.email(id).await.unwrap().unwrap();
-        let expected = if attempt < 5 { EmailState::Scanned } else { EmailState::ClassifyFailed };
-        assert_eq!(row.status, expected, "after attempt {attempt}");
-        assert_eq!(row.intent, None);
+        assert_eq!((row.status, row.intent, row.attempts), (EmailState::Scanned, None, attempt));
+        let wait = arthur::atlas::store::backoff(attempt);
+        assert_eq!(row.retry_at, Some(app.clock.now() + wait));
+        // Before the backoff is over, a tick does not call the model.
+        app.atlas.classify_pending().await.unwrap();
+        assert_eq!(app.llm.chat_requests().len(), calls + 1);
+        app.clock.advance(wait);
     }
+    // Still failing a day after the first failure: parked, the founder told once.
+    app.clock.advance(chrono::Duration::hours(24));
+    app.atlas.classify_pending().await.unwrap();
+    assert_eq!(app.store.email(id).await.unwrap().unwrap().status, EmailState::ClassifyFailed);
     let failures = app.events(id).await.iter().filter(|e| *e == audit::CLASSIFY_FAILED).count();
-    assert_eq!(failures, 5);
+    assert_eq!(failures, 6);
     assert_eq!(app.materialised_counts().await, [0, 0, 0, 0]);
+    let mails = smtp.wait_for_messages(1, std::time::Duration::from_secs(10));
+    let text = mails[0].text();
+    assert!(
+        text.contains("la classification échoue depuis") && text.contains(&format!("arthur atlas retry {id}")),
+        "{text}"
+    );
     // Parked messages are not retried by the normal tick…
     app.llm.push(verdict("run", "leger", 0.9));
     app.atlas.classify_pending().await.unwrap();
     assert_eq!(app.store.email(id).await.unwrap().unwrap().status, EmailState::ClassifyFailed);
     // …until they are put back.
-    assert_eq!(app.store.retry_failed(crate::common::start_time()).await.unwrap(), 1);
+    let (code, line) = arthur::atlas::command::retry(app.store.as_ref(), id, "cli", app.clock.now()).await.unwrap();
+    assert_eq!(code, 0, "{line}");
     app.atlas.classify_pending().await.unwrap();
     assert_eq!(app.store.email(id).await.unwrap().unwrap().intent, Some(Intent::Run));
+    assert_eq!(smtp.messages().len(), 1, "one e-mail for the parking, none after");
 }
 
 #[tokio::test]
@@ -319,4 +342,45 @@ async fn no_model_configured_leaves_a_retryable_state() {
     assert_eq!(row.status, EmailState::Scanned);
     assert_eq!(row.attempts, 1);
     assert!(app.events(row.id).await.contains(&audit::CLASSIFY_FAILED.to_string()));
+}
+
+/// Seed §5.3: the existing-client guard reads the REAL sender. The founder's verified
+/// forward of a known client's quote request is that client's: run + plan. The same forward
+/// unsigned (its From forgeable) proves nothing, and a forwarded conseil stays a conseil.
+#[tokio::test]
+async fn a_forwarded_negociation_from_a_known_client_becomes_run_plan() {
+    let app = spawn_atlas().await;
+    let client = app.add_client("Boutique", &["marie@boutique.fr"], &[], Some(900.0)).await;
+    let forward = |subject: &str| {
+        msg(
+            FOUNDER,
+            subject,
+            "Tu peux chiffrer ?\n\n---------- Forwarded message ---------\nDe : Marie <marie@boutique.fr>\nCombien pour une page FAQ ?",
+        )
+    };
+    app.llm.push(verdict("negociation", "leger", 0.9));
+    let row = app.process(app.signed(&forward("TR: devis FAQ"))).await;
+    assert!(row.dkim_pass);
+    assert_eq!((row.client_id, row.client_source.as_deref()), (Some(client), Some("forwarded-body")));
+    assert_eq!((row.intent, row.complexity), (Some(Intent::Run), Some(Complexity::Plan)));
+    let audits = app.store.audits(row.id).await.unwrap();
+    let guard = audits.iter().find(|a| a.event == audit::NEGOCIATION_OVERRIDE_EXISTING_CLIENT).unwrap();
+    assert_eq!(
+        (guard.detail["client_id"].as_i64(), guard.detail["source"].as_str()),
+        (Some(client), Some("forwarded-body"))
+    );
+
+    app.llm.push(verdict("negociation", "leger", 0.9));
+    let row = app.process(forward("TR: devis FAQ (non signé)").raw()).await;
+    assert!(!row.dkim_pass);
+    assert_eq!(row.intent, Some(Intent::Negociation), "an unsigned forward is not the founder's word");
+
+    app.llm.push(verdict("conseil", "leger", 0.9));
+    let row = app.process(app.signed(&forward("TR: avis"))).await;
+    assert_eq!(row.intent, Some(Intent::Conseil), "conseil stays excluded");
+
+    // The anti-silence guard stays on the envelope: a forwarded "noise" is not overridden.
+    app.llm.push(verdict("noise", "leger", 0.95));
+    let row = app.process(app.signed(&forward("TR: pub"))).await;
+    assert_eq!(row.intent, Some(Intent::Noise));
 }

@@ -39,14 +39,24 @@ impl Env {
     }
 }
 
+/// One set of DKIM keys for this test binary's processes (the file and the signatures agree).
+fn test_keys() -> &'static DkimKeys {
+    static KEYS: std::sync::OnceLock<DkimKeys> = std::sync::OnceLock::new();
+    KEYS.get_or_init(DkimKeys::generate)
+}
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn env(imap: &Dovecot, llm: &ScriptedLlm, db: &std::path::Path) -> Env {
+    let data = tempfile::tempdir().unwrap();
+    let keys = data.path().join("dkim-keys");
+    test_keys().write_file(&keys);
     Env {
-        data: tempfile::tempdir().unwrap(),
+        data,
         vars: vec![
+            ("ATLAS_DKIM_KEYS".into(), keys.display().to_string()),
             ("ATLAS_IMAP_URL".into(), imap.url()),
             ("MISTRAL_API_KEY".into(), "sk-test-secret".into()),
             ("MISTRAL_BASE_URL".into(), llm.base_url()),
@@ -330,7 +340,7 @@ async fn serve_stops_a_launch_in_flight_through_the_salvage_path() {
         env.vars.push((k.into(), v));
     }
     llm.push(verdict("run", "leger", 0.9));
-    imap.append(&msg("jean@client.fr", "Long travail", "Refais tout").raw()).await;
+    imap.append(&test_keys().sign("maboite.fr", &msg(FOUNDER, "Long travail", "Refais tout"))).await;
 
     let mut c = env.command(&[
         "serve",
@@ -403,7 +413,7 @@ async fn launch_logs_and_database_never_hold_the_secrets_a_run_prints() {
     env.vars.push(("ATLAS_CLAUDE_BIN".into(), bin.display().to_string()));
     env.vars.push(("RUST_LOG".into(), "debug".into()));
     llm.push(verdict("question", "leger", 0.9));
-    imap.append(&msg("jean@client.fr", "Config", "Regarde la config").raw()).await;
+    imap.append(&test_keys().sign("maboite.fr", &msg(FOUNDER, "Config", "Regarde la config"))).await;
     env.ok(&["atlas", "poll", "--once"]);
     let out = env.arthur(&["atlas", "launch", "--once"]);
     let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
@@ -421,4 +431,265 @@ async fn launch_logs_and_database_never_hold_the_secrets_a_run_prints() {
         let found = |hay: &[u8]| hay.windows(secret.len()).any(|w| w == secret.as_bytes());
         assert!(!found(&bytes) && !found(&wal), "{secret} in the database");
     }
+}
+
+/// `arthur atlas launch --once` as a process whose environment holds every kind of secret
+/// Arthur has: Claude Code, the deploy command and the QA command each dump their
+/// environment, and none of those secrets is there — only the allowlist, the `ATLAS_*`
+/// values the launcher gives on purpose, and the one name listed in `ATLAS_CHILD_ENV`.
+#[tokio::test(flavor = "multi_thread")]
+async fn children_get_the_allowlisted_environment_and_none_of_arthurs_secrets() {
+    let imap = Dovecot::start().await;
+    let llm = ScriptedLlm::start().await;
+    let db = crate::scan::eicar_db();
+    let repo = crate::worktree::git_repo();
+    let smtp = crate::recap::SmtpServer::start_requiring_auth();
+    let mut env = env(&imap, &llm, db.path());
+    let dir = env.data.path().to_path_buf();
+    let script = dir.join("plan.jsonl");
+    std::fs::write(
+        &script,
+        "{\"commit\": \"feat: page\"}\n\
+         {\"contract\": {\"ok\": true, \"tenant\": \"shop\", \"routes_to_qa\": [\"/a\"], \"commits\": \"$COMMITS\", \"summary_md\": \"ok\"}}\n\
+         {\"result\": {}}\n",
+    )
+    .unwrap();
+    let bin = dir.join("claude");
+    std::fs::write(
+        &bin,
+        format!(
+            "#!/bin/sh\nFAKE_CLAUDE_ENV_FILE='{}' FAKE_CLAUDE_SCRIPT='{}' exec {} \"$@\"\n",
+            dir.join("claude.env").display(),
+            script.display(),
+            crate::pty::fake_claude().display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod").arg("+x").arg(&bin).status().unwrap();
+    let secrets = [
+        ("OPENAI_API_KEY", "sk-openai-never-in-a-child".to_string()),
+        ("ARTHUR_WEB_TOKEN", "web-token-never-in-a-child".to_string()),
+        ("ARTHUR_DATABASE_URL", format!("sqlite://{}/arthur.db", dir.display())),
+        ("ATLAS_SMTP_URL", smtp.url_with_password(smtp.password())),
+        ("UNLISTED_SETTING", "not-for-children".to_string()),
+    ];
+    for (k, v) in secrets.iter().cloned() {
+        env.vars.push((k.into(), v));
+    }
+    for (k, v) in [
+        ("ATLAS_REPO", repo.path().display().to_string()),
+        ("ATLAS_BASE_BRANCH", "main".to_string()),
+        ("ATLAS_CLAUDE_BIN", bin.display().to_string()),
+        ("ATLAS_DEPLOY_CMD", format!("env > '{}'", dir.join("deploy.env").display())),
+        ("ATLAS_QA_CMD", format!("env > '{}'", dir.join("qa.env").display())),
+        ("ANTHROPIC_API_KEY", "sk-ant-listed-on-purpose".to_string()),
+        ("ATLAS_CHILD_ENV", "ANTHROPIC_API_KEY".to_string()),
+    ] {
+        env.vars.push((k.into(), v));
+    }
+    llm.push(verdict("run", "plan", 0.9));
+    imap.append(&test_keys().sign("maboite.fr", &msg(FOUNDER, "Nouvelle page", "Ajoute la page A."))).await;
+    env.ok(&["atlas", "poll", "--once"]);
+    let out = env.arthur(&["atlas", "launch", "--once"]);
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(out.status.success() && all.contains("1 traité(s)"), "{all}");
+
+    let claude: std::collections::BTreeMap<String, String> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("claude.env")).unwrap()).unwrap();
+    let shell_env = |name: &str| -> std::collections::BTreeMap<String, String> {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .lines()
+            .filter_map(|l| l.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+            .collect()
+    };
+    let children = [("claude", claude), ("deploy", shell_env("deploy.env")), ("qa", shell_env("qa.env"))];
+    let imap_password = imap.password().to_string();
+    for (who, vars) in &children {
+        let all = format!("{vars:?}");
+        for (name, value) in secrets
+            .iter()
+            .chain([("MISTRAL_API_KEY", "sk-test-secret".to_string()), ("ATLAS_IMAP_URL", imap.url())].iter())
+        {
+            assert!(!vars.contains_key(*name), "{who} got {name}");
+            assert!(!all.contains(value.as_str()), "{who} saw the value of {name}");
+        }
+        assert!(!all.contains(&imap_password) && !all.contains(smtp.password()), "{who} saw a password");
+        assert_eq!(vars.get("ANTHROPIC_API_KEY").map(String::as_str), Some("sk-ant-listed-on-purpose"), "{who}");
+        assert!(vars.contains_key("PATH") && vars.contains_key("HOME"), "{who}: {vars:?}");
+        let atlas: Vec<&String> = vars.keys().filter(|k| k.starts_with("ATLAS_")).collect();
+        let expected: &[&str] = match *who {
+            "claude" => &["ATLAS_CONTRACT_FILE"],
+            "deploy" => &["ATLAS_TENANT", "ATLAS_WORKSPACE"],
+            _ => &["ATLAS_ROUTE", "ATLAS_TENANT", "ATLAS_WORKSPACE"],
+        };
+        assert_eq!(atlas, expected, "{who}: only what the launcher gives on purpose");
+    }
+    // The recap still went out (Arthur itself used the SMTP password; its children did not).
+    assert_eq!(smtp.wait_for_messages(1, std::time::Duration::from_secs(10)).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_doctor_says_who_may_launch_and_what_the_runs_see() {
+    let imap = Dovecot::start().await;
+    let llm = ScriptedLlm::start().await;
+    let db = crate::scan::eicar_db();
+    let mut env = env(&imap, &llm, db.path());
+    let out = env.ok(&["doctor"]);
+    assert!(out.contains("seuls tes e-mails signés DKIM"), "{out}");
+    assert!(out.contains("en attente de ton accord : 0"), "{out}");
+    assert!(out.contains("mis de côté après une journée d'erreurs : 0 (antivirus 0, classification 0)"), "{out}");
+    assert!(out.contains("escaladés (un humain doit reprendre) : 0"), "{out}");
+    assert!(out.contains("2 nouvel(s) essai(s) après un délai dépassé"), "{out}");
+    // A parked message is counted (its row put in that state as a day of errors would).
+    let pool = sqlx::sqlite::SqlitePoolOptions::new()
+        .connect(&format!("sqlite://{}", env.data.path().join("arthur.db").display()))
+        .await
+        .unwrap();
+    let now = arthur_agents::time::to_db(chrono::Utc::now());
+    let raw: i64 = sqlx::query_scalar(
+        "INSERT INTO atlas_raw_messages (account, message_key, raw, size, received_at) VALUES ('a', 'k', x'00', 1, ?) RETURNING id",
+    )
+    .bind(&now)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO atlas_emails (raw_message_id, status, created_at, updated_at) VALUES (?, 'scan_failed', ?, ?)",
+    )
+    .bind(raw)
+    .bind(&now)
+    .bind(&now)
+    .execute(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    let out = env.ok(&["doctor"]);
+    assert!(
+        out.contains("[--] Atlas · mis de côté après une journée d'erreurs : 1 (antivirus 1, classification 0)"),
+        "{out}"
+    );
+    env.vars.push(("ATLAS_TRUST_UNSIGNED_FOUNDER".into(), "1".into()));
+    env.vars.push(("ATLAS_CHILD_ENV".into(), "ANTHROPIC_API_KEY".into()));
+    let out = env.ok(&["doctor"]);
+    assert!(out.contains("[--] Atlas · autorité : ATLAS_TRUST_UNSIGNED_FOUNDER=1"), "{out}");
+    assert!(out.contains("ATLAS_CHILD_ENV : ANTHROPIC_API_KEY"), "{out}");
+    env.vars.push(("ATLAS_WORKTREE".into(), "0".into()));
+    let out = env.ok(&["doctor"]);
+    assert!(out.contains("[--] Atlas · runs : ATLAS_WORKTREE=0"), "{out}");
+    env.vars.push(("ATLAS_CHILD_ENV".into(), "BAD=NAME".into()));
+    let out = env.arthur(&["doctor"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("ATLAS_CHILD_ENV"), "{}", stderr(&out));
+}
+
+/// `arthur serve` runs the lock watchdog as a task of its own: while a launch cycle is busy
+/// with a run that does not end, a lock held for more than ten minutes (another worker's,
+/// stuck) reaches the founder by e-mail — once, however many checks see it.
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_s_lock_watchdog_alerts_once_while_a_launch_cycle_runs() {
+    use std::time::Duration;
+    let imap = Dovecot::start().await;
+    let llm = ScriptedLlm::start().await;
+    let db = crate::scan::eicar_db();
+    let smtp = crate::recap::SmtpServer::start();
+    let repo = crate::worktree::git_repo();
+    let mut env = env(&imap, &llm, db.path());
+    let pids = env.data.path().join("claude.pids");
+    let bin = env.data.path().join("claude");
+    std::fs::write(
+        &bin,
+        format!(
+            "#!/bin/sh\nFAKE_CLAUDE_SCENARIO=silence FAKE_CLAUDE_PID_FILE='{}' exec {} \"$@\"\n",
+            pids.display(),
+            crate::pty::fake_claude().display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod").arg("+x").arg(&bin).status().unwrap();
+    for (k, v) in [
+        ("ATLAS_REPO", repo.path().display().to_string()),
+        ("ATLAS_BASE_BRANCH", "main".to_string()),
+        ("ATLAS_CLAUDE_BIN", bin.display().to_string()),
+        ("ATLAS_SMTP_URL", smtp.url()),
+    ] {
+        env.vars.push((k.into(), v));
+    }
+    llm.push(verdict("run", "leger", 0.9));
+    imap.append(&test_keys().sign("maboite.fr", &msg(FOUNDER, "Long travail", "Refais tout"))).await;
+    llm.push(verdict("question", "leger", 0.9));
+    imap.append(&msg("x@inconnu.fr", "Autre", "Bonjour").raw()).await;
+    let mut c = env.command(&[
+        "serve",
+        "--no-voice",
+        "--atlas-poll-secs",
+        "1",
+        "--atlas-launch-secs",
+        "1",
+        "--atlas-launch-offset-secs",
+        "1",
+        "--atlas-watchdog-secs",
+        "1",
+    ]);
+    c.env("ARTHUR_WEB_ADDR", "127.0.0.1:0").stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut child = crate::common::Killed(c.spawn().unwrap());
+    let lines = crate::common::lines_of(&mut child.0);
+    let mut seen = Vec::new();
+    crate::common::wait_line(&lines, &mut seen, "interface web sur http://", Duration::from_secs(30));
+    // The launcher is now inside a cycle that does not end: claude stays silent for an hour.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(&pids).unwrap_or_default().trim().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "claude never started: {seen:#?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Another worker's lock on the second message, taken twenty minutes ago and stuck.
+    let url = format!("sqlite://{}", env.data.path().join("arthur.db").display());
+    let pool = sqlx::sqlite::SqlitePoolOptions::new().max_connections(1).connect(&url).await.unwrap();
+    let other: i64 = sqlx::query_scalar("SELECT id FROM atlas_emails WHERE id <> (SELECT MIN(id) FROM atlas_emails)")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let ago = arthur_agents::time::to_db(chrono::Utc::now() - chrono::Duration::minutes(20));
+    let later = arthur_agents::time::to_db(chrono::Utc::now() + chrono::Duration::hours(2));
+    sqlx::query(
+        "INSERT INTO atlas_leases (email_id, holder, acquired_at, expires_at) VALUES (?, 'stuck-host:4242', ?, ?)",
+    )
+    .bind(other)
+    .bind(&ago)
+    .bind(&later)
+    .execute(&pool)
+    .await
+    .unwrap();
+    let mails = smtp.wait_for_messages(1, Duration::from_secs(20));
+    let alert = mails.iter().find(|m| m.parsed().subject().unwrap_or("").starts_with("[Atlas] verrou bloqué")).unwrap();
+    assert_eq!(alert.rcpt_tos, vec![FOUNDER.to_string()]);
+    assert!(
+        alert.text().contains("stuck-host:4242") && alert.text().contains(&format!("e-mail n° {other}")),
+        "{}",
+        alert.text()
+    );
+    // Several more checks: still one e-mail for that lock, and the run is still going.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let alerts = smtp
+        .messages()
+        .iter()
+        .filter(|m| m.parsed().subject().unwrap_or("").starts_with("[Atlas] verrou bloqué"))
+        .count();
+    assert_eq!(alerts, 1);
+    let audits: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM atlas_audits WHERE event = 'lock_watchdog_alert' AND email_id = ?")
+            .bind(other)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert!(audits >= 3, "a check every second: {audits}");
+    let running: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM atlas_launches WHERE status = 'running'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(running, 1, "the cycle was still running meanwhile");
+    pool.close().await;
+    crate::common::sigterm(&child.0);
+    let status = crate::common::wait_exit(&mut child.0, Duration::from_secs(30)).await;
+    assert!(status.success(), "{seen:#?}");
 }

@@ -5,6 +5,7 @@
 use arthur::atlas::imap::ImapAccount;
 use arthur::atlas::store::AtlasStore;
 use arthur::atlas::{audit, EmailState, Intent};
+use arthur_agents::time::Clock;
 
 use crate::dovecot::Dovecot;
 use crate::support::*;
@@ -149,24 +150,118 @@ async fn eicar_blocks_classification_whatever_the_part_is_called() {
     assert_eq!(app.store.list(Some(EmailState::Blocked)).await.unwrap().len(), 3);
 }
 
+/// A notifier e-mailing the founder through `smtp` (the test's SMTP server).
+pub fn notifier(app: &AtlasApp, smtp: &crate::recap::SmtpServer) -> arthur::atlas::notify::Notifier {
+    arthur::atlas::notify::Notifier {
+        store: app.store.clone(),
+        clock: app.clock.clone(),
+        smtp: Some(arthur::atlas::recap::SmtpAccount::parse(&smtp.url()).unwrap()),
+        founder: Some(FOUNDER.into()),
+        mailbox: Some(MAILBOX.into()),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn a_scanner_failure_is_retried_never_read() {
-    let app = spawn_atlas_with(Some(arthur::atlas::scan::Scanner::Clamd { addr: "127.0.0.1:1".into() })).await;
-    let id = match app.atlas.ingest(ACCOUNT, None, msg("a@x.fr", "x", "y").raw()).await.unwrap() {
+async fn a_scanner_failing_for_a_day_parks_the_message_tells_the_founder_once_and_never_reads_it() {
+    let mut app = spawn_atlas_with(Some(arthur::atlas::scan::Scanner::Clamd { addr: "127.0.0.1:1".into() })).await;
+    let smtp = crate::recap::SmtpServer::start();
+    app.atlas.deps.notifier = Some(notifier(&app, &smtp));
+    let id = match app.atlas.ingest(ACCOUNT, None, msg("a@x.fr", "Commande 12", "y").raw()).await.unwrap() {
         arthur::atlas::store::Inserted::New(id) => id,
         other => panic!("{other:?}"),
     };
-    for attempt in 1..=5 {
-        app.atlas.scan_pending().await.unwrap();
-        app.atlas.classify_pending().await.unwrap();
+    // Backing off 1, 2, 4 … 60 minutes: a tick before the next attempt does not scan.
+    let mut scans = 0;
+    let day = chrono::Duration::hours(24);
+    let started = app.clock.now();
+    while app.clock.now() - started < day {
+        let (clean, blocked) = app.atlas.scan_pending().await.unwrap();
+        assert_eq!((clean, blocked), (0, 0));
         let row = app.store.email(id).await.unwrap().unwrap();
-        let expected = if attempt < 5 { EmailState::Received } else { EmailState::Blocked };
-        assert_eq!(row.status, expected, "attempt {attempt}");
+        assert_eq!(row.status, EmailState::Received, "never blocked for a scanner error");
+        scans += 1;
+        let wait = row.retry_at.unwrap() - app.clock.now();
+        assert_eq!(wait, arthur::atlas::store::backoff(scans), "attempt {scans}");
+        app.clock.advance(wait - chrono::Duration::seconds(1));
+        app.atlas.scan_pending().await.unwrap();
+        assert_eq!(app.store.email(id).await.unwrap().unwrap().attempts, scans, "not due yet: not scanned");
+        app.clock.advance(chrono::Duration::seconds(1));
     }
-    assert_eq!(app.llm.chat_requests().len(), 0);
+    // The day is over: the next failure parks it (scan_failed, not blocked), one e-mail.
+    app.atlas.scan_pending().await.unwrap();
+    let row = app.store.email(id).await.unwrap().unwrap();
+    assert_eq!(row.status, EmailState::ScanFailed);
+    assert!((28..=32).contains(&scans), "about 28 attempts in a day: {scans}");
+    assert_eq!(app.llm.chat_requests().len(), 0, "nothing of it was read");
     let events = app.events(id).await;
-    assert_eq!(events.iter().filter(|e| *e == audit::SCAN_FAILED).count(), 5);
-    assert!(events.contains(&audit::CLASSIFY_BLOCKED_UNSAFE_ATTACHMENTS.to_string()));
+    assert!(!events.contains(&audit::CLASSIFY_BLOCKED_UNSAFE_ATTACHMENTS.to_string()));
+    assert!(events.contains(&audit::PARKED.to_string()));
+    let mails = smtp.wait_for_messages(1, std::time::Duration::from_secs(10));
+    assert_eq!(mails[0].rcpt_tos, vec![FOUNDER.to_string()]);
+    let subject = mails[0].parsed().subject().unwrap_or("").to_string();
+    assert!(subject.starts_with("[Atlas] mis de côté — Commande 12"), "{subject}");
+    let text = mails[0].text();
+    assert!(text.contains(&format!("arthur atlas retry {id}")) && text.contains("l'analyse antivirus"), "{text}");
+    // Parked: later ticks neither scan it nor e-mail again.
+    app.clock.advance(chrono::Duration::hours(2));
+    app.atlas.scan_pending().await.unwrap();
+    assert_eq!(app.store.email(id).await.unwrap().unwrap().attempts, row.attempts);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(smtp.messages().len(), 1);
+    // `retry` puts it back (the scanner is still down: it fails again, backing off anew).
+    let (code, line) = arthur::atlas::command::retry(app.store.as_ref(), id, "cli", app.clock.now()).await.unwrap();
+    assert_eq!(code, 0, "{line}");
+    assert_eq!(app.store.email(id).await.unwrap().unwrap().status, EmailState::Received);
+    app.atlas.scan_pending().await.unwrap();
+    let row = app.store.email(id).await.unwrap().unwrap();
+    assert_eq!((row.status, row.attempts), (EmailState::Received, 1));
+}
+
+/// A five-minute ClamAV outage (clamd's socket gone, then back) loses no message and parks
+/// none: each is scanned once clamd answers again, then classified.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_five_minute_scanner_outage_loses_no_message() {
+    let clamd = crate::scan::Clamd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("clamd.sock");
+    let scanner = arthur::atlas::scan::Scanner::Clamd { addr: socket.display().to_string() };
+    let app = spawn_atlas_with(Some(scanner)).await;
+    let mut ids = Vec::new();
+    for i in 0..4 {
+        let raw = msg("jean@x.fr", &format!("Demande {i}"), "Bonjour").raw();
+        let arthur::atlas::store::Inserted::New(id) = app.atlas.ingest(ACCOUNT, None, raw).await.unwrap() else {
+            panic!()
+        };
+        ids.push(id);
+    }
+    // Down for five minutes: every tick fails or waits; nothing parks.
+    let start = app.clock.now();
+    while app.clock.now() - start < chrono::Duration::minutes(5) {
+        assert_eq!(app.atlas.scan_pending().await.unwrap(), (0, 0));
+        app.clock.advance(chrono::Duration::seconds(30));
+    }
+    for id in &ids {
+        let row = app.store.email(*id).await.unwrap().unwrap();
+        assert_eq!(row.status, EmailState::Received);
+        assert!(row.attempts >= 3, "{}", row.attempts);
+    }
+    // clamd is back (its socket reappears where Atlas looks).
+    std::os::unix::fs::symlink(clamd.socket_path(), &socket).unwrap();
+    for _ in ids.iter() {
+        app.llm.push(verdict("question", "leger", 0.9));
+    }
+    let start = app.clock.now();
+    let mut classified = 0;
+    while classified < ids.len() && app.clock.now() - start < chrono::Duration::minutes(10) {
+        app.atlas.scan_pending().await.unwrap();
+        classified += app.atlas.classify_pending().await.unwrap().0;
+        app.clock.advance(chrono::Duration::seconds(30));
+    }
+    for id in &ids {
+        let row = app.store.email(*id).await.unwrap().unwrap();
+        assert_eq!((row.status, row.scan_verdict.as_deref()), (EmailState::Classified, Some("clean")), "message {id}");
+        assert_eq!((row.retry_at, row.failing_since), (None, None));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -22,6 +22,7 @@ fn atlas_args(dir: &Path) -> Vec<String> {
         max_turns: 40,
         system_prompt: "Tu es Atlas.".into(),
         resume: None,
+        persist_session: false,
         strict_mcp: true,
         allowed_tools: None,
         model: None,
@@ -31,11 +32,12 @@ fn atlas_args(dir: &Path) -> Vec<String> {
 /// A spec with short timeouts, running `scenario` in a fresh directory.
 fn spec(dir: &Path, scenario: &str) -> LaunchSpec {
     let mut spec = LaunchSpec::new(fake_claude(), atlas_args(dir), dir);
-    spec.env = vec![
+    // The child gets this environment only (LaunchSpec::new's allowlist, plus these).
+    spec.env.extend([
         ("FAKE_CLAUDE_SCENARIO".into(), scenario.into()),
         ("FAKE_CLAUDE_PID_FILE".into(), dir.join("pids").to_string_lossy().into_owned()),
         ("ATLAS_CONTRACT_FILE".into(), dir.join("contract.json").to_string_lossy().into_owned()),
-    ];
+    ]);
     spec.idle_timeout = Duration::from_secs(20);
     spec.hard_timeout = Duration::from_secs(60);
     spec.budget = Duration::from_secs(60);
@@ -349,7 +351,7 @@ async fn a_scripted_scenario_file_replaces_the_built_ins() {
     let (out, events) = launch(spec).await;
     assert_eq!((out.class, out.skipped_lines), (ExitClass::Error, 1));
     assert_eq!(types(&events), ["system", "result"]);
-    assert_eq!(events[1]["session_id"], "5f0c6a2e-3b1d-4c8e-9a7f-0d2b4e6f8a10");
+    assert!(uuid_like(events[1]["session_id"].as_str().unwrap()), "a new session gets a UUID: {:?}", events[1]);
     assert_eq!(out.result.unwrap()["result"], "scripted failure");
     assert!(std::fs::read_to_string(dir.path().join("contract.json")).unwrap().contains("scripted"));
 }
@@ -363,6 +365,7 @@ fn claude_args_put_add_dir_right_after_the_prompt() {
         max_turns: 40,
         system_prompt: "Tu es Atlas.".into(),
         resume: None,
+        persist_session: false,
         strict_mcp: true,
         allowed_tools: Some("Bash,Edit,Read".into()),
         model: Some("claude-sonnet-4-5".into()),
@@ -388,6 +391,7 @@ fn claude_args_put_add_dir_right_after_the_prompt() {
             "--exclude-dynamic-system-prompt-sections",
             "--strict-mcp-config",
             "--include-partial-messages",
+            "--include-hook-events",
             "--allowed-tools",
             "Bash,Edit,Read",
             "--model",
@@ -408,25 +412,73 @@ fn claude_args_put_add_dir_right_after_the_prompt() {
     assert_eq!(&args[..4], ["-p", "Corrige le panier", "--add-dir", "/srv/worktrees/run-42"]);
 }
 
-#[tokio::test]
-async fn the_fake_accepts_what_claude_args_builds_when_resuming() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut spec = spec(dir.path(), "success");
-    spec.args = claude_args(&ClaudeArgs {
+/// A command line for a pass in `dir`: saved or not, resuming `resume` or not.
+fn session_args(dir: &Path, persist: bool, resume: Option<&str>) -> Vec<String> {
+    claude_args(&ClaudeArgs {
         prompt: "- reprends".into(),
-        add_dir: dir.path().to_path_buf(),
+        add_dir: dir.to_path_buf(),
         permission_mode: "acceptEdits".into(),
         max_turns: 0,
         system_prompt: "Tu es Atlas.".into(),
-        resume: Some("sess-7".into()),
+        resume: resume.map(str::to_string),
+        persist_session: persist,
         strict_mcp: false,
         allowed_tools: Some("Bash".into()),
         model: Some("claude-opus-4-1".into()),
-    });
-    let (out, events) = launch(spec).await;
+    })
+}
+
+/// The fake keeps sessions the way Claude Code documents it (see its header): saved unless
+/// `--no-session-persistence`, resumable from the same project (any of its git worktrees),
+/// "No conversation found" with no stream and exit 1 otherwise.
+#[tokio::test]
+async fn the_fake_resumes_saved_sessions_only_as_claude_code_does() {
+    let repo = crate::worktree::git_repo();
+    let config = tempfile::tempdir().unwrap();
+    let in_dir = |dir: &Path, args: Vec<String>| {
+        let mut spec = spec(dir, "success");
+        spec.args = args;
+        spec.env.push(("CLAUDE_CONFIG_DIR".into(), config.path().to_string_lossy().into_owned()));
+        spec
+    };
+    // A saved session, then resumed: same id, a result.
+    let (out, events) = launch(in_dir(repo.path(), session_args(repo.path(), true, None))).await;
     assert_eq!(out.class, ExitClass::Ok);
-    assert_eq!(events[0]["session_id"], "sess-7");
+    let saved = out.session_id.clone().expect("a session id");
+    assert!(uuid_like(&saved), "{saved}");
+    assert_eq!(events[0]["session_id"], saved.as_str());
     assert_eq!(events[0]["model"], "claude-opus-4-1");
+    let (out, events) = launch(in_dir(repo.path(), session_args(repo.path(), true, Some(&saved)))).await;
+    assert_eq!((out.class, out.session_id.as_deref()), (ExitClass::Ok, Some(saved.as_str())), "{events:?}");
+    // From another worktree of the same repository: the same project, resumable.
+    let other = tempfile::tempdir().unwrap();
+    let wt = other.path().join("wt");
+    crate::worktree::git(repo.path(), &["worktree", "add", "-q", "-b", "atlas/other", wt.to_str().unwrap()]);
+    let (out, _) = launch(in_dir(&wt, session_args(&wt, true, Some(&saved)))).await;
+    assert_eq!(out.class, ExitClass::Ok, "a worktree of the project sees its sessions");
+
+    // Not saved (--no-session-persistence): cannot be resumed.
+    let (out, _) = launch(in_dir(repo.path(), session_args(repo.path(), false, None))).await;
+    let unsaved = out.session_id.clone().expect("a session id even unsaved");
+    let refused = |out: &RunOutcome, events: &[Value]| {
+        assert_eq!((out.class, out.exit_code, out.events, out.result.is_none()), (ExitClass::Error, Some(1), 0, true));
+        assert!(events.is_empty());
+        assert!(out.noise.iter().any(|l| l.contains("No conversation found with session ID")), "{:?}", out.noise);
+    };
+    let (out, events) = launch(in_dir(repo.path(), session_args(repo.path(), true, Some(&unsaved)))).await;
+    refused(&out, &events);
+    // Unknown, or from another project: refused alike.
+    let (out, events) =
+        launch(in_dir(repo.path(), session_args(repo.path(), true, Some("7d3c2a1b-0000-4000-8000-000000000000"))))
+            .await;
+    refused(&out, &events);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let (out, events) = launch(in_dir(elsewhere.path(), session_args(elsewhere.path(), true, Some(&saved)))).await;
+    refused(&out, &events);
+}
+
+fn uuid_like(s: &str) -> bool {
+    s.len() == 36 && s.chars().filter(|c| *c == '-').count() == 4
 }
 
 #[tokio::test]

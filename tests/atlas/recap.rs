@@ -16,7 +16,9 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use arthur::atlas::recap::{self, Recap, RecapError, RunStatus, SmtpAccount};
+use arthur::atlas::machine::{DeployFact, End, EscalateWhy, FailReason, MergeFact, NotMergedWhy, QaFact, RouteQa};
+use arthur::atlas::recap::{self, Figure, Recap, RecapError, RunStatus, SmtpAccount};
+use arthur::atlas::{Complexity, Intent};
 use mail_parser::{MessageParser, MimeHeaders};
 
 const USER: &str = "atlas";
@@ -256,19 +258,27 @@ fn python() -> &'static str {
     }
 }
 
+/// A recap whose facts give `status` (the status is computed from the facts, never set).
 fn recap(status: RunStatus) -> Recap {
-    Recap {
+    let mut r = Recap {
         email_id: 42,
         subject_of_request: format!("Corriger le bouton du panier ({CLIENT})"),
         client: Some(format!("Boutique Cliente <{CLIENT}>")),
-        intent: "run".into(),
-        status,
-        status_detail: match status {
-            RunStatus::Failed => "QA échouée après 3 itérations".into(),
-            RunStatus::TimedOut => "délai de 2400 s atteint".into(),
-            RunStatus::Escalated => "écart à la maquette non résolu".into(),
-            _ => String::new(),
+        classified: (Intent::Run, Complexity::Plan),
+        lane: (Intent::Run, Complexity::Plan),
+        end: End::Delivered,
+        merge: MergeFact::Merged { base: "main".into(), sha: "9876543210abcdef".into(), commits: 2 },
+        deploy: DeployFact::Done { tenant: "boutique".into() },
+        qa: QaFact::Passed {
+            routes: vec![RouteQa {
+                declared: "/panier".into(),
+                route: "/boutique/panier".into(),
+                code: Some(0),
+                output: String::new(),
+            }],
+            iterations: 1,
         },
+        note: String::new(),
         summary_md: format!(
             "Le bouton du panier a été corrigé.\nLe client ({CLIENT}) pourra vérifier en préproduction."
         ),
@@ -276,10 +286,64 @@ fn recap(status: RunStatus) -> Recap {
             ("0123456789abcdef0123456789abcdef01234567".into(), "fix(panier): bouton visible sur mobile".into()),
             ("fedcba9876543210fedcba9876543210fedcba98".into(), "test(panier): capture du bouton".into()),
         ],
-        cost_usd: Some(0.4249),
-        turns: Some(12),
-        duration_s: Some(185),
+        cost_usd: Figure::Known(0.4249),
+        turns: Figure::Known(12),
+        duration_s: Figure::Known(185),
         proofs: vec![],
+    };
+    match status {
+        RunStatus::Succeeded => {}
+        RunStatus::Failed => {
+            r.end = End::Failed(FailReason::DeployFailed);
+            r.deploy = DeployFact::Failed { why: "code 1 : préproduction injoignable".into() };
+            r.qa = QaFact::NotReached;
+            r.merge = MergeFact::NotAttempted { branch: Some("atlas/email-42".into()) };
+        }
+        RunStatus::TimedOut => {
+            r.end = End::TimedOut { by_shutdown: false, retry: Some((1, 2)) };
+            r.deploy = DeployFact::NotReached;
+            r.qa = QaFact::NotReached;
+            r.merge = MergeFact::NotAttempted { branch: Some("atlas/email-42".into()) };
+            r.cost_usd = Figure::Unknown;
+            r.turns = Figure::Unknown;
+            r.duration_s = Figure::Unknown;
+        }
+        RunStatus::Escalated => {
+            r.end = End::Escalated(EscalateWhy::QaBudget { iterations: 8, iso_only: true });
+            r.qa = QaFact::Failed {
+                routes: vec![RouteQa {
+                    declared: "/panier".into(),
+                    route: "/boutique/panier".into(),
+                    code: Some(3),
+                    output: String::new(),
+                }],
+                iterations: 8,
+            };
+            r.merge = MergeFact::NotAttempted { branch: Some("atlas/email-42".into()) };
+        }
+        RunStatus::NoCode => {
+            r.end = End::Analysis;
+            r.deploy = DeployFact::NotNeeded;
+            r.qa = QaFact::NotNeeded;
+            r.merge = MergeFact::NothingToMerge;
+            r.commits.clear();
+        }
+        RunStatus::NotMerged => {
+            r.merge = MergeFact::NotMerged { branch: "atlas/email-42".into(), why: NotMergedWhy::DirtyTrunk };
+        }
+        RunStatus::Unverified => r.qa = QaFact::NotConfigured,
+    }
+    assert_eq!(recap::status(&r), status, "the facts give {status:?}");
+    r
+}
+
+/// What the status line adds for each status (from the facts).
+fn detail_of(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Failed => "le déploiement a échoué",
+        RunStatus::TimedOut => "nouvel essai 1 sur 2 dans une heure",
+        RunStatus::Escalated => "écart à la maquette encore présent après 8 itération(s)",
+        _ => "",
     }
 }
 
@@ -311,10 +375,13 @@ async fn the_recap_reaches_the_founder_only() {
 
     assert_eq!(parsed.subject(), Some(format!("[Atlas] terminé — Corriger le bouton du panier ({CLIENT})").as_str()));
     let text = mail.text();
-    assert!(text.contains("Statut : terminé — le run a abouti."), "{text}");
+    assert!(text.contains("Statut : terminé — le run a abouti et son travail est sur le tronc."), "{text}");
+    assert!(text.contains("Fusion : intégré au tronc main en 9876543 (2 commit(s))."), "{text}");
+    assert!(text.contains("Déploiement : fait en préproduction (cible boutique)."), "{text}");
+    assert!(text.contains("QA : passée, itération 1 (1 route(s) : /boutique/panier ok)."), "{text}");
     assert!(text.contains("0123456 — fix(panier): bouton visible sur mobile"), "{text}");
     assert!(text.contains("fedcba9 — test(panier): capture du bouton"), "{text}");
-    assert!(text.contains("Coût : 0,42 $ · 12 tours · durée 3 min 05 s"), "{text}");
+    assert!(text.contains("Coût : 0,42 $ · Tours : 12 · Durée : 3 min 05 s"), "{text}");
     assert!(text.contains("> Le bouton du panier a été corrigé."), "{text}");
     assert!(text.contains("e-mail n° 42"), "{text}");
     assert!(parsed.attachments().next().is_none());
@@ -329,7 +396,7 @@ async fn each_status_has_its_french_word_and_a_failed_run_is_never_a_success() {
     }
     let messages = server.messages();
     assert_eq!(messages.len(), RunStatus::ALL.len());
-    let words = ["terminé", "échec", "délai dépassé", "escalade", "analyse livrée"];
+    let words = ["terminé", "échec", "délai dépassé", "escalade", "analyse livrée", "non fusionné", "à vérifier"];
     for (status, mail) in RunStatus::ALL.into_iter().zip(&messages) {
         assert_eq!(mail.rcpt_tos, vec![FOUNDER.to_string()]);
         let parsed = mail.parsed();
@@ -348,12 +415,9 @@ async fn each_status_has_its_french_word_and_a_failed_run_is_never_a_success() {
             assert!(!lower.contains(claim), "{status:?} claims {claim:?}:\n{subject}\n{text}");
         }
         assert!(text.contains("non confirmé"), "{status:?}: the agent's summary is not endorsed:\n{text}");
-        assert!(text.contains(&recap(status).status_detail), "{status:?}: {text}");
+        assert!(text.contains(detail_of(status)), "{status:?}: {text}");
     }
-    assert_eq!(
-        ["terminé", "échec", "délai dépassé", "escalade", "analyse livrée"],
-        RunStatus::ALL.map(RunStatus::word)
-    );
+    assert_eq!(words, RunStatus::ALL.map(RunStatus::word));
 }
 
 #[tokio::test]

@@ -77,7 +77,7 @@ async fn the_report_computes_its_numbers_and_opens_the_gate_on_run_plan() {
         from: EmailState::Scanned,
         event: audit::CLASSIFY_FAILED,
         detail: json!({}),
-        max_attempts: 5,
+        park_after: chrono::Duration::hours(24),
         terminal: EmailState::ClassifyFailed,
     };
     app.store.record_failure(failing, &failure, start_time()).await.unwrap();

@@ -37,8 +37,52 @@ pub struct AtlasApp {
     pub atlas: Atlas,
     pub llm: ScriptedLlm,
     pub clock: Arc<ManualClock>,
-    /// Signs as maboite.fr (the founder's and Atlas' domain), selector `atlas`.
-    pub signer_pkcs8: Vec<u8>,
+    /// Signs as maboite.fr (the founder's and Atlas' domain), boutique.fr and atelier.fr
+    /// (two clients' domains), selector `atlas`.
+    pub keys: DkimKeys,
+}
+
+/// Ed25519 DKIM keys made at test time, one per domain (selector `atlas`): they sign
+/// messages, and their records feed the offline verifier or an `ATLAS_DKIM_KEYS` file.
+#[derive(Clone)]
+pub struct DkimKeys(Vec<(String, Vec<u8>)>);
+
+pub const SIGNING_DOMAINS: [&str; 3] = ["maboite.fr", "boutique.fr", "atelier.fr"];
+
+impl DkimKeys {
+    pub fn generate() -> Self {
+        DkimKeys(SIGNING_DOMAINS.iter().map(|d| (d.to_string(), Ed25519Key::generate_pkcs8().unwrap())).collect())
+    }
+    /// `selector._domainkey.domain` → record.
+    pub fn records(&self) -> HashMap<String, String> {
+        self.0
+            .iter()
+            .map(|(d, pkcs8)| {
+                let key = Ed25519Key::from_pkcs8_der(pkcs8).unwrap();
+                (format!("atlas._domainkey.{d}"), format!("v=DKIM1; k=ed25519; p={}", b64(&key.public_key())))
+            })
+            .collect()
+    }
+    /// An `ATLAS_DKIM_KEYS` file with every record.
+    pub fn write_file(&self, path: &std::path::Path) {
+        let text: String = self.records().iter().map(|(n, r)| format!("{n} {r}\n")).collect();
+        std::fs::write(path, text).unwrap();
+    }
+    /// `m` with a DKIM signature of `domain` that verifies.
+    pub fn sign(&self, domain: &str, m: &Msg) -> Vec<u8> {
+        let raw = m.raw();
+        let pkcs8 = &self.0.iter().find(|(d, _)| d == domain).expect("a test signing domain").1;
+        let key = Ed25519Key::from_pkcs8_der(pkcs8).unwrap();
+        let sig = DkimSigner::from_key(key)
+            .domain(domain)
+            .selector("atlas")
+            .headers(["From", "To", "Subject", "Message-ID"])
+            .sign(&raw)
+            .unwrap();
+        let mut out = sig.to_header().into_bytes();
+        out.extend_from_slice(&raw);
+        out
+    }
 }
 
 pub fn b64(bytes: &[u8]) -> String {
@@ -82,10 +126,8 @@ pub async fn spawn_atlas_with(scanner: Option<Scanner>) -> AtlasApp {
         ClientOptions { retries_per_provider: 0, ..ClientOptions::default() },
     )
     .unwrap();
-    let pkcs8 = Ed25519Key::generate_pkcs8().unwrap();
-    let key = Ed25519Key::from_pkcs8_der(&pkcs8).unwrap();
-    let record = format!("v=DKIM1; k=ed25519; p={}", b64(&key.public_key()));
-    let dkim = DkimVerifier::offline(HashMap::from([("atlas._domainkey.maboite.fr".to_string(), record)])).unwrap();
+    let keys = DkimKeys::generate();
+    let dkim = DkimVerifier::offline(keys.records()).unwrap();
     let clock = Arc::new(ManualClock::new(crate::common::start_time()));
     let atlas = Atlas::new(AtlasDeps {
         store: store.clone(),
@@ -95,9 +137,11 @@ pub async fn spawn_atlas_with(scanner: Option<Scanner>) -> AtlasApp {
         llm: Some(Arc::new(client)),
         founder: Some(Founder(EmailAddress::parse(FOUNDER).unwrap())),
         mailbox: Some(EmailAddress::parse(MAILBOX).unwrap()),
+        trust_unsigned_founder: false,
         clock: clock.clone(),
+        notifier: None,
     });
-    AtlasApp { dir, _db: db, memory, store, atlas, llm, clock, signer_pkcs8: pkcs8 }
+    AtlasApp { dir, _db: db, memory, store, atlas, llm, clock, keys }
 }
 
 /// The classifier's answer as the model would send it.
@@ -188,17 +232,7 @@ impl Msg {
 impl AtlasApp {
     /// The message signed with the maboite.fr key (a DKIM signature that passes).
     pub fn signed(&self, m: &Msg) -> Vec<u8> {
-        let raw = m.raw();
-        let key = Ed25519Key::from_pkcs8_der(&self.signer_pkcs8).unwrap();
-        let sig = DkimSigner::from_key(key)
-            .domain("maboite.fr")
-            .selector("atlas")
-            .headers(["From", "To", "Subject", "Message-ID"])
-            .sign(&raw)
-            .unwrap();
-        let mut out = sig.to_header().into_bytes();
-        out.extend_from_slice(&raw);
-        out
+        self.keys.sign("maboite.fr", m)
     }
 
     /// Ingest, scan and classify one message; its state row afterwards.
@@ -216,6 +250,18 @@ impl AtlasApp {
     }
 
     pub async fn add_client(&self, name: &str, emails: &[&str], domains: &[&str], mrr: Option<f64>) -> i64 {
+        self.add_client_with(name, emails, domains, mrr, false).await
+    }
+
+    /// `auto_launch`: the client's DKIM-signed e-mails may start Claude Code on their own.
+    pub async fn add_client_with(
+        &self,
+        name: &str,
+        emails: &[&str],
+        domains: &[&str],
+        mrr: Option<f64>,
+        auto_launch: bool,
+    ) -> i64 {
         self.store
             .add_client(
                 &NewClient {
@@ -225,6 +271,7 @@ impl AtlasApp {
                     mrr,
                     status: None,
                     priority: Some("haute".into()),
+                    auto_launch,
                     ..Default::default()
                 },
                 crate::common::start_time(),

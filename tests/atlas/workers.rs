@@ -53,7 +53,12 @@ impl Cluster {
         let eicar = crate::scan::eicar_db();
         let db_url = harness::fresh_database().await;
         let dir = tempfile::tempdir().unwrap();
+        // The founder's messages are DKIM-signed: a verified author launches on its own.
+        let keys = DkimKeys::generate();
+        let key_file = dir.path().join("dkim-keys");
+        keys.write_file(&key_file);
         let vars = vec![
+            ("ATLAS_DKIM_KEYS".into(), key_file.display().to_string()),
             ("ARTHUR_DATABASE_URL".into(), db_url.clone()),
             ("ATLAS_IMAP_URL".into(), imap.url()),
             ("MISTRAL_API_KEY".into(), "sk-test-secret".into()),
@@ -74,8 +79,8 @@ impl Cluster {
         };
         for i in 0..messages {
             cluster._llm.push(verdict("question", "leger", 0.9));
-            let m = msg(&format!("client{i}@boutique.fr"), &format!("Question {i}"), "Pouvez-vous regarder ?");
-            cluster.imap.append(&m.raw()).await;
+            let m = msg(FOUNDER, &format!("Question {i}"), "Peux-tu regarder ?");
+            cluster.imap.append(&keys.sign("maboite.fr", &m)).await;
         }
         cluster
     }

@@ -7,7 +7,8 @@ use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use arthur::atlas::worktree::{
-    cleanup, commits_since_fork, head_commit, merge_back, prepare, sweep, MergeOutcome, Workspace, WorktreeError,
+    cleanup, commits_since_fork, head_commit, merge_back, prepare, reopen, sweep, MergeOutcome, Workspace,
+    WorktreeError,
 };
 
 /// Runs git in `dir` with a fixed test identity; panics when it fails; stdout trimmed.
@@ -197,7 +198,11 @@ async fn merge_back_fast_forwards_when_the_trunk_did_not_move() {
 
     commit_file(&path, "a.txt", "a\n", "a");
     let tip = commit_file(&path, "b.txt", "b\n", "b");
-    assert_eq!(merge_back(&ws).await.unwrap(), MergeOutcome::Merged { commits: 2 });
+    assert_eq!(
+        merge_back(&ws).await.unwrap(),
+        MergeOutcome::Merged { commits: 2, sha: tip.clone() },
+        "the trunk's new HEAD"
+    );
 
     // Fast-forward: the trunk's HEAD is the branch tip, no merge commit, files checked out.
     assert_eq!(head(f.repo()), tip);
@@ -216,7 +221,7 @@ async fn merge_back_creates_a_merge_commit_when_the_trunk_moved() {
     let tip = commit_file(&path, "a.txt", "a\n", "run work");
     let moved = commit_file(f.repo(), "other.txt", "o\n", "someone else's work");
 
-    assert_eq!(merge_back(&ws).await.unwrap(), MergeOutcome::Merged { commits: 1 });
+    assert!(matches!(merge_back(&ws).await.unwrap(), MergeOutcome::Merged { commits: 1, .. }));
     let parents = git(f.repo(), &["rev-list", "--parents", "-n", "1", "HEAD"]);
     assert_eq!(parents.split(' ').skip(1).collect::<Vec<_>>(), vec![moved.as_str(), tip.as_str()]);
     assert_eq!(
@@ -293,7 +298,7 @@ async fn cleanup_removes_the_directory_and_deletes_a_merged_branch() {
     commit_file(&path, "a.txt", "a\n", "run work");
     fs::create_dir_all(path.join("node_modules/big")).unwrap();
     fs::write(path.join("node_modules/big/blob"), vec![0u8; 4096]).unwrap();
-    assert_eq!(merge_back(&ws).await.unwrap(), MergeOutcome::Merged { commits: 1 });
+    assert!(matches!(merge_back(&ws).await.unwrap(), MergeOutcome::Merged { commits: 1, .. }));
 
     let out = cleanup(&ws).await.unwrap();
     assert!(out.removed_dir && out.branch_deleted, "{out:?}");
@@ -506,4 +511,36 @@ async fn sweep_removes_stale_worktrees_and_reports_the_bytes() {
         sweep(&f.data.path().join("absent"), &f.worktrees(), Duration::ZERO).await,
         Err(WorktreeError::NotARepo(_))
     ));
+}
+
+/// A retry continues the kept branch: its worktree when it is still there, else a new
+/// worktree of the same branch (the commits are all there); a vanished branch is an error.
+#[tokio::test]
+async fn reopen_continues_the_kept_branch() {
+    let f = Fixture::new();
+    let ws = f.prepare("email-9").await;
+    let (_, path, branch, _, fork) = worktree_parts(&ws);
+    let first = commit_file(&path, "a.txt", "a\n", "attempt 1");
+    // The worktree is still there: reused as it is.
+    let again = reopen(f.repo(), &f.worktrees(), &path, &branch, &fork, None).await.unwrap();
+    assert_eq!(again, ws);
+    // Its directory was swept: a new worktree of the same branch, with the commit.
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(f.repo())
+        .args(["worktree", "remove", "--force"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let fresh = reopen(f.repo(), &f.worktrees(), &path, &branch, &fork, Some("main")).await.unwrap();
+    let (_, new_path, new_branch, base, new_fork) = worktree_parts(&fresh);
+    assert_ne!(new_path, path);
+    assert_eq!((new_branch.as_str(), base.as_str(), new_fork.as_str()), (branch.as_str(), "main", fork.as_str()));
+    assert_eq!(head(&new_path), first);
+    assert!(new_path.join("a.txt").exists());
+    let commits = commits_since_fork(&fresh, None).await.unwrap();
+    assert_eq!(commits.len(), 1, "the earlier attempt's commit counts");
+    // A branch that no longer exists cannot be continued.
+    assert!(reopen(f.repo(), &f.worktrees(), &path, "atlas/gone", &fork, None).await.is_err());
 }

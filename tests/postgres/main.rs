@@ -76,27 +76,29 @@ async fn migrations_apply_to_a_fresh_database_and_a_second_run_is_a_no_op() {
     let sqlite = Migrator::new(migrations("sqlite").as_path()).await.unwrap();
     let names = |m: &Migrator| m.iter().map(|m| (m.version, m.description.to_string())).collect::<Vec<_>>();
     assert_eq!(names(&migrator), names(&sqlite), "migrations/postgres and migrations/sqlite differ");
-    let count = migrator.iter().count() as i64;
-    assert!(count >= 8, "{count} migrations");
+    assert_eq!(migrator.iter().count() as i64, MIGRATIONS);
 
     migrator.run(&pool).await.expect("first run");
     let applied: Vec<(i64, bool)> = sqlx::query_as("SELECT version, success FROM _sqlx_migrations ORDER BY version")
         .fetch_all(&pool)
         .await
         .unwrap();
-    assert_eq!(applied, (1..=count).map(|v| (v, true)).collect::<Vec<_>>());
+    assert_eq!(applied, (1..=MIGRATIONS).map(|v| (v, true)).collect::<Vec<_>>());
     let agents: i64 = sqlx::query_scalar("SELECT count(*) FROM atlas_agents").fetch_one(&pool).await.unwrap();
     assert_eq!(agents, 10, "the seeded personas");
 
     let tables_before = table_count(&pool).await;
     migrator.run(&pool).await.expect("second run");
     let again: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations").fetch_one(&pool).await.unwrap();
-    assert_eq!(again, count, "the second run applied nothing");
+    assert_eq!(again, MIGRATIONS, "the second run applied nothing");
     assert_eq!(table_count(&pool).await, tables_before);
     let agents: i64 = sqlx::query_scalar("SELECT count(*) FROM atlas_agents").fetch_one(&pool).await.unwrap();
     assert_eq!(agents, 10, "the seed was not inserted twice");
     pool.close().await;
 }
+
+/// The migrations of each tree (`migrations/postgres`, `migrations/sqlite`).
+const MIGRATIONS: i64 = 10;
 
 async fn table_count(pool: &PgPool) -> i64 {
     sqlx::query_scalar("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")
@@ -358,7 +360,34 @@ async fn invariants_carried_by_constraints_hold_on_postgres() {
         Some("atlas_emails_status_check"),
     )
     .await;
+    // The states of the launch authority (issue 17) and of the retries (18) are accepted.
+    for state in ["awaiting_approval", "cancelled", "scan_failed", "escalated"] {
+        exec(&pool, &format!("UPDATE atlas_emails SET status = '{state}' WHERE id = 1")).await;
+    }
     exec(&pool, "UPDATE atlas_emails SET status = 'classified' WHERE id = 1").await;
+    // A notice to the founder goes out once per key; a client's launch flag is 0 or 1.
+    let notice = format!(
+        "INSERT INTO atlas_notices (email_id, kind, dedupe_key, subject, body, created_at) \
+         VALUES (1, 'approval_request', 'approval:1', 's', 'b', {t})"
+    );
+    exec(&pool, &notice).await;
+    must_fail(&pool, "a second notice with the same key", &notice, UNIQUE, Some("atlas_notices_dedupe_key_key")).await;
+    must_fail(
+        &pool,
+        "a negative retry count",
+        "UPDATE atlas_emails SET launch_retries = -1 WHERE id = 1",
+        CHECK,
+        Some("atlas_emails_launch_retries_check"),
+    )
+    .await;
+    must_fail(
+        &pool,
+        "a launch flag that is not 0/1",
+        &format!("INSERT INTO atlas_clients (name, auto_launch, created_at) VALUES ('X', 2, {t})"),
+        CHECK,
+        Some("atlas_clients_auto_launch_check"),
+    )
+    .await;
 
     // One materialised row per e-mail, in each of the four tables.
     for (table, extra_cols, extra_vals) in [

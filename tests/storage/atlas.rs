@@ -10,7 +10,7 @@ use arthur::atlas::mail::EmailAddress;
 use arthur::atlas::store::postgres::{LAUNCH_LOCK_CLASS, WRITE_LOCK_CLASS, WRITE_LOCK_KEY};
 use arthur::atlas::store::{
     AtlasStore, AtlasStoreError, ClassificationRecord, Inserted, JournalEvent, LaunchEnd, NewClient, NewLaunch,
-    NewMessage, PgAtlasStore, ScanRecord, SqliteAtlasStore, StepFailure,
+    NewMessage, PgAtlasStore, Requeue, ScanRecord, SqliteAtlasStore, StepFailure,
 };
 use arthur::atlas::{Complexity, EmailState, Intent};
 use arthur_agents::memory::SqliteStore;
@@ -192,6 +192,8 @@ fn launch(email_id: i64) -> NewLaunch {
         workspace: "/tmp/ws".into(),
         branch: None,
         fork_commit: Some("abc123".into()),
+        attempt: 1,
+        session_mode: "saved",
     }
 }
 
@@ -315,35 +317,107 @@ async fn record_scan_moves_received_once(fx: Fx) {
     assert_eq!(fx.store.audits(bad).await.unwrap()[2].detail, json!({"virus": "eicar"}));
 }
 
-async fn record_failure_counts_attempts_then_parks(fx: Fx) {
+async fn record_failure_backs_off_then_parks_after_the_window(fx: Fx) {
     let id = insert(&fx, "fail@x", t0()).await;
     let failure = StepFailure {
         from: EmailState::Received,
         event: "scan_failed",
         detail: json!({"error": "clamd down"}),
-        max_attempts: 3,
-        terminal: EmailState::Failed,
+        park_after: minutes(30),
+        terminal: EmailState::ScanFailed,
     };
-    assert_eq!(fx.store.record_failure(id, &failure, t0()).await.unwrap(), EmailState::Received);
-    assert_eq!(fx.store.email(id).await.unwrap().unwrap().attempts, 1);
-    assert_eq!(fx.store.record_failure(id, &failure, t0()).await.unwrap(), EmailState::Received);
-    assert_eq!(fx.store.record_failure(id, &failure, t0() + minutes(5)).await.unwrap(), EmailState::Failed);
+    // 1, 2, 4 … minutes between attempts; the row waits (not due) until then.
+    let mut now = t0();
+    for (attempt, wait) in [(1, 1), (2, 2), (3, 4), (4, 8)] {
+        assert_eq!(
+            fx.store.record_failure(id, &failure, now).await.unwrap(),
+            EmailState::Received,
+            "attempt {attempt}"
+        );
+        let row = fx.store.email(id).await.unwrap().unwrap();
+        assert_eq!((row.attempts, row.retry_at, row.failing_since), (attempt, Some(now + minutes(wait)), Some(t0())));
+        assert!(fx.store.due_in(&[EmailState::Received], 0, 10, now).await.unwrap().is_empty(), "backing off");
+        now += minutes(wait);
+        assert_eq!(fx.store.due_in(&[EmailState::Received], 0, 10, now).await.unwrap().len(), 1, "due again");
+    }
+    // Failing for the whole window (15 minutes in, then 30): parked.
+    now = t0() + minutes(31);
+    assert_eq!(fx.store.record_failure(id, &failure, now).await.unwrap(), EmailState::ScanFailed);
     let row = fx.store.email(id).await.unwrap().unwrap();
-    assert_eq!((row.status, row.attempts, row.updated_at), (EmailState::Failed, 3, t0() + minutes(5)));
-    // Parked: a further failure of the same step writes nothing and reports where it is.
-    assert_eq!(fx.store.record_failure(id, &failure, t0()).await.unwrap(), EmailState::Failed);
+    assert_eq!((row.status, row.attempts, row.retry_at, row.updated_at), (EmailState::ScanFailed, 5, None, now));
     let audits = fx.store.audits(id).await.unwrap();
-    assert_eq!(audits.iter().filter(|a| a.event == "scan_failed").count(), 3);
-    assert_eq!(audits[3].detail, json!({"error": "clamd down", "attempt": 3, "max_attempts": 3}));
-    assert_eq!(fx.store.email(id).await.unwrap().unwrap().attempts, 3);
+    assert_eq!(audits.iter().filter(|a| a.event == "scan_failed").count(), 5);
+    let last = audits.iter().rfind(|a| a.event == "scan_failed").unwrap();
+    assert_eq!(last.detail, json!({"error": "clamd down", "attempt": 5, "failing_for_minutes": 31, "parked": true}));
+    let first = audits.iter().find(|a| a.event == "scan_failed").unwrap();
+    assert_eq!(first.detail["retry_in_minutes"], 1);
+    assert!(audits.iter().any(|a| a.event == "parked" && a.detail["state"] == "scan_failed"));
+    // Parked: a further failure of the same step writes nothing and reports where it is.
+    assert_eq!(fx.store.record_failure(id, &failure, now).await.unwrap(), EmailState::ScanFailed);
+    assert_eq!(fx.store.email(id).await.unwrap().unwrap().attempts, 5);
     // A missing row: the step's own state.
     assert_eq!(fx.store.record_failure(id + 50, &failure, t0()).await.unwrap(), EmailState::Received);
 
-    // A successful scan resets the count.
+    // A successful scan resets the count and the backoff.
     let other = insert(&fx, "fail2@x", t0()).await;
     fx.store.record_failure(other, &failure, t0()).await.unwrap();
     assert!(fx.store.record_scan(other, &clean(), t0()).await.unwrap());
-    assert_eq!(fx.store.email(other).await.unwrap().unwrap().attempts, 0);
+    let row = fx.store.email(other).await.unwrap().unwrap();
+    assert_eq!((row.attempts, row.retry_at, row.failing_since), (0, None, None));
+}
+
+async fn retry_parked_requeues_errors_never_an_infection(fx: Fx) {
+    let scan = StepFailure {
+        from: EmailState::Received,
+        event: "scan_failed",
+        detail: json!({}),
+        park_after: minutes(0),
+        terminal: EmailState::ScanFailed,
+    };
+    let parked = insert(&fx, "parked@x", t0()).await;
+    assert_eq!(fx.store.record_failure(parked, &scan, t0()).await.unwrap(), EmailState::ScanFailed);
+    let infected = insert(&fx, "eicar@x", t0()).await;
+    let verdict = ScanRecord { verdict: "infected", scanned_parts: 1, attachments: 1, detail: json!({}) };
+    assert!(fx.store.record_scan(infected, &verdict, t0()).await.unwrap());
+    let classify = classified(&fx, "ok@x", Intent::Run, t0()).await;
+
+    let back = fx.store.retry_parked(parked, json!({"by": "cli"}), t0() + minutes(5)).await.unwrap();
+    assert_eq!(back, Requeue::Requeued { from: EmailState::ScanFailed, to: EmailState::Received });
+    let row = fx.store.email(parked).await.unwrap().unwrap();
+    assert_eq!((row.status, row.attempts, row.retry_at, row.failing_since), (EmailState::Received, 0, None, None));
+    assert!(events(&fx, parked).await.contains(&"retry_requested".to_string()));
+    assert_eq!(fx.store.due_in(&[EmailState::Received], 0, 10, t0()).await.unwrap().len(), 1);
+    assert_eq!(
+        fx.store.retry_parked(infected, json!({}), t0()).await.unwrap(),
+        Requeue::NotParked(EmailState::Blocked),
+        "an infected attachment is never retried"
+    );
+    assert_eq!(status(&fx, infected).await, EmailState::Blocked);
+    assert_eq!(
+        fx.store.retry_parked(classify, json!({}), t0()).await.unwrap(),
+        Requeue::NotParked(EmailState::Classified)
+    );
+    assert_eq!(fx.store.retry_parked(9999, json!({}), t0()).await.unwrap(), Requeue::Missing);
+}
+
+async fn a_timed_out_launch_is_requeued_with_its_count(fx: Fx) {
+    let id = spawned(&fx, "late@x", t0()).await;
+    assert!(fx.store.schedule_launch_retry(id, json!({"attempt": 1, "max": 2}), t0()).await.unwrap());
+    let row = fx.store.email(id).await.unwrap().unwrap();
+    assert_eq!((row.status, row.launch_retries), (EmailState::Classified, 1));
+    assert!(!fx.store.schedule_launch_retry(id, json!({}), t0()).await.unwrap(), "only from spawned");
+    assert!(events(&fx, id).await.contains(&"retry_scheduled".to_string()));
+    assert!(fx
+        .store
+        .transition(id, EmailState::Classified, EmailState::Spawned, "spawn_started", json!({}), t0())
+        .await
+        .unwrap());
+    assert!(fx
+        .store
+        .transition(id, EmailState::Spawned, EmailState::Escalated, "escalated", json!({}), t0())
+        .await
+        .unwrap());
+    assert_eq!(status(&fx, id).await, EmailState::Escalated);
 }
 
 async fn record_classification_materialises_into_one_table_once(fx: Fx) {
@@ -416,14 +490,15 @@ async fn retry_failed_rescans_classify_failures(fx: Fx) {
         from: EmailState::Scanned,
         event: "classify_failed",
         detail: json!({}),
-        max_attempts: 2,
+        park_after: minutes(5),
         terminal: EmailState::ClassifyFailed,
     };
     fx.store.record_failure(id, &f, t0()).await.unwrap();
-    assert_eq!(fx.store.record_failure(id, &f, t0()).await.unwrap(), EmailState::ClassifyFailed);
+    assert_eq!(fx.store.record_failure(id, &f, t0() + minutes(6)).await.unwrap(), EmailState::ClassifyFailed);
     assert_eq!(fx.store.retry_failed(t0() + minutes(9)).await.unwrap(), 1);
     let row = fx.store.email(id).await.unwrap().unwrap();
     assert_eq!((row.status, row.attempts, row.updated_at), (EmailState::Scanned, 0, t0() + minutes(9)));
+    assert_eq!((row.retry_at, row.failing_since), (None, None), "due at once again");
     assert_eq!(status(&fx, other).await, EmailState::Received);
     assert_eq!(fx.store.retry_failed(t0()).await.unwrap(), 0);
 }
@@ -746,6 +821,8 @@ async fn launches_and_their_journal_round_trip(fx: Fx) {
     second_launch.prompt_kind = "iteration";
     second_launch.branch = Some("atlas/ln".into());
     second_launch.fork_commit = None;
+    second_launch.attempt = 2;
+    second_launch.session_mode = "resumed";
     let second = fx.store.start_launch(&second_launch, t0() + minutes(1)).await.unwrap();
 
     let rows = fx.store.launches(id).await.unwrap();
@@ -755,6 +832,8 @@ async fn launches_and_their_journal_round_trip(fx: Fx) {
     assert_eq!((r.branch.clone(), r.started_at, r.finished_at), (None, t0(), None));
     assert_eq!((r.end.status.as_str(), r.end.exit_code, r.end.cost_usd, r.end.events), ("running", None, None, 0));
     assert_eq!((rows[1].iteration, rows[1].branch.as_deref()), (2, Some("atlas/ln")));
+    assert_eq!((r.attempt, r.session_mode.as_deref(), r.fork_commit.as_deref()), (1, Some("saved"), Some("abc123")));
+    assert_eq!((rows[1].attempt, rows[1].session_mode.as_deref()), (2, Some("resumed")));
 
     let end = LaunchEnd {
         status: "ok".into(),
@@ -1147,6 +1226,222 @@ async fn postgres_writes_wait_for_the_previous_writer(fx: Fx) {
 
 // ---- instantiation ----
 
+// ---- launch authority (issue 17) ----
+
+async fn approval_is_a_guarded_decision(fx: Fx) {
+    let t = t0();
+    let id = classified(&fx, "held", Intent::Run, t).await;
+    let row = fx.store.email(id).await.unwrap().unwrap();
+    assert_eq!((row.dkim_detail.as_deref(), row.approved_at), (Some("pass"), None));
+    // Only a held message can be approved or refused.
+    assert!(!fx.store.approve_launch(id, json!({"by": "cli"}), t).await.unwrap());
+    assert_eq!(fx.store.refuse_launch(id, json!({"by": "cli"}), t).await.unwrap(), None);
+    assert!(fx
+        .store
+        .transition(
+            id,
+            EmailState::Classified,
+            EmailState::AwaitingApproval,
+            "launch_held_unverified_sender",
+            json!({"reason": "unknown_sender"}),
+            t
+        )
+        .await
+        .unwrap());
+    assert_eq!(status(&fx, id).await, EmailState::AwaitingApproval);
+    assert!(
+        fx.store.launch_candidates(t - minutes(60), 10).await.unwrap().is_empty(),
+        "a held message is no candidate"
+    );
+    assert!(fx.store.approve_launch(id, json!({"by": "web"}), t + minutes(3)).await.unwrap());
+    assert!(!fx.store.approve_launch(id, json!({"by": "web"}), t + minutes(3)).await.unwrap(), "once");
+    let row = fx.store.email(id).await.unwrap().unwrap();
+    assert_eq!((row.status, row.approved_at), (EmailState::Classified, Some(t + minutes(3))));
+    assert_eq!(fx.store.launch_candidates(t, 10).await.unwrap().len(), 1, "approved: a candidate again");
+    assert!(events(&fx, id).await.contains(&"launch_approved".to_string()));
+
+    let other = classified(&fx, "refused", Intent::Question, t).await;
+    assert!(fx
+        .store
+        .transition(
+            other,
+            EmailState::Classified,
+            EmailState::AwaitingApproval,
+            "launch_held_unverified_sender",
+            json!({}),
+            t
+        )
+        .await
+        .unwrap());
+    let item = fx.store.refuse_launch(other, json!({"by": "cli"}), t).await.unwrap().unwrap();
+    assert_eq!(item.map(|(kind, _)| kind), Some("question"));
+    assert_eq!(status(&fx, other).await, EmailState::Cancelled);
+    assert_eq!(fx.scalar("SELECT COUNT(*) FROM atlas_questions WHERE status = 'annule'").await, 1);
+    let ev = events(&fx, other).await;
+    assert!(ev.contains(&"launch_refused".to_string()) && ev.contains(&"cancelled_by_founder".to_string()), "{ev:?}");
+    assert_eq!(fx.store.refuse_launch(other, json!({}), t).await.unwrap(), None, "once");
+
+    let counts = fx.store.state_counts().await.unwrap();
+    assert_eq!(sorted(&counts), sorted(&[(EmailState::Cancelled, 1), (EmailState::Classified, 1)]));
+}
+
+async fn a_clients_launch_flag_is_off_by_default(fx: Fx) {
+    let t = t0();
+    let base = |name: &str, email: &str| NewClient {
+        name: name.into(),
+        emails: vec![EmailAddress::parse(email).unwrap()],
+        ..Default::default()
+    };
+    let off = fx.store.add_client(&base("Off", "a@off.fr"), t).await.unwrap();
+    let on = fx.store.add_client(&NewClient { auto_launch: true, ..base("On", "b@on.fr") }, t).await.unwrap();
+    assert!(!fx.store.client(off).await.unwrap().unwrap().auto_launch);
+    assert!(fx.store.client(on).await.unwrap().unwrap().auto_launch);
+    assert!(fx.store.set_auto_launch(off, true, t).await.unwrap());
+    assert!(fx.store.client_for(&EmailAddress::parse("a@off.fr").unwrap()).await.unwrap().unwrap().auto_launch);
+    assert!(!fx.store.set_auto_launch(9999, true, t).await.unwrap());
+}
+
+async fn notices_go_out_once_and_failed_ones_are_retried(fx: Fx) {
+    use arthur::atlas::store::NewNotice;
+    let t = t0();
+    let id = classified(&fx, "n", Intent::Run, t).await;
+    let notice = NewNotice {
+        email_id: Some(id),
+        kind: "approval_request".into(),
+        dedupe_key: format!("approval:{id}"),
+        subject: "[Atlas] à approuver".into(),
+        body: "Bonjour".into(),
+    };
+    let n = fx.store.claim_notice(&notice, t).await.unwrap().expect("first claim");
+    assert_eq!(fx.store.claim_notice(&notice, t).await.unwrap(), None, "the key makes a second claim a no-op");
+    // An attempt holds the notice: a second worker does not retry it inside the lease.
+    assert!(fx.store.try_notice(n, t - minutes(5), t).await.unwrap());
+    assert!(!fx.store.try_notice(n, t - minutes(5), t + minutes(1)).await.unwrap());
+    fx.store.finish_notice(n, Some("connection refused"), t).await.unwrap();
+    let unsent = fx.store.unsent_notices(10, 10).await.unwrap();
+    assert_eq!(unsent.len(), 1);
+    assert_eq!((unsent[0].attempts, unsent[0].last_error.as_deref()), (1, Some("connection refused")));
+    assert_eq!(unsent[0].notice, notice);
+    assert!(fx.store.try_notice(n, t + minutes(1), t + minutes(6)).await.unwrap(), "after the lease");
+    fx.store.finish_notice(n, None, t + minutes(6)).await.unwrap();
+    assert!(fx.store.unsent_notices(10, 10).await.unwrap().is_empty());
+    assert!(!fx.store.try_notice(n, t + minutes(20), t + minutes(30)).await.unwrap(), "sent: never again");
+    let all = fx.store.notices(Some(id)).await.unwrap();
+    assert_eq!((all.len(), all[0].sent_at), (1, Some(t + minutes(6))));
+    let ev = events(&fx, id).await;
+    assert!(ev.contains(&"notice_failed".to_string()) && ev.contains(&"notice_sent".to_string()), "{ev:?}");
+    // Too many attempts: no longer offered for a retry (kept, with its error).
+    let other = NewNotice { dedupe_key: "lock:1".into(), email_id: None, ..notice };
+    let o = fx.store.claim_notice(&other, t).await.unwrap().unwrap();
+    for i in 0..3 {
+        assert!(fx.store.try_notice(o, t + minutes(10 * i), t + minutes(10 * i + 6)).await.unwrap());
+        fx.store.finish_notice(o, Some("down"), t).await.unwrap();
+    }
+    assert!(fx.store.unsent_notices(3, 10).await.unwrap().is_empty());
+    assert_eq!(fx.store.unsent_notices(4, 10).await.unwrap().len(), 1);
+}
+
+/// A database filled before migration 0007 keeps every row and every reference through the
+/// two rebuilds of atlas_emails (0007, 0008: SQLite cannot alter a CHECK in place).
+async fn sqlite_the_state_table_rebuild_keeps_every_row_and_reference(_fx: Fx) {
+    use sqlx::migrate::Migrator;
+    let dir = tempfile::tempdir().unwrap();
+    let opts = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(dir.path().join("old.db"))
+        .create_if_missing(true)
+        .foreign_keys(true);
+    let pool = sqlx::sqlite::SqlitePoolOptions::new().max_connections(1).connect_with(opts).await.unwrap();
+    let all = Migrator::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite").as_path()).await.unwrap();
+    let before: Vec<_> = all.migrations.iter().filter(|m| m.version <= 6).cloned().collect();
+    let old = Migrator { migrations: std::borrow::Cow::Owned(before), ..Migrator::DEFAULT };
+    old.run(&pool).await.unwrap();
+    let store = SqliteAtlasStore::new(pool.clone());
+    let t = t0();
+    let mut ids = Vec::new();
+    for key in ["a", "b", "c"] {
+        let id = match store.insert_message(&message(key), t).await.unwrap() {
+            Inserted::New(id) => id,
+            other => panic!("{other:?}"),
+        };
+        ids.push(id);
+    }
+    // The rows as the old schema wrote them (the store of today writes columns it lacks).
+    sqlx::query("UPDATE atlas_emails SET status = 'scanned', scan_verdict = 'clean'").execute(&pool).await.unwrap();
+    sqlx::query(
+        "UPDATE atlas_emails SET status = 'classified', intent = 'run', complexity = 'plan', confidence = 0.8 WHERE id = ?",
+    )
+    .bind(ids[0])
+    .execute(&pool)
+    .await
+    .unwrap();
+    let run: i64 = sqlx::query_scalar(
+        "INSERT INTO atlas_runs (email_id, complexity, created_at) VALUES (?, 'plan', 't') RETURNING id",
+    )
+    .bind(ids[0])
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    sqlx::query("UPDATE atlas_emails SET run_id = ? WHERE id = ?").bind(run).bind(ids[0]).execute(&pool).await.unwrap();
+    // Before 0008 a scanner outage parked a message as `blocked` with no verdict.
+    sqlx::query("UPDATE atlas_emails SET status = 'blocked', scan_verdict = NULL WHERE id = ?")
+        .bind(ids[1])
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE atlas_emails SET status = 'blocked', scan_verdict = 'infected' WHERE id = ?")
+        .bind(ids[2])
+        .execute(&pool)
+        .await
+        .unwrap();
+    let launch = sqlx::query_scalar::<_, i64>(
+        "INSERT INTO atlas_launches (email_id, prompt_kind, workspace, started_at) VALUES (?, 'run', '/w', ?) RETURNING id",
+    )
+    .bind(ids[0])
+    .bind(arthur_agents::time::to_db(t))
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    let count = |sql: &'static str| {
+        let pool = pool.clone();
+        async move { sqlx::query_scalar::<_, i64>(sql).fetch_one(&pool).await.unwrap() }
+    };
+    let rows_before =
+        (count("SELECT COUNT(*) FROM atlas_emails").await, count("SELECT COUNT(*) FROM atlas_audits").await);
+    all.run(&pool).await.unwrap();
+    assert_eq!(
+        (count("SELECT COUNT(*) FROM atlas_emails").await, count("SELECT COUNT(*) FROM atlas_audits").await),
+        rows_before
+    );
+    let violations: Vec<(String,)> =
+        sqlx::query_as("SELECT \"table\" FROM pragma_foreign_key_check").fetch_all(&pool).await.unwrap();
+    assert!(violations.is_empty(), "{violations:?}");
+    let row = store.email(ids[0]).await.unwrap().unwrap();
+    assert_eq!(
+        (row.status, row.intent, row.complexity),
+        (EmailState::Classified, Some(Intent::Run), Some(Complexity::Plan))
+    );
+    assert_eq!(row.materialised.map(|(k, _)| k), Some("run"));
+    let launched = &store.launches(ids[0]).await.unwrap()[0];
+    assert_eq!((launched.id, launched.attempt, launched.session_mode.as_deref()), (launch, 1, None));
+    // Scanner errors are no infection: parked by errors, retryable; the infected one stays blocked.
+    assert_eq!(store.email(ids[1]).await.unwrap().unwrap().status, EmailState::ScanFailed);
+    assert_eq!(store.email(ids[2]).await.unwrap().unwrap().status, EmailState::Blocked);
+    assert_eq!(store.email(ids[0]).await.unwrap().unwrap().launch_retries, 0);
+    // The new states are accepted, an unknown one still refused; references still enforced.
+    assert!(store
+        .transition(ids[0], EmailState::Classified, EmailState::AwaitingApproval, "x", json!({}), t)
+        .await
+        .unwrap());
+    assert!(sqlx::query("UPDATE atlas_emails SET status = 'launched' WHERE id = 1").execute(&pool).await.is_err());
+    assert!(sqlx::query("INSERT INTO atlas_audits (email_id, event, created_at) VALUES (999, 'x', 't')")
+        .execute(&pool)
+        .await
+        .is_err());
+    let index: i64 =
+        count("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'atlas_emails_status'").await;
+    assert_eq!(index, 1);
+}
+
 macro_rules! suite {
     (both: [$($t:ident),* $(,)?], sqlite: [$($s:ident),* $(,)?], postgres: [$($p:ident),* $(,)?] $(,)?) => {
         mod sqlite {
@@ -1187,7 +1482,9 @@ suite! {
         audits_keep_their_order_detail_and_time,
         emails_in_pages_with_a_cursor,
         record_scan_moves_received_once,
-        record_failure_counts_attempts_then_parks,
+        record_failure_backs_off_then_parks_after_the_window,
+        retry_parked_requeues_errors_never_an_infection,
+        a_timed_out_launch_is_requeued_with_its_count,
         record_classification_materialises_into_one_table_once,
         retry_failed_rescans_classify_failures,
         clients_refuse_duplicates_and_resolve_addresses,
@@ -1203,8 +1500,11 @@ suite! {
         launches_and_their_journal_round_trip,
         drafts_are_kept_in_order,
         cancel_item_marks_what_was_materialised,
+        approval_is_a_guarded_decision,
+        a_clients_launch_flag_is_off_by_default,
+        notices_go_out_once_and_failed_ones_are_retried,
     ],
-    sqlite: [sqlite_an_expired_lease_is_taken_over],
+    sqlite: [sqlite_an_expired_lease_is_taken_over, sqlite_the_state_table_rebuild_keeps_every_row_and_reference],
     postgres: [
         postgres_the_lock_not_the_row_decides,
         postgres_a_lease_is_refused_to_another_worker,

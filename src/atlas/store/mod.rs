@@ -33,6 +33,16 @@ pub enum AtlasStoreError {
 
 pub type StoreResult<T> = Result<T, AtlasStoreError>;
 
+/// The table of a materialised item kind.
+fn item_table(kind: &str) -> &'static str {
+    match kind {
+        "run" => "atlas_runs",
+        "question" => "atlas_questions",
+        "negociation" => "atlas_negociations",
+        _ => "atlas_conseils",
+    }
+}
+
 /// A message as fetched, ready to be stored.
 #[derive(Debug, Clone)]
 pub struct NewMessage {
@@ -66,6 +76,8 @@ pub struct EmailRow {
     pub from_email: Option<String>,
     pub subject: String,
     pub dkim_pass: bool,
+    /// The DKIM verdict's detail (`no DKIM-Signature`, or one line per signature).
+    pub dkim_detail: Option<String>,
     pub size: i64,
     pub scan_verdict: Option<String>,
     pub attachment_count: Option<i64>,
@@ -80,6 +92,14 @@ pub struct EmailRow {
     pub chantier_id: Option<i64>,
     /// The materialised row, as (`run`|`question`|`negociation`|`conseil`, id).
     pub materialised: Option<(&'static str, i64)>,
+    /// When the founder approved the launch of this message (its author was not verified).
+    pub approved_at: Option<DateTime<Utc>>,
+    /// A failing step is not tried again before this.
+    pub retry_at: Option<DateTime<Utc>>,
+    /// The first failure of the current run of failures.
+    pub failing_since: Option<DateTime<Utc>>,
+    /// Timed-out launches retried so far.
+    pub launch_retries: i64,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -108,6 +128,9 @@ pub struct Client {
     pub ai_model: Option<String>,
     /// Claude Code's `--model` for this client's runs (before the global setting).
     pub claude_model: Option<String>,
+    /// This client's DKIM-verified e-mails may start Claude Code without the founder's
+    /// approval (off by default).
+    pub auto_launch: bool,
 }
 
 impl Client {
@@ -128,6 +151,7 @@ pub struct NewClient {
     pub ai_provider: Option<String>,
     pub ai_model: Option<String>,
     pub claude_model: Option<String>,
+    pub auto_launch: bool,
 }
 
 /// A failed attempt at one step of the pipeline.
@@ -137,9 +161,68 @@ pub struct StepFailure {
     pub from: EmailState,
     pub event: &'static str,
     pub detail: Value,
-    pub max_attempts: i64,
-    /// Where the row goes after `max_attempts` failures.
+    /// Failing for this long (since the first failure of the run) parks the row.
+    pub park_after: chrono::Duration,
+    /// Where the row parks.
     pub terminal: EmailState,
+}
+
+/// The longest wait between two attempts of a failing step.
+pub const MAX_BACKOFF_MINUTES: i64 = 60;
+
+/// The wait after the `attempt`-th failure in a row: 1, 2, 4, 8 … minutes, at most 60.
+pub fn backoff(attempt: i64) -> chrono::Duration {
+    let exp = attempt.clamp(1, 8) - 1;
+    chrono::Duration::minutes((1i64 << exp).min(MAX_BACKOFF_MINUTES))
+}
+
+/// What a failure does to the row (the same rule on both backends): the next attempt's time,
+/// or parking once the failures have lasted `park_after`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FailurePlan {
+    pub attempts: i64,
+    pub failing_since: DateTime<Utc>,
+    /// None: parked.
+    pub retry_at: Option<DateTime<Utc>>,
+}
+
+pub fn plan_failure(
+    attempts_before: i64,
+    failing_since: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+    park_after: chrono::Duration,
+) -> FailurePlan {
+    let attempts = attempts_before + 1;
+    let since = failing_since.unwrap_or(now);
+    let retry_at = (now - since < park_after).then(|| now + backoff(attempts));
+    FailurePlan { attempts, failing_since: since, retry_at }
+}
+
+/// The detail of a failure's audit: the step's own, plus where the run of failures is.
+pub fn failure_detail(detail: &Value, plan: &FailurePlan, now: DateTime<Utc>) -> Value {
+    let mut detail = detail.clone();
+    if let Value::Object(map) = &mut detail {
+        map.insert("attempt".into(), plan.attempts.into());
+        map.insert("failing_for_minutes".into(), (now - plan.failing_since).num_minutes().into());
+        match plan.retry_at {
+            Some(at) => map.insert("retry_in_minutes".into(), (at - now).num_minutes().into()),
+            None => map.insert("parked".into(), true.into()),
+        };
+    }
+    detail
+}
+
+/// What `retry_parked` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requeue {
+    /// Put back in the queue: the state it was parked in, and the one it is in now.
+    Requeued {
+        from: EmailState,
+        to: EmailState,
+    },
+    /// Not parked by errors (blocked by an infected attachment, or anything else): untouched.
+    NotParked(EmailState),
+    Missing,
 }
 
 /// The result of a scan, to record on the state row.
@@ -196,9 +279,25 @@ pub trait AtlasStore: Send + Sync {
     /// `received` → `scanned` (clean) or `blocked` (not clean); false when the row was no
     /// longer `received` (another worker did it).
     async fn record_scan(&self, id: i64, scan: &ScanRecord, now: DateTime<Utc>) -> StoreResult<bool>;
-    /// A failed attempt at the step of `f.from`: the audit, `attempts + 1`, and after
-    /// `f.max_attempts` the terminal state. Returns the state the row is in afterwards.
+    /// A failed attempt at the step of `f.from`: `attempts + 1`, the next attempt after the
+    /// backoff ([`plan_failure`]), or the terminal state once failing for `f.park_after`; the
+    /// audit. Returns the state the row is in afterwards.
     async fn record_failure(&self, id: i64, f: &StepFailure, now: DateTime<Utc>) -> StoreResult<EmailState>;
+    /// Like `emails_in`, without the rows whose next attempt is after `now`.
+    async fn due_in(
+        &self,
+        states: &[EmailState],
+        after_id: i64,
+        limit: i64,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<EmailRow>>;
+    /// A message parked by errors back in the queue (`scan_failed` → `received`,
+    /// `classify_failed` → `scanned`, attempts and backoff reset), audited; never one
+    /// `blocked` by an infected attachment.
+    async fn retry_parked(&self, id: i64, detail: Value, now: DateTime<Utc>) -> StoreResult<Requeue>;
+    /// A timed-out launch back in the queue for a retry: `spawned` → `classified`,
+    /// `launch_retries + 1`, audited; false when the row was not `spawned`.
+    async fn schedule_launch_retry(&self, id: i64, detail: Value, now: DateTime<Utc>) -> StoreResult<bool>;
     /// `scanned` → `classified` with the guard audits, the `classified` audit and the
     /// materialised row; None when the row was no longer `scanned`.
     async fn record_classification(
@@ -287,6 +386,60 @@ pub trait AtlasStore: Send + Sync {
     ) -> StoreResult<i64>;
     /// Drafts of a message: (id, text, provider, model, created at), newest last.
     async fn drafts(&self, email_id: i64) -> StoreResult<Vec<(i64, String, String, String, DateTime<Utc>)>>;
+
+    // ---- launch authority ----
+    /// Whether a client's DKIM-verified e-mails may start Claude Code on their own; false
+    /// when there is no such client.
+    async fn set_auto_launch(&self, client_id: i64, allowed: bool, now: DateTime<Utc>) -> StoreResult<bool>;
+    /// `awaiting_approval` → `classified` with `approved_at` set and the `launch_approved`
+    /// audit; false when the message was not awaiting approval.
+    async fn approve_launch(&self, id: i64, detail: Value, now: DateTime<Utc>) -> StoreResult<bool>;
+    /// `awaiting_approval` → `cancelled`, what it materialised marked refused (`annule`),
+    /// audited, in one transaction; None when the message was not awaiting approval.
+    async fn refuse_launch(
+        &self,
+        id: i64,
+        detail: Value,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Option<(&'static str, i64)>>>;
+    /// How many messages are in each state.
+    async fn state_counts(&self) -> StoreResult<Vec<(EmailState, i64)>>;
+
+    // ---- e-mails to the founder, once per event ----
+    /// Records a notice under its unique key; None when one with that key exists already
+    /// (it was sent, or is being sent, by this or another worker).
+    async fn claim_notice(&self, notice: &NewNotice, now: DateTime<Utc>) -> StoreResult<Option<i64>>;
+    /// Takes a notice for a send attempt: false when it was sent already, or another worker
+    /// tried it after `retry_before` (a lease on the attempt).
+    async fn try_notice(&self, id: i64, retry_before: DateTime<Utc>, now: DateTime<Utc>) -> StoreResult<bool>;
+    /// The attempt's result: sent, or the error (retried later).
+    async fn finish_notice(&self, id: i64, error: Option<&str>, now: DateTime<Utc>) -> StoreResult<()>;
+    /// Unsent notices with fewer than `max_attempts` attempts, oldest first.
+    async fn unsent_notices(&self, max_attempts: i64, limit: i64) -> StoreResult<Vec<NoticeRow>>;
+    async fn notices(&self, email_id: Option<i64>) -> StoreResult<Vec<NoticeRow>>;
+}
+
+/// An e-mail to the founder, to send once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewNotice {
+    pub email_id: Option<i64>,
+    /// `approval_request`, `parked`, `escalated`, `lock_alert`, …
+    pub kind: String,
+    /// What makes it unique (e.g. `approval:42`): a second notice with the same key is not sent.
+    pub dedupe_key: String,
+    pub subject: String,
+    pub body: String,
+}
+
+/// A stored notice.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoticeRow {
+    pub id: i64,
+    pub notice: NewNotice,
+    pub attempts: i64,
+    pub last_error: Option<String>,
+    pub sent_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
 }
 
 /// A launch about to start.
@@ -299,6 +452,11 @@ pub struct NewLaunch {
     pub workspace: String,
     pub branch: Option<String>,
     pub fork_commit: Option<String>,
+    /// 1 for the first launch of a message, n + 1 for its n-th retry after a timeout.
+    pub attempt: i64,
+    /// How the Claude Code session is handled: `not_saved`, `saved`, `resumed`,
+    /// `fresh_after_refused_resume`.
+    pub session_mode: &'static str,
 }
 
 /// One journal event, already redacted.
@@ -335,6 +493,9 @@ pub struct LaunchRow {
     pub max_turns: i64,
     pub workspace: String,
     pub branch: Option<String>,
+    pub fork_commit: Option<String>,
+    pub attempt: i64,
+    pub session_mode: Option<String>,
     pub end: LaunchEnd,
     pub started_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,

@@ -91,7 +91,8 @@ const CANDIDATE: &str = "e.status = 'classified' AND e.intent IN ('run', 'questi
     AND NOT EXISTS (SELECT 1 FROM atlas_audits a WHERE a.email_id = e.id
         AND a.event IN ('spawn_started', 'spawn_action_done', 'spawn_failed') AND a.created_at >= $1)";
 
-const EMAIL_SELECT: &str = "SELECT e.*, r.message_id, r.message_key, r.from_email, r.subject, r.dkim_pass, r.size
+const EMAIL_SELECT: &str =
+    "SELECT e.*, r.message_id, r.message_key, r.from_email, r.subject, r.dkim_pass, r.dkim_detail, r.size
      FROM atlas_emails e JOIN atlas_raw_messages r ON r.id = e.raw_message_id";
 
 fn parse_opt<T: std::str::FromStr>(row: &PgRow, column: &'static str) -> StoreResult<Option<T>> {
@@ -118,6 +119,7 @@ fn email_row(row: &PgRow) -> StoreResult<EmailRow> {
         from_email: row.try_get("from_email")?,
         subject: row.try_get::<Option<String>, _>("subject")?.unwrap_or_default(),
         dkim_pass: row.try_get::<i64, _>("dkim_pass")? == 1,
+        dkim_detail: row.try_get("dkim_detail")?,
         size: row.try_get("size")?,
         scan_verdict: row.try_get("scan_verdict")?,
         attachment_count: row.try_get("attachment_count")?,
@@ -131,6 +133,10 @@ fn email_row(row: &PgRow) -> StoreResult<EmailRow> {
         justification: row.try_get("justification")?,
         chantier_id: row.try_get("chantier_id")?,
         materialised,
+        approved_at: row.try_get::<Option<String>, _>("approved_at")?.as_deref().and_then(from_db),
+        retry_at: row.try_get::<Option<String>, _>("retry_at")?.as_deref().and_then(from_db),
+        failing_since: row.try_get::<Option<String>, _>("failing_since")?.as_deref().and_then(from_db),
+        launch_retries: row.try_get("launch_retries")?,
         created_at: ts(row, "created_at")?,
         updated_at: ts(row, "updated_at")?,
     })
@@ -184,7 +190,25 @@ async fn load_client(pool: &PgPool, id: i64) -> StoreResult<Option<Client>> {
         ai_provider: row.try_get("ai_provider")?,
         ai_model: row.try_get("ai_model")?,
         claude_model: row.try_get("claude_model")?,
+        auto_launch: row.try_get::<i64, _>("auto_launch")? == 1,
     }))
+}
+
+fn notice_row(r: &PgRow) -> StoreResult<NoticeRow> {
+    Ok(NoticeRow {
+        id: r.try_get("id")?,
+        notice: NewNotice {
+            email_id: r.try_get("email_id")?,
+            kind: r.try_get("kind")?,
+            dedupe_key: r.try_get("dedupe_key")?,
+            subject: r.try_get("subject")?,
+            body: r.try_get("body")?,
+        },
+        attempts: r.try_get("attempts")?,
+        last_error: r.try_get("last_error")?,
+        sent_at: r.try_get::<Option<String>, _>("sent_at")?.as_deref().and_then(from_db),
+        created_at: ts(r, "created_at")?,
+    })
 }
 
 /// Closes a lock connection (the server drops its session locks); a broken one is dropped.
@@ -286,7 +310,7 @@ impl AtlasStore for PgAtlasStore {
         let mut tx = self.write_tx().await?;
         let done = sqlx::query(
             "UPDATE atlas_emails SET status = $1, scan_verdict = $2, scanned_parts = $3, attachment_count = $4,
-               attempts = 0, updated_at = $5
+               attempts = 0, retry_at = NULL, failing_since = NULL, updated_at = $5
              WHERE id = $6 AND status = 'received'",
         )
         .bind(status.as_str())
@@ -310,45 +334,125 @@ impl AtlasStore for PgAtlasStore {
     }
 
     async fn record_failure(&self, id: i64, f: &StepFailure, now: DateTime<Utc>) -> StoreResult<EmailState> {
-        let StepFailure { from, event, detail, max_attempts, terminal } = f.clone();
-        let now = to_db(now);
         let mut tx = self.write_tx().await?;
-        let row: Option<(i64,)> = sqlx::query_as(
-            "UPDATE atlas_emails SET attempts = attempts + 1, updated_at = $1,
-               status = CASE WHEN attempts + 1 >= $2 THEN $3 ELSE status END
-             WHERE id = $4 AND status = $5 RETURNING attempts",
-        )
-        .bind(&now)
-        .bind(max_attempts)
-        .bind(terminal.as_str())
-        .bind(id)
-        .bind(from.as_str())
-        .fetch_optional(&mut *tx)
-        .await?;
-        let state = match row {
-            Some((attempts,)) => {
-                let mut detail = detail;
-                if let Value::Object(map) = &mut detail {
-                    map.insert("attempt".into(), attempts.into());
-                    map.insert("max_attempts".into(), max_attempts.into());
-                }
-                insert_audit(&mut tx, Some(id), event, &detail, &now).await?;
-                if attempts >= max_attempts {
-                    terminal
-                } else {
-                    from
-                }
-            }
-            None => {
-                let status: Option<String> = sqlx::query_scalar("SELECT status FROM atlas_emails WHERE id = $1")
-                    .bind(id)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                status.and_then(|s| s.parse().ok()).unwrap_or(from)
-            }
+        let row = sqlx::query("SELECT attempts, failing_since FROM atlas_emails WHERE id = $1 AND status = $2")
+            .bind(id)
+            .bind(f.from.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(row) = row else {
+            let status: Option<String> = sqlx::query_scalar("SELECT status FROM atlas_emails WHERE id = $1")
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            return Ok(status.and_then(|s| s.parse().ok()).unwrap_or(f.from));
         };
+        let since: Option<String> = row.try_get("failing_since")?;
+        let plan = plan_failure(row.try_get("attempts")?, since.as_deref().and_then(from_db), now, f.park_after);
+        let state = if plan.retry_at.is_some() { f.from } else { f.terminal };
+        sqlx::query(
+            "UPDATE atlas_emails SET attempts = $1, failing_since = $2, retry_at = $3, status = $4, updated_at = $5
+             WHERE id = $6",
+        )
+        .bind(plan.attempts)
+        .bind(to_db(plan.failing_since))
+        .bind(plan.retry_at.map(to_db))
+        .bind(state.as_str())
+        .bind(to_db(now))
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        let now_s = to_db(now);
+        insert_audit(&mut tx, Some(id), f.event, &failure_detail(&f.detail, &plan, now), &now_s).await?;
+        if state == f.terminal {
+            let detail = serde_json::json!({"state": state.as_str(), "after": f.event, "attempts": plan.attempts});
+            insert_audit(&mut tx, Some(id), audit::PARKED, &detail, &now_s).await?;
+        }
         tx.commit().await?;
         Ok(state)
+    }
+
+    async fn due_in(
+        &self,
+        states: &[EmailState],
+        after_id: i64,
+        limit: i64,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<EmailRow>> {
+        let names: Vec<&str> = states.iter().map(|s| s.as_str()).collect();
+        let sql = format!(
+            "{EMAIL_SELECT} WHERE e.status = ANY($1) AND e.id > $2 AND (e.retry_at IS NULL OR e.retry_at <= $3)
+             ORDER BY e.id LIMIT $4"
+        );
+        sqlx::query(&sql)
+            .bind(&names)
+            .bind(after_id)
+            .bind(to_db(now))
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(email_row)
+            .collect()
+    }
+
+    async fn retry_parked(&self, id: i64, detail: Value, now: DateTime<Utc>) -> StoreResult<Requeue> {
+        let mut tx = self.write_tx().await?;
+        let status: Option<String> = sqlx::query_scalar("SELECT status FROM atlas_emails WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(status) = status else { return Ok(Requeue::Missing) };
+        let from: EmailState =
+            status.parse().map_err(|_| AtlasStoreError::Corrupt { column: "status", value: status.clone() })?;
+        let to = match from {
+            EmailState::ScanFailed => EmailState::Received,
+            EmailState::ClassifyFailed => EmailState::Scanned,
+            other => {
+                tx.commit().await?;
+                return Ok(Requeue::NotParked(other));
+            }
+        };
+        let now = to_db(now);
+        sqlx::query(
+            "UPDATE atlas_emails SET status = $1, attempts = 0, retry_at = NULL, failing_since = NULL, updated_at = $2
+             WHERE id = $3 AND status = $4",
+        )
+        .bind(to.as_str())
+        .bind(&now)
+        .bind(id)
+        .bind(from.as_str())
+        .execute(&mut *tx)
+        .await?;
+        let mut detail = detail;
+        if let Value::Object(map) = &mut detail {
+            map.insert("from".into(), from.as_str().into());
+            map.insert("to".into(), to.as_str().into());
+        }
+        insert_audit(&mut tx, Some(id), audit::RETRY_REQUESTED, &detail, &now).await?;
+        tx.commit().await?;
+        Ok(Requeue::Requeued { from, to })
+    }
+
+    async fn schedule_launch_retry(&self, id: i64, detail: Value, now: DateTime<Utc>) -> StoreResult<bool> {
+        let now = to_db(now);
+        let mut tx = self.write_tx().await?;
+        let done = sqlx::query(
+            "UPDATE atlas_emails SET status = 'classified', launch_retries = launch_retries + 1, updated_at = $1
+             WHERE id = $2 AND status = 'spawned'",
+        )
+        .bind(&now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            == 1;
+        if done {
+            insert_audit(&mut tx, Some(id), audit::RETRY_SCHEDULED, &detail, &now).await?;
+        }
+        tx.commit().await?;
+        Ok(done)
     }
 
     async fn record_classification(
@@ -362,7 +466,7 @@ impl AtlasStore for PgAtlasStore {
         let updated = sqlx::query(
             "UPDATE atlas_emails SET status = 'classified', intent = $1, complexity = $2, confidence = $3, model = $4,
                justification = $5, client_id = $6, client_source = $7, is_forward = $8, chantier_id = $9,
-               classified_at = $10, updated_at = $10, attempts = 0
+               classified_at = $10, updated_at = $10, attempts = 0, retry_at = NULL, failing_since = NULL
              WHERE id = $11 AND status = 'scanned'",
         )
         .bind(rec.intent.as_str())
@@ -453,7 +557,8 @@ impl AtlasStore for PgAtlasStore {
 
     async fn retry_failed(&self, now: DateTime<Utc>) -> StoreResult<u64> {
         Ok(sqlx::query(
-            "UPDATE atlas_emails SET status = 'scanned', attempts = 0, updated_at = $1 WHERE status = 'classify_failed'",
+            "UPDATE atlas_emails SET status = 'scanned', attempts = 0, retry_at = NULL, failing_since = NULL, updated_at = $1
+             WHERE status = 'classify_failed'",
         )
         .bind(to_db(now))
         .execute(&self.pool)
@@ -469,8 +574,8 @@ impl AtlasStore for PgAtlasStore {
         }
         let mut tx = self.write_tx().await?;
         let id: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO atlas_clients (name, mrr, status, priority, ai_provider, ai_model, claude_model, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+            "INSERT INTO atlas_clients (name, mrr, status, priority, ai_provider, ai_model, claude_model, auto_launch, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
              ON CONFLICT (name) DO NOTHING RETURNING id",
         )
         .bind(client.name.trim())
@@ -480,6 +585,7 @@ impl AtlasStore for PgAtlasStore {
         .bind(&client.ai_provider)
         .bind(&client.ai_model)
         .bind(&client.claude_model)
+        .bind(client.auto_launch as i64)
         .bind(to_db(now))
         .fetch_optional(&mut *tx)
         .await?;
@@ -895,8 +1001,9 @@ impl AtlasStore for PgAtlasStore {
 
     async fn start_launch(&self, l: &NewLaunch, now: DateTime<Utc>) -> StoreResult<i64> {
         Ok(sqlx::query_scalar(
-            "INSERT INTO atlas_launches (email_id, iteration, prompt_kind, max_turns, workspace, branch, fork_commit, started_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+            "INSERT INTO atlas_launches
+               (email_id, iteration, prompt_kind, max_turns, workspace, branch, fork_commit, started_at, attempt, session_mode)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
         )
         .bind(l.email_id)
         .bind(l.iteration)
@@ -906,6 +1013,8 @@ impl AtlasStore for PgAtlasStore {
         .bind(&l.branch)
         .bind(&l.fork_commit)
         .bind(to_db(now))
+        .bind(l.attempt)
+        .bind(l.session_mode)
         .fetch_one(&self.pool)
         .await?)
     }
@@ -983,6 +1092,9 @@ impl AtlasStore for PgAtlasStore {
                     max_turns: r.try_get("max_turns")?,
                     workspace: r.try_get("workspace")?,
                     branch: r.try_get("branch")?,
+                    fork_commit: r.try_get("fork_commit")?,
+                    attempt: r.try_get("attempt")?,
+                    session_mode: r.try_get("session_mode")?,
                     end: LaunchEnd {
                         status: r.try_get("status")?,
                         exit_code: r.try_get("exit_code")?,
@@ -1083,13 +1195,10 @@ impl AtlasStore for PgAtlasStore {
             return Ok(None);
         };
         let Some((kind, id)) = row.materialised else { return Ok(None) };
-        let table = match kind {
-            "run" => "atlas_runs",
-            "question" => "atlas_questions",
-            "negociation" => "atlas_negociations",
-            _ => "atlas_conseils",
-        };
-        sqlx::query(&format!("UPDATE {table} SET status = 'annule' WHERE id = $1")).bind(id).execute(&mut *tx).await?;
+        sqlx::query(&format!("UPDATE {} SET status = 'annule' WHERE id = $1", item_table(kind)))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         insert_audit(
             &mut tx,
             Some(email_id),
@@ -1100,6 +1209,170 @@ impl AtlasStore for PgAtlasStore {
         .await?;
         tx.commit().await?;
         Ok(Some((kind, id)))
+    }
+
+    async fn set_auto_launch(&self, client_id: i64, allowed: bool, now: DateTime<Utc>) -> StoreResult<bool> {
+        let mut tx = self.write_tx().await?;
+        let done = sqlx::query("UPDATE atlas_clients SET auto_launch = $1 WHERE id = $2")
+            .bind(allowed as i64)
+            .bind(client_id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+            == 1;
+        if done {
+            let detail = serde_json::json!({"client_id": client_id, "auto_launch": allowed});
+            insert_audit(&mut tx, None, audit::CLIENT_AUTO_LAUNCH, &detail, &to_db(now)).await?;
+        }
+        tx.commit().await?;
+        Ok(done)
+    }
+
+    async fn approve_launch(&self, id: i64, detail: Value, now: DateTime<Utc>) -> StoreResult<bool> {
+        let now = to_db(now);
+        let mut tx = self.write_tx().await?;
+        let done = sqlx::query(
+            "UPDATE atlas_emails SET status = 'classified', approved_at = $1, updated_at = $1
+             WHERE id = $2 AND status = 'awaiting_approval'",
+        )
+        .bind(&now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            == 1;
+        if done {
+            insert_audit(&mut tx, Some(id), audit::LAUNCH_APPROVED, &detail, &now).await?;
+        }
+        tx.commit().await?;
+        Ok(done)
+    }
+
+    async fn refuse_launch(
+        &self,
+        id: i64,
+        detail: Value,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Option<(&'static str, i64)>>> {
+        let now = to_db(now);
+        let mut tx = self.write_tx().await?;
+        let done = sqlx::query(
+            "UPDATE atlas_emails SET status = 'cancelled', updated_at = $1 WHERE id = $2 AND status = 'awaiting_approval'",
+        )
+        .bind(&now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            == 1;
+        if !done {
+            tx.commit().await?;
+            return Ok(None);
+        }
+        insert_audit(&mut tx, Some(id), audit::LAUNCH_REFUSED, &detail, &now).await?;
+        let sql = format!("{EMAIL_SELECT} WHERE e.id = $1");
+        let row = sqlx::query(&sql).bind(id).fetch_one(&mut *tx).await?;
+        let item = email_row(&row)?.materialised;
+        if let Some((kind, item_id)) = item {
+            sqlx::query(&format!("UPDATE {} SET status = 'annule' WHERE id = $1", item_table(kind)))
+                .bind(item_id)
+                .execute(&mut *tx)
+                .await?;
+            let detail = serde_json::json!({"kind": kind, "id": item_id});
+            insert_audit(&mut tx, Some(id), audit::CANCELLED_BY_FOUNDER, &detail, &now).await?;
+        }
+        tx.commit().await?;
+        Ok(Some(item))
+    }
+
+    async fn state_counts(&self) -> StoreResult<Vec<(EmailState, i64)>> {
+        let rows: Vec<(String, i64)> =
+            sqlx::query_as("SELECT status, COUNT(*) FROM atlas_emails GROUP BY status ORDER BY status")
+                .fetch_all(&self.pool)
+                .await?;
+        rows.into_iter()
+            .map(|(s, n)| Ok((s.parse().map_err(|_| AtlasStoreError::Corrupt { column: "status", value: s })?, n)))
+            .collect()
+    }
+
+    async fn claim_notice(&self, n: &NewNotice, now: DateTime<Utc>) -> StoreResult<Option<i64>> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO atlas_notices (email_id, kind, dedupe_key, subject, body, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (dedupe_key) DO NOTHING RETURNING id",
+        )
+        .bind(n.email_id)
+        .bind(&n.kind)
+        .bind(&n.dedupe_key)
+        .bind(&n.subject)
+        .bind(&n.body)
+        .bind(to_db(now))
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    async fn try_notice(&self, id: i64, retry_before: DateTime<Utc>, now: DateTime<Utc>) -> StoreResult<bool> {
+        Ok(sqlx::query(
+            "UPDATE atlas_notices SET attempts = attempts + 1, last_try_at = $1
+             WHERE id = $2 AND sent_at IS NULL AND (last_try_at IS NULL OR last_try_at < $3)",
+        )
+        .bind(to_db(now))
+        .bind(id)
+        .bind(to_db(retry_before))
+        .execute(&self.pool)
+        .await?
+        .rows_affected()
+            == 1)
+    }
+
+    async fn finish_notice(&self, id: i64, error: Option<&str>, now: DateTime<Utc>) -> StoreResult<()> {
+        let mut tx = self.write_tx().await?;
+        let row =
+            sqlx::query("SELECT email_id, kind FROM atlas_notices WHERE id = $1").bind(id).fetch_one(&mut *tx).await?;
+        let (email_id, kind): (Option<i64>, String) = (row.try_get("email_id")?, row.try_get("kind")?);
+        let now = to_db(now);
+        match error {
+            None => {
+                sqlx::query("UPDATE atlas_notices SET sent_at = $1, last_error = NULL WHERE id = $2")
+                    .bind(&now)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+                insert_audit(&mut tx, email_id, audit::NOTICE_SENT, &serde_json::json!({"kind": kind}), &now).await?;
+            }
+            Some(e) => {
+                sqlx::query("UPDATE atlas_notices SET last_error = $1 WHERE id = $2")
+                    .bind(e)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+                let detail = serde_json::json!({"kind": kind, "error": e});
+                insert_audit(&mut tx, email_id, audit::NOTICE_FAILED, &detail, &now).await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn unsent_notices(&self, max_attempts: i64, limit: i64) -> StoreResult<Vec<NoticeRow>> {
+        sqlx::query("SELECT * FROM atlas_notices WHERE sent_at IS NULL AND attempts < $1 ORDER BY id LIMIT $2")
+            .bind(max_attempts)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(notice_row)
+            .collect()
+    }
+
+    async fn notices(&self, email_id: Option<i64>) -> StoreResult<Vec<NoticeRow>> {
+        sqlx::query("SELECT * FROM atlas_notices WHERE ($1::bigint IS NULL OR email_id = $1) ORDER BY id")
+            .bind(email_id)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(notice_row)
+            .collect()
     }
 }
 
