@@ -1,11 +1,17 @@
 //! Atlas' storage: the `AtlasStore` trait (one transaction per method, each step of the
-//! pipeline a guarded transition so that replaying it is a no-op) and one implementation
-//! per backend: `sqlite` (the appliance's file) and `postgres` (several workers, one database).
+//! pipeline a guarded transition so that replaying it is a no-op), written once for both
+//! backends: every query and row decoding in `sql`, the decisions in `rules`, and in
+//! `sqlite` (the appliance's file) and `postgres` (several workers, one database) only what
+//! really differs — the write transaction's lock, the launch lock, claiming candidates, and
+//! finding the launches whose launcher died.
 
 pub mod postgres;
+pub mod rules;
+mod sql;
 pub mod sqlite;
 
 pub use postgres::PgAtlasStore;
+pub use rules::{backoff, failure_detail, plan_failure, FailurePlan, MAX_BACKOFF_MINUTES};
 pub use sqlite::SqliteAtlasStore;
 
 use std::collections::BTreeMap;
@@ -38,16 +44,6 @@ pub enum AtlasStoreError {
 }
 
 pub type StoreResult<T> = Result<T, AtlasStoreError>;
-
-/// The table of a materialised item kind.
-fn item_table(kind: &str) -> &'static str {
-    match kind {
-        "run" => "atlas_runs",
-        "question" => "atlas_questions",
-        "negociation" => "atlas_negociations",
-        _ => "atlas_conseils",
-    }
-}
 
 /// A message as fetched, ready to be stored.
 #[derive(Debug, Clone)]
@@ -171,51 +167,6 @@ pub struct StepFailure {
     pub park_after: chrono::Duration,
     /// Where the row parks.
     pub terminal: EmailState,
-}
-
-/// The longest wait between two attempts of a failing step.
-pub const MAX_BACKOFF_MINUTES: i64 = 60;
-
-/// The wait after the `attempt`-th failure in a row: 1, 2, 4, 8 … minutes, at most 60.
-pub fn backoff(attempt: i64) -> chrono::Duration {
-    let exp = attempt.clamp(1, 8) - 1;
-    chrono::Duration::minutes((1i64 << exp).min(MAX_BACKOFF_MINUTES))
-}
-
-/// What a failure does to the row (the same rule on both backends): the next attempt's time,
-/// or parking once the failures have lasted `park_after`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FailurePlan {
-    pub attempts: i64,
-    pub failing_since: DateTime<Utc>,
-    /// None: parked.
-    pub retry_at: Option<DateTime<Utc>>,
-}
-
-pub fn plan_failure(
-    attempts_before: i64,
-    failing_since: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
-    park_after: chrono::Duration,
-) -> FailurePlan {
-    let attempts = attempts_before + 1;
-    let since = failing_since.unwrap_or(now);
-    let retry_at = (now - since < park_after).then(|| now + backoff(attempts));
-    FailurePlan { attempts, failing_since: since, retry_at }
-}
-
-/// The detail of a failure's audit: the step's own, plus where the run of failures is.
-pub fn failure_detail(detail: &Value, plan: &FailurePlan, now: DateTime<Utc>) -> Value {
-    let mut detail = detail.clone();
-    if let Value::Object(map) = &mut detail {
-        map.insert("attempt".into(), plan.attempts.into());
-        map.insert("failing_for_minutes".into(), (now - plan.failing_since).num_minutes().into());
-        match plan.retry_at {
-            Some(at) => map.insert("retry_in_minutes".into(), (at - now).num_minutes().into()),
-            None => map.insert("parked".into(), true.into()),
-        };
-    }
-    detail
 }
 
 /// What `retry_parked` did.
@@ -517,68 +468,4 @@ pub struct LaunchRow {
     pub end: LaunchEnd,
     pub started_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,
-}
-
-/// The columns of `atlas_agents` as a [`Persona`] (the family parsed, the domains split).
-fn persona_from<R: sqlx::Row>(row: &R) -> StoreResult<Persona>
-where
-    for<'c> &'c str: sqlx::ColumnIndex<R>,
-    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-{
-    let group_name: String = row.try_get("group_name")?;
-    let group = group_name
-        .parse()
-        .map_err(|_| AtlasStoreError::Corrupt { column: "atlas_agents.group_name", value: group_name.clone() })?;
-    let domains: String = row.try_get("prompt_domains")?;
-    Ok(Persona {
-        codename: row.try_get("codename")?,
-        nickname: row.try_get("nickname")?,
-        role: row.try_get("role")?,
-        group,
-        orchestrator: row.try_get::<i64, _>("orchestrator")? == 1,
-        heritage: row.try_get("heritage")?,
-        cognitive_frame: row.try_get("cognitive_frame")?,
-        personality: row.try_get("personality")?,
-        quote: row.try_get("quote")?,
-        inspiration: row.try_get("inspiration")?,
-        proof: row.try_get("proof")?,
-        job_mission: row.try_get("job_mission")?,
-        job_perimeter: row.try_get("job_perimeter")?,
-        job_key_checks: row.try_get("job_key_checks")?,
-        prompt_domains: domains.split(',').map(str::trim).filter(|d| !d.is_empty()).map(str::to_string).collect(),
-        active: row.try_get::<i64, _>("active")? == 1,
-    })
-}
-
-/// A row of `atlas_lessons`, its vector decoded (little-endian f32, as the souvenirs').
-fn stored_lesson_from<R: sqlx::Row>(row: &R) -> StoreResult<StoredLesson>
-where
-    for<'c> &'c str: sqlx::ColumnIndex<R>,
-    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Vec<u8>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-{
-    let raw_created: String = row.try_get("created_at")?;
-    let created_at = arthur_agents::time::from_db(&raw_created)
-        .ok_or(AtlasStoreError::Corrupt { column: "atlas_lessons.created_at", value: raw_created.clone() })?;
-    let blob: Option<Vec<u8>> = row.try_get("embedding")?;
-    let model: Option<String> = row.try_get("embedding_model")?;
-    let embedding = match (blob, model) {
-        (Some(bytes), Some(model)) => {
-            let vector = arthur_agents::memory::decode_vector(&bytes).ok_or_else(|| AtlasStoreError::Corrupt {
-                column: "atlas_lessons.embedding",
-                value: format!("{} bytes", bytes.len()),
-            })?;
-            Some((vector, model))
-        }
-        _ => None,
-    };
-    Ok(StoredLesson {
-        id: row.try_get("id")?,
-        agent_codename: row.try_get("agent_codename")?,
-        text: row.try_get("text")?,
-        created_at,
-        embedding,
-    })
 }
