@@ -17,6 +17,8 @@ use arthur_agents::text::normalise;
 use arthur_agents::tools::cosine;
 use chrono::{DateTime, Utc};
 
+use serde::Deserialize;
+
 use crate::store::{AtlasStore, AtlasStoreError};
 
 /// Cosine similarity under which a lesson is not recalled (the souvenirs' threshold).
@@ -131,6 +133,82 @@ impl Persona {
             ring(self.group)
         }
     }
+}
+
+// ---------- the seeded agents ----------
+
+/// The seeded personas, one data file for both backends (`atlas/personas.toml`), upserted
+/// when the store opens. Migration 0006 inserted their first version, written once per SQL
+/// dialect; it stays unchanged — a database records each applied migration's checksum and
+/// refuses to open if the file differs — and a test checks it still agrees with this file.
+pub const SEED_FILE: &str = include_str!("../personas.toml");
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeedFile {
+    agent: Vec<SeedAgent>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeedAgent {
+    codename: String,
+    nickname: String,
+    role: String,
+    group: String,
+    #[serde(default)]
+    orchestrator: bool,
+    #[serde(default)]
+    heritage: String,
+    cognitive_frame: String,
+    #[serde(default)]
+    personality: String,
+    #[serde(default)]
+    quote: String,
+    #[serde(default)]
+    inspiration: String,
+    #[serde(default)]
+    proof: String,
+    job_mission: String,
+    job_perimeter: String,
+    job_key_checks: String,
+    #[serde(default)]
+    prompt_domains: Vec<String>,
+}
+
+/// The seeded personas as stored rows (all active), in the file's order.
+pub fn seeds() -> Result<Vec<Persona>, String> {
+    let file: SeedFile = toml::from_str(SEED_FILE).map_err(|e| e.to_string())?;
+    file.agent
+        .into_iter()
+        .map(|a| {
+            Ok(Persona {
+                group: a.group.parse().map_err(|e| format!("{}: {e}", a.codename))?,
+                codename: a.codename,
+                nickname: a.nickname,
+                role: a.role,
+                orchestrator: a.orchestrator,
+                heritage: a.heritage,
+                cognitive_frame: a.cognitive_frame,
+                personality: a.personality,
+                quote: a.quote,
+                inspiration: a.inspiration,
+                proof: a.proof,
+                job_mission: a.job_mission,
+                job_perimeter: a.job_perimeter,
+                job_key_checks: a.job_key_checks,
+                prompt_domains: a.prompt_domains,
+                active: true,
+            })
+        })
+        .collect()
+}
+
+/// Upserts the seeded personas by codename (their texts follow the file; which agents are
+/// active stays the founder's choice); how many rows were written. Idempotent: a second
+/// call writes nothing.
+pub async fn seed(store: &dyn AtlasStore) -> Result<u64, AtlasStoreError> {
+    store.upsert_agents(&seeds().map_err(AtlasStoreError::Seeds)?).await
 }
 
 /// The active agent `codename`; an unknown or inactive one is an error.
@@ -608,6 +686,20 @@ mod tests {
             prompt_domains: Vec::new(),
             active: true,
         }
+    }
+
+    #[test]
+    fn the_seed_file_holds_ten_agents_one_orchestrator_in_direction_and_routed_domains() {
+        let seeds = seeds().unwrap();
+        assert_eq!(seeds.len(), 10);
+        let orchestrators: Vec<&Persona> = seeds.iter().filter(|p| p.orchestrator).collect();
+        assert_eq!(orchestrators.len(), 1);
+        assert_eq!((orchestrators[0].codename.as_str(), orchestrators[0].group), ("atlas", Group::Direction));
+        for d in DOMAIN_AGENTS {
+            let owner = seeds.iter().find(|p| p.prompt_domains.iter().any(|x| x == d.domain));
+            assert_eq!(owner.map(|p| p.codename.as_str()), Some(d.codename), "{}", d.domain);
+        }
+        assert!(seeds.iter().all(|p| !p.cognitive_frame.starts_with('\n') && !p.job_key_checks.ends_with('\n')));
     }
 
     #[test]

@@ -58,7 +58,7 @@ impl Fx {
         let url = crate::harness::fresh_database().await;
         let pool = migrated_pg(&url).await;
         Fx {
-            store: Arc::new(PgAtlasStore::new(pool.clone())),
+            store: Arc::new(PgAtlasStore::open(pool.clone()).await.unwrap()),
             db: Db::Postgres { pool, url },
             _memory: None,
             _dir: None,
@@ -85,6 +85,35 @@ impl Fx {
         match &self.db {
             Db::Postgres { pool, url } => (pool, url),
             Db::Sqlite(_) => panic!("a PostgreSQL-only test on SQLite"),
+        }
+    }
+
+    /// A store on a fresh database of the same backend, migrated but never seeded: the rows
+    /// are the migrations' own. The temporary directory (SQLite) is returned with it.
+    async fn unseeded(&self) -> (Arc<dyn AtlasStore>, Option<tempfile::TempDir>) {
+        match &self.db {
+            Db::Sqlite(_) => {
+                let dir = tempfile::tempdir().unwrap();
+                let options = sqlx::sqlite::SqliteConnectOptions::new()
+                    .filename(dir.path().join("unseeded.db"))
+                    .create_if_missing(true);
+                let pool = sqlx::sqlite::SqlitePoolOptions::new().connect_with(options).await.unwrap();
+                arthur_agents::memory::sqlite::MIGRATOR.run(&pool).await.unwrap();
+                arthur_atlas::store::sqlite::MIGRATOR.run(&pool).await.unwrap();
+                (Arc::new(SqliteAtlasStore::new(pool)), Some(dir))
+            }
+            Db::Postgres { .. } => {
+                let pool = migrated_pg(&crate::harness::fresh_database().await).await;
+                (Arc::new(PgAtlasStore::new(pool)), None)
+            }
+        }
+    }
+
+    /// The store opened again on the same database, as at the next start (migrations, seeds).
+    async fn reopen(&self) -> Arc<dyn AtlasStore> {
+        match &self.db {
+            Db::Sqlite(pool) => Arc::new(SqliteAtlasStore::open(pool.clone()).await.unwrap()),
+            Db::Postgres { pool, .. } => Arc::new(PgAtlasStore::open(pool.clone()).await.unwrap()),
         }
     }
 
@@ -1340,6 +1369,36 @@ async fn notices_go_out_once_and_failed_ones_are_retried(fx: Fx) {
     assert_eq!(fx.store.unsent_notices(4, 10).await.unwrap().len(), 1);
 }
 
+/// The personas' data file and migration 0006 (which inserted their first version, once per
+/// dialect) agree field for field, so the upsert at start changes nothing on a database
+/// migrated before the file existed.
+async fn the_seed_file_says_what_migration_0006_inserted(fx: Fx) {
+    use arthur_atlas::persona;
+    let (store, _dir) = fx.unseeded().await;
+    let mut stored = store.active_agents().await.unwrap();
+    let mut seeds = persona::seeds().unwrap();
+    stored.sort_by(|a, b| a.codename.cmp(&b.codename));
+    seeds.sort_by(|a, b| a.codename.cmp(&b.codename));
+    assert_eq!(stored, seeds);
+    assert_eq!(persona::seed(store.as_ref()).await.unwrap(), 0, "the upsert finds nothing to change");
+}
+
+/// At each start the seeded texts are restored and a missing seeded agent comes back, but an
+/// agent the founder turned off stays off; a second start writes nothing.
+async fn seeded_personas_are_upserted_by_codename_and_active_stays_the_founders(fx: Fx) {
+    fx.exec("UPDATE atlas_agents SET role = 'Rôle modifié', prompt_domains = 'seo' WHERE codename = 'backend'").await;
+    fx.exec("UPDATE atlas_agents SET active = 0 WHERE codename = 'redaction'").await;
+    fx.exec("DELETE FROM atlas_agents WHERE codename = 'qa'").await;
+    let store = fx.reopen().await;
+    let backend = store.agent("backend").await.unwrap().unwrap();
+    assert_eq!(backend.role, "Développeur backend");
+    assert_eq!(backend.prompt_domains, ["backend", "api", "base-de-donnees"]);
+    assert!(store.agent("qa").await.unwrap().unwrap().active, "the missing agent is back");
+    assert!(!store.agent("redaction").await.unwrap().unwrap().active, "the founder's choice is kept");
+    assert_eq!(fx.scalar("SELECT COUNT(*) FROM atlas_agents").await, 10);
+    assert_eq!(arthur_atlas::persona::seed(store.as_ref()).await.unwrap(), 0, "idempotent");
+}
+
 /// A database filled before migration 0007 keeps every row and every reference through the
 /// two rebuilds of atlas_emails (0007, 0008: SQLite cannot alter a CHECK in place).
 async fn sqlite_the_state_table_rebuild_keeps_every_row_and_reference(_fx: Fx) {
@@ -1509,6 +1568,8 @@ suite! {
         approval_is_a_guarded_decision,
         a_clients_launch_flag_is_off_by_default,
         notices_go_out_once_and_failed_ones_are_retried,
+        the_seed_file_says_what_migration_0006_inserted,
+        seeded_personas_are_upserted_by_codename_and_active_stays_the_founders,
     ],
     sqlite: [sqlite_an_expired_lease_is_taken_over, sqlite_the_state_table_rebuild_keeps_every_row_and_reference],
     postgres: [

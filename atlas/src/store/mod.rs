@@ -41,6 +41,8 @@ pub enum AtlasStoreError {
     Memory(String),
     #[error("migrating the Atlas tables: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("the seeded personas (atlas/personas.toml): {0}")]
+    Seeds(String),
 }
 
 pub type StoreResult<T> = Result<T, AtlasStoreError>;
@@ -386,6 +388,9 @@ pub trait AtlasStore: Send + Sync {
     async fn add_lesson(&self, codename: Option<&str>, text: &str, now: DateTime<Utc>) -> StoreResult<i64>;
     /// Stores the vectors `model` computed for these lessons, in one transaction.
     async fn set_lesson_vectors(&self, vectors: &[(i64, &[f32])], model: &str) -> StoreResult<()>;
+    /// Inserts these agents, or updates their texts when they differ, by codename, in one
+    /// transaction; `active` is never written on an existing agent. The rows written.
+    async fn upsert_agents(&self, agents: &[Persona]) -> StoreResult<u64>;
 }
 
 /// An e-mail to the founder, to send once.

@@ -85,10 +85,13 @@ impl PgAtlasStore {
         Self { pool, locks: tokio::sync::Mutex::new(HashMap::new()) }
     }
 
-    /// Migrates Atlas' tables on `pool` (the database Arthur's memory is in), then the store.
+    /// Migrates Atlas' tables on `pool` (the database Arthur's memory is in) and upserts the
+    /// seeded personas (`crate::persona::seed`); then the store.
     pub async fn open(pool: PgPool) -> StoreResult<Self> {
         MIGRATOR.run(&pool).await?;
-        Ok(Self::new(pool))
+        let store = Self::new(pool);
+        crate::persona::seed(&store).await?;
+        Ok(store)
     }
 
     pub fn pool(&self) -> &PgPool {

@@ -1283,6 +1283,47 @@ macro_rules! sql_atlas_store {
                 .await?)
             }
 
+            async fn upsert_agents(&self, agents: &[Persona]) -> StoreResult<u64> {
+                const TEXTS: [&str; 14] = [
+                    "nickname", "role", "group_name", "orchestrator", "heritage", "cognitive_frame", "personality",
+                    "quote", "inspiration", "proof", "job_mission", "job_perimeter", "job_key_checks",
+                    "prompt_domains",
+                ];
+                let sql = format!(
+                    "INSERT INTO atlas_agents (codename, {columns}) VALUES ({values})
+                     ON CONFLICT (codename) DO UPDATE SET {set} WHERE {changed}",
+                    columns = TEXTS.join(", "),
+                    values = placeholders(1, TEXTS.len() + 1),
+                    set = TEXTS.map(|c| format!("{c} = excluded.{c}")).join(", "),
+                    changed = TEXTS.map(|c| format!("atlas_agents.{c} <> excluded.{c}")).join(" OR "),
+                );
+                let mut tx: Tx = self.write_tx().await?;
+                let mut written = 0;
+                for p in agents {
+                    written += sqlx::query(&sql)
+                        .bind(&p.codename)
+                        .bind(&p.nickname)
+                        .bind(&p.role)
+                        .bind(p.group.as_str())
+                        .bind(p.orchestrator as i64)
+                        .bind(&p.heritage)
+                        .bind(&p.cognitive_frame)
+                        .bind(&p.personality)
+                        .bind(&p.quote)
+                        .bind(&p.inspiration)
+                        .bind(&p.proof)
+                        .bind(&p.job_mission)
+                        .bind(&p.job_perimeter)
+                        .bind(&p.job_key_checks)
+                        .bind(p.prompt_domains.join(","))
+                        .execute(&mut *tx)
+                        .await?
+                        .rows_affected();
+                }
+                tx.commit().await?;
+                Ok(written)
+            }
+
             async fn set_lesson_vectors(&self, vectors: &[(i64, &[f32])], model: &str) -> StoreResult<()> {
                 let mut tx: Tx = self.write_tx().await?;
                 for (id, vector) in vectors {

@@ -30,10 +30,13 @@ impl SqliteAtlasStore {
         Self { pool }
     }
 
-    /// Migrates Atlas' tables on `pool` (the database Arthur's memory is in), then the store.
+    /// Migrates Atlas' tables on `pool` (the database Arthur's memory is in) and upserts the
+    /// seeded personas (`crate::persona::seed`); then the store.
     pub async fn open(pool: SqlitePool) -> StoreResult<Self> {
         MIGRATOR.run(&pool).await?;
-        Ok(Self::new(pool))
+        let store = Self::new(pool);
+        crate::persona::seed(&store).await?;
+        Ok(store)
     }
 
     pub fn pool(&self) -> &SqlitePool {
