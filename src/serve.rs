@@ -145,15 +145,15 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
 
     let launcher = if atlas.is_some() && app.settings.atlas.repo.is_some() {
         match crate::atlas_cli::launcher(&app) {
-            Ok(mut l) => Some(tokio::spawn(arthur_atlas::worker::run_launcher(
-                {
-                    l.shutdown = Some(stop.token());
-                    l
-                },
-                args.atlas_launch_offset,
-                args.atlas_launch,
-                stop.token(),
-            ))),
+            Ok(mut launcher) => {
+                launcher.shutdown = Some(stop.token());
+                let deps = arthur_atlas::worker::LauncherDeps {
+                    launcher,
+                    offset: args.atlas_launch_offset,
+                    period: args.atlas_launch,
+                };
+                Some(tokio::spawn(arthur_atlas::worker::run_launcher(deps, stop.token())))
+            }
             Err(e) => {
                 eprintln!("Atlas : lanceur désactivé — {e:#}.");
                 None
@@ -167,7 +167,10 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
     // hours): wherever Atlas launches, locks held too long reach the founder.
     let watchdog = if launcher.is_some() {
         match crate::atlas_cli::watchdog(&app) {
-            Ok(w) => Some(tokio::spawn(arthur_atlas::watchdog::run(w, args.atlas_watchdog, stop.token()))),
+            Ok(watchdog) => {
+                let deps = arthur_atlas::watchdog::WatchdogDeps { watchdog, period: args.atlas_watchdog };
+                Some(tokio::spawn(arthur_atlas::watchdog::run(deps, stop.token())))
+            }
             Err(e) => {
                 eprintln!("Atlas : chien de garde des verrous désactivé — {e:#}.");
                 None

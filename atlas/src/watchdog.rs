@@ -65,8 +65,16 @@ pub fn lock_notice(
     }
 }
 
+/// What the watchdog task works with.
+pub struct WatchdogDeps {
+    pub watchdog: LockWatchdog,
+    /// Between two checks ([`PERIOD`] in `arthur serve`).
+    pub period: Duration,
+}
+
 /// Checks every `period` until shutdown; a failed check is logged and retried at the next.
-pub async fn run(watchdog: LockWatchdog, period: Duration, shutdown: CancellationToken) {
+pub async fn run(deps: WatchdogDeps, shutdown: CancellationToken) {
+    let WatchdogDeps { watchdog, period } = deps;
     let mut interval = tokio::time::interval(period);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let stop = shutdown.cancelled();

@@ -79,15 +79,18 @@ pub async fn run(deps: WorkerDeps, shutdown: CancellationToken) {
     tracing::info!("Atlas poller stopped");
 }
 
-/// The launcher inside `arthur serve`: first cycle `offset` after the start (so the poll
-/// has classified), then every `period`. The lock watchdog is a task of its own
-/// (`watchdog::run`): a cycle can last hours.
-pub async fn run_launcher(
-    launcher: super::launch::Launcher,
-    offset: Duration,
-    period: Duration,
-    shutdown: CancellationToken,
-) {
+/// What the launcher inside `arthur serve` works with.
+pub struct LauncherDeps {
+    pub launcher: super::launch::Launcher,
+    /// The first cycle this long after the start (so the poll has classified).
+    pub offset: Duration,
+    pub period: Duration,
+}
+
+/// The launcher inside `arthur serve`: first cycle `offset` after the start, then every
+/// `period`. The lock watchdog is a task of its own (`watchdog::run`): a cycle can last hours.
+pub async fn run_launcher(deps: LauncherDeps, shutdown: CancellationToken) {
+    let LauncherDeps { launcher, offset, period } = deps;
     let stop = shutdown.cancelled();
     tokio::pin!(stop);
     tokio::select! {

@@ -18,4 +18,5 @@ mod recap;
 mod report;
 mod scan;
 mod storage;
+mod workers;
 mod worktree;
