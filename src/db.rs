@@ -88,7 +88,9 @@ impl Database {
             Backend::Sqlite => {
                 let store = SqliteStore::open(url).await.with_context(|| format!("opening database {url}"))?;
                 let pool = store.pool().clone();
-                let atlas = SqliteAtlasStore::open(pool.clone()).await.context("migrating Atlas' tables")?;
+                let atlas = SqliteAtlasStore::open(pool.clone())
+                    .await
+                    .with_context(|| format!("opening database {url} (Atlas' tables)"))?;
                 Ok(Database { backend, memory: Arc::new(store), atlas: Arc::new(atlas), pool: Pool::Sqlite(pool) })
             }
             Backend::Postgres => {
@@ -98,7 +100,8 @@ impl Database {
                 })?;
                 let pool = store.pool().clone();
                 let atlas = PgAtlasStore::open(pool.clone()).await.map_err(|e| {
-                    anyhow::anyhow!(redact_url_passwords(&e.to_string())).context("migrating Atlas' tables")
+                    anyhow::anyhow!(redact_url_passwords(&e.to_string()))
+                        .context("opening the PostgreSQL database (ARTHUR_DATABASE_URL): Atlas' tables")
                 })?;
                 Ok(Database { backend, memory: Arc::new(store), atlas: Arc::new(atlas), pool: Pool::Postgres(pool) })
             }
