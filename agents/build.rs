@@ -1,4 +1,6 @@
 fn main() {
-    // The migrations are embedded by `sqlx::migrate!`: a new or changed file must rebuild.
-    println!("cargo:rerun-if-changed=../migrations");
+    // The memory's migrations are embedded by `sqlx::migrate!`: a new or changed file must
+    // rebuild. Atlas' own (`migrations/atlas`) are not the memory's concern.
+    println!("cargo:rerun-if-changed=../migrations/sqlite");
+    println!("cargo:rerun-if-changed=../migrations/postgres");
 }

@@ -4,32 +4,30 @@
 //! model call is measured by timing the model separately (a scripted server answers at once).
 //! `ATLAS_BENCH_MESSAGES` sets the count (default 2000).
 
-#[allow(dead_code)]
-#[path = "../tests/atlas/dovecot.rs"]
+#[path = "../atlas/tests/support/clamav.rs"]
+mod clamav;
+#[path = "../atlas/tests/support/dovecot.rs"]
 mod dovecot;
-#[allow(unused_imports)]
-#[path = "../tests/atlas/scan.rs"]
-mod scan;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arthur::atlas::client::Founder;
-use arthur::atlas::dkim::DkimVerifier;
-use arthur::atlas::imap::ImapAccount;
-use arthur::atlas::mail::EmailAddress;
-use arthur::atlas::ocr::Ocr;
-use arthur::atlas::pipeline::{Atlas, AtlasDeps};
-use arthur::atlas::scan::Scanner;
-use arthur::atlas::store::SqliteAtlasStore;
 use arthur_agents::llm::client::{ClientOptions, ConfiguredModels, LlmClient, ProviderEndpoint};
 use arthur_agents::llm::scripted::{Reply, ScriptedLlm};
 use arthur_agents::llm::{ChatModel, ChatRequest, ChatResponse, LlmError, ProviderKind, StreamEvent};
 use arthur_agents::memory::SqliteStore;
 use arthur_agents::secret::Secret;
 use arthur_agents::time::SystemClock;
+use arthur_atlas::client::Founder;
+use arthur_atlas::dkim::DkimVerifier;
+use arthur_atlas::imap::ImapAccount;
+use arthur_atlas::mail::EmailAddress;
+use arthur_atlas::ocr::Ocr;
+use arthur_atlas::pipeline::{Atlas, AtlasDeps};
+use arthur_atlas::scan::Scanner;
+use arthur_atlas::store::SqliteAtlasStore;
 
 /// Times every model call, so the rest of the classification can be measured alone.
 struct Timed {
@@ -108,7 +106,7 @@ async fn intake() {
 
     let dir = tempfile::tempdir().unwrap();
     let memory = SqliteStore::open_path(&dir.path().join("arthur.db")).await.unwrap();
-    let store = Arc::new(SqliteAtlasStore::new(memory.pool().clone()));
+    let store = Arc::new(SqliteAtlasStore::open(memory.pool().clone()).await.unwrap());
     let llm = ScriptedLlm::start().await;
     llm.set_fallback(Some(Reply::text(
         r#"{"intent": "question", "complexity": "leger", "confidence": 0.9, "justification": "bench"}"#,
@@ -122,7 +120,7 @@ async fn intake() {
         .unwrap(),
         nanos: AtomicU64::new(0),
     });
-    let clamd = scan::Clamd::start();
+    let clamd = clamav::Clamd::start();
     let atlas = Atlas::new(AtlasDeps {
         store,
         scanner: Scanner::Clamd { addr: clamd.addr() },
@@ -192,12 +190,12 @@ async fn intake() {
 /// child process (a `claude` that answers at once, in a real git worktree).
 #[tokio::main]
 async fn journal_and_launcher() {
-    use arthur::atlas::launch::{journal_writer, Launcher, LauncherConfig};
-    use arthur::atlas::store::AtlasStore;
+    use arthur_atlas::launch::{journal_writer, Launcher, LauncherConfig};
+    use arthur_atlas::store::AtlasStore;
 
     let dir = tempfile::tempdir().unwrap();
     let memory = SqliteStore::open_path(&dir.path().join("arthur.db")).await.unwrap();
-    let store: Arc<dyn AtlasStore> = Arc::new(SqliteAtlasStore::new(memory.pool().clone()));
+    let store: Arc<dyn AtlasStore> = Arc::new(SqliteAtlasStore::open(memory.pool().clone()).await.unwrap());
     let clock: Arc<dyn arthur_agents::time::Clock> = Arc::new(SystemClock);
     // A launch row to hang the events on.
     let raw = message(0);
@@ -213,10 +211,10 @@ async fn journal_and_launcher() {
         notifier: None,
         clock: clock.clone(),
     });
-    let arthur::atlas::store::Inserted::New(email) = atlas.ingest("bench", None, raw).await.unwrap() else { panic!() };
+    let arthur_atlas::store::Inserted::New(email) = atlas.ingest("bench", None, raw).await.unwrap() else { panic!() };
     let launch = store
         .start_launch(
-            &arthur::atlas::store::NewLaunch {
+            &arthur_atlas::store::NewLaunch {
                 email_id: email,
                 iteration: 1,
                 prompt_kind: "run",
@@ -232,7 +230,7 @@ async fn journal_and_launcher() {
         .await
         .unwrap();
     let n = 50_000usize;
-    let sample = arthur::atlas::redact::bench_sample();
+    let sample = arthur_atlas::redact::bench_sample();
     let events: Vec<serde_json::Value> = (0..n)
         .map(|i| match i % 4 {
             0 => serde_json::json!({"type": "stream_event", "event": {"type": "content_block_delta", "delta": {"type": "text_delta", "text": "Je regarde le fichier panier.js "}}}),
@@ -296,13 +294,13 @@ async fn journal_and_launcher() {
         // lets them start, and its check is part of the overhead measured.
         let mut raw = message(4 * i + 1);
         raw.extend_from_slice(format!("\r\nunique {i}\r\n").as_bytes());
-        let arthur::atlas::store::Inserted::New(id) = atlas.ingest("bench-launch", None, raw).await.unwrap() else {
+        let arthur_atlas::store::Inserted::New(id) = atlas.ingest("bench-launch", None, raw).await.unwrap() else {
             panic!()
         };
         store
             .record_scan(
                 id,
-                &arthur::atlas::store::ScanRecord {
+                &arthur_atlas::store::ScanRecord {
                     verdict: "clean",
                     scanned_parts: 1,
                     attachments: 0,
@@ -312,9 +310,9 @@ async fn journal_and_launcher() {
             )
             .await
             .unwrap();
-        let rec = arthur::atlas::store::ClassificationRecord {
-            intent: arthur::atlas::Intent::Question,
-            complexity: arthur::atlas::Complexity::Leger,
+        let rec = arthur_atlas::store::ClassificationRecord {
+            intent: arthur_atlas::Intent::Question,
+            complexity: arthur_atlas::Complexity::Leger,
             confidence: 0.9,
             model: "bench".into(),
             justification: String::new(),
@@ -355,7 +353,7 @@ async fn journal_and_launcher() {
         },
         clock: clock.clone(),
         holder: "bench:1".into(),
-        personas: Some(memory.pool().clone().into()),
+        personas: Some(Arc::new(memory.clone())),
         shutdown: None,
     };
     let t = Instant::now();

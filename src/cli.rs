@@ -140,7 +140,7 @@ pub enum Command {
     /// Atlas, the e-mail pipeline: poll, classify, report, list, show, clients.
     Atlas {
         #[command(subcommand)]
-        what: crate::atlas::command::AtlasCmd,
+        what: crate::atlas_cli::AtlasCmd,
     },
 }
 
@@ -393,7 +393,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Atlas { what } => {
             let app = open().await?;
-            crate::atlas::command::run(&app, what, shutdown_signal()).await
+            crate::atlas_cli::run(&app, what, shutdown_signal()).await
         }
         Command::Debug { what: DebugCmd::WriteLoop { count } } => {
             let app = open().await?;

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use arthur_agents::secret::Secret;
 use arthur_agents::tools::DEFAULT_PREFERENCES_CAP;
+use arthur_atlas::child_env::ChildEnv;
+use arthur_atlas::settings::AtlasSettings;
 use chrono_tz::Tz;
 use serde::Deserialize;
 
@@ -67,50 +69,6 @@ pub struct Voice {
 }
 
 #[derive(Debug, Clone)]
-pub struct Atlas {
-    pub imap_url: Option<Secret>,
-    pub smtp_url: Option<Secret>,
-    pub founder_email: Option<String>,
-    pub mailbox_email: Option<String>,
-    pub repo: Option<PathBuf>,
-    pub claude_bin: String,
-    pub deploy_cmd: Option<String>,
-    pub qa_cmd: Option<String>,
-    pub disabled: bool,
-    pub idle_timeout_s: u64,
-    pub hard_timeout_s: u64,
-    pub budget_s: u64,
-    pub clamd_addr: Option<String>,
-    pub clamscan_db: Option<PathBuf>,
-    /// Static DKIM key records consulted before DNS (`ATLAS_DKIM_KEYS`, a file of
-    /// `selector._domainkey.domain v=DKIM1; k=…; p=…` lines).
-    pub dkim_keys: Option<PathBuf>,
-    /// Branch the run worktrees fork from (`ATLAS_BASE_BRANCH`; the repo's current branch by default).
-    pub base_branch: Option<String>,
-    /// Claude Code's `--permission-mode` (`ATLAS_PERMISSION_MODE`, default bypassPermissions:
-    /// the run is isolated in its worktree).
-    pub permission_mode: String,
-    /// `--model` for Claude Code (`ATLAS_CLAUDE_MODEL`); Claude Code's default otherwise.
-    pub claude_model: Option<String>,
-    /// `--allowed-tools` (`ATLAS_ALLOWED_TOOLS`).
-    pub allowed_tools: Option<String>,
-    /// `--strict-mcp-config` (`ATLAS_STRICT_MCP`, default on).
-    pub strict_mcp: bool,
-    /// Signature under draft replies (`ATLAS_FOUNDER_SIGNATURE`).
-    pub founder_signature: Option<String>,
-    /// `ATLAS_TRUST_UNSIGNED_FOUNDER=1`: the founder's address starts runs without a DKIM
-    /// pass (weaker: From is forgeable; for a founder whose domain does not sign).
-    pub trust_unsigned_founder: bool,
-    /// Names of Arthur's environment that Claude Code, the deploy and the QA commands also
-    /// get (`ATLAS_CHILD_ENV`), beyond PATH, HOME, USER, LANG/LC_*, TZ, TERM.
-    pub child_env: crate::atlas::child_env::ChildEnv,
-    /// Retries of a timed-out launch before it is escalated (`ATLAS_MAX_RETRIES`, default 2).
-    pub max_retries: u32,
-    /// `ATLAS_WORKTREE` (default on); `0` is the seed's emergency switch: runs work in the trunk.
-    pub worktree: bool,
-}
-
-#[derive(Debug, Clone)]
 pub struct Settings {
     pub data_dir: PathBuf,
     pub database_url: String,
@@ -124,7 +82,8 @@ pub struct Settings {
     pub providers: Providers,
     pub models: Models,
     pub voice: Voice,
-    pub atlas: Atlas,
+    /// Atlas' own settings (the crate's type), read here with the rest.
+    pub atlas: AtlasSettings,
     /// The config file that was read, if any.
     pub config_file: Option<PathBuf>,
 }
@@ -351,7 +310,7 @@ impl Settings {
                 None => Ok(file_value.unwrap_or(default)),
             }
         };
-        let atlas = Atlas {
+        let atlas = AtlasSettings {
             imap_url: env.var("ATLAS_IMAP_URL").or(fa.imap_url).map(Secret::new),
             smtp_url: env.var("ATLAS_SMTP_URL").or(fa.smtp_url).map(Secret::new),
             founder_email: env.var("ATLAS_FOUNDER_EMAIL").or(fa.founder_email),
@@ -387,17 +346,18 @@ impl Settings {
                 None => fa.trust_unsigned_founder.unwrap_or(false),
             },
             child_env: match env.var("ATLAS_CHILD_ENV") {
-                Some(raw) => crate::atlas::child_env::ChildEnv::parse(&raw).map_err(|e| ConfigError::Invalid {
+                Some(raw) => ChildEnv::parse(&raw).map_err(|e| ConfigError::Invalid {
                     name: "ATLAS_CHILD_ENV",
                     value: e.0,
                     expected: "environment variable names separated by commas",
                 })?,
-                None => crate::atlas::child_env::ChildEnv::from_names(&fa.child_env.clone().unwrap_or_default())
-                    .map_err(|e| ConfigError::Invalid {
+                None => ChildEnv::from_names(&fa.child_env.clone().unwrap_or_default()).map_err(|e| {
+                    ConfigError::Invalid {
                         name: "atlas.child_env",
                         value: e.0,
                         expected: "a list of environment variable names",
-                    })?,
+                    }
+                })?,
             },
             max_retries: match env.var("ATLAS_MAX_RETRIES") {
                 Some(raw) => parse_num("ATLAS_MAX_RETRIES", raw)?,

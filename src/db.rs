@@ -1,17 +1,18 @@
 //! The appliance's database, whichever backend `ARTHUR_DATABASE_URL` names: opened and
-//! migrated once, then shared as the memory store, the Atlas store and the pool the persona
-//! queries read. SQLite (a file) is the embedded default; PostgreSQL is for several Atlas
-//! workers on one database.
+//! migrated once — the memory's migrations, then Atlas' own, each migrator ignoring the
+//! other's versions — then shared as the memory store and the Atlas store. SQLite (a file)
+//! is the embedded default; PostgreSQL is for several Atlas workers on one database.
 
 use std::sync::Arc;
 
+use std::sync::LazyLock;
+
 use anyhow::{bail, Context};
 use arthur_agents::memory::{MemoryStore, PgStore, SqliteStore};
+use arthur_atlas::store::{AtlasStore, PgAtlasStore, SqliteAtlasStore};
+use regex::Regex;
 use sqlx::postgres::PgPool;
 use sqlx::SqlitePool;
-
-use crate::atlas::persona::AgentsDb;
-use crate::atlas::store::{AtlasStore, PgAtlasStore, SqliteAtlasStore};
 
 /// Which backend a database URL selects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +41,7 @@ impl Backend {
     }
 }
 
-/// The connection pool, for the queries that live outside the store traits (personas).
+/// The connection pool both stores share (closed once, at the end).
 #[derive(Debug, Clone)]
 pub enum Pool {
     Sqlite(SqlitePool),
@@ -48,13 +49,6 @@ pub enum Pool {
 }
 
 impl Pool {
-    pub fn agents(&self) -> AgentsDb<'_> {
-        match self {
-            Pool::Sqlite(p) => AgentsDb::Sqlite(p),
-            Pool::Postgres(p) => AgentsDb::Postgres(p),
-        }
-    }
-
     pub async fn close(&self) {
         match self {
             Pool::Sqlite(p) => p.close().await,
@@ -94,30 +88,49 @@ impl Database {
             Backend::Sqlite => {
                 let store = SqliteStore::open(url).await.with_context(|| format!("opening database {url}"))?;
                 let pool = store.pool().clone();
-                Ok(Database {
-                    backend,
-                    memory: Arc::new(store),
-                    atlas: Arc::new(SqliteAtlasStore::new(pool.clone())),
-                    pool: Pool::Sqlite(pool),
-                })
+                let atlas = SqliteAtlasStore::open(pool.clone())
+                    .await
+                    .with_context(|| format!("opening database {url} (Atlas' tables)"))?;
+                Ok(Database { backend, memory: Arc::new(store), atlas: Arc::new(atlas), pool: Pool::Sqlite(pool) })
             }
             Backend::Postgres => {
                 let store = PgStore::open(url).await.map_err(|e| {
-                    anyhow::anyhow!(crate::atlas::redact::redact(&e.to_string()).0.into_owned())
+                    anyhow::anyhow!(redact_url_passwords(&e.to_string()))
                         .context("opening the PostgreSQL database (ARTHUR_DATABASE_URL)")
                 })?;
                 let pool = store.pool().clone();
-                Ok(Database {
-                    backend,
-                    memory: Arc::new(store),
-                    atlas: Arc::new(PgAtlasStore::new(pool.clone())),
-                    pool: Pool::Postgres(pool),
-                })
+                let atlas = PgAtlasStore::open(pool.clone()).await.map_err(|e| {
+                    anyhow::anyhow!(redact_url_passwords(&e.to_string()))
+                        .context("opening the PostgreSQL database (ARTHUR_DATABASE_URL): Atlas' tables")
+                })?;
+                Ok(Database { backend, memory: Arc::new(store), atlas: Arc::new(atlas), pool: Pool::Postgres(pool) })
             }
         }
     }
 
     pub async fn close(&self) {
         self.pool.close().await;
+    }
+}
+
+/// `scheme://user:password@` with the password replaced: a database error may quote the URL.
+pub fn redact_url_passwords(text: &str) -> String {
+    static URL_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"([A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@"'\\<>]*:)[^\s/?#"'\\<>]+@"#).expect("a valid pattern")
+    });
+    URL_PASSWORD.replace_all(text, "${1}[REDACTED]@").into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_in_urls_are_redacted_and_the_rest_kept() {
+        let e = "error connecting to postgres://arthur:hunter2@db:5432/arthur: refused";
+        assert_eq!(redact_url_passwords(e), "error connecting to postgres://arthur:[REDACTED]@db:5432/arthur: refused");
+        assert_eq!(redact_url_passwords("sqlite:///d/arthur.db"), "sqlite:///d/arthur.db");
+        let two = redact_url_passwords("postgresql://u:p%40ss@h/db and again postgres://v:w@h");
+        assert_eq!(two, "postgresql://u:[REDACTED]@h/db and again postgres://v:[REDACTED]@h");
     }
 }

@@ -199,8 +199,8 @@ pub fn atlas_checks(settings: &Settings) -> Vec<(bool, String)> {
 
 /// Atlas' messages that wait on the founder, from the counts by state: one line each, with
 /// the command that moves them on. An unknown count is said as unknown.
-pub fn atlas_waiting(counts: Option<&[(crate::atlas::EmailState, i64)]>) -> Vec<(bool, String)> {
-    use crate::atlas::EmailState;
+pub fn atlas_waiting(counts: Option<&[(arthur_atlas::EmailState, i64)]>) -> Vec<(bool, String)> {
+    use arthur_atlas::EmailState;
     let Some(counts) = counts else {
         return vec![(false, "Atlas · e-mails en attente : inconnu (base illisible)".into())];
     };
@@ -231,7 +231,7 @@ pub fn report(
     settings: &Settings,
     database_ok: bool,
     providers: &[ProviderCheck],
-    atlas_counts: Option<Option<&[(crate::atlas::EmailState, i64)]>>,
+    atlas_counts: Option<Option<&[(arthur_atlas::EmailState, i64)]>>,
 ) -> String {
     let files = model_files(settings);
     let mut out = String::new();

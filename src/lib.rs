@@ -1,8 +1,8 @@
 //! The Arthur application: configuration, command line, and the wiring of the agents, the
-//! store and (later) voice, web and Atlas into one appliance.
+//! memory store, the voice, the web interface and Atlas (`arthur-atlas`) into one appliance.
 
 pub mod app;
-pub mod atlas;
+pub mod atlas_cli;
 pub mod bench;
 pub mod chat;
 pub mod cli;

@@ -1,7 +1,8 @@
 //! `arthur serve`, the appliance: one runtime running the web server, the voice loop (when
 //! a microphone and the models are there; otherwise a clear line and the rest runs) and the
-//! reminder notifier and the Atlas poller (when ATLAS_IMAP_URL is set). Each component is `run(deps, shutdown)`; SIGTERM or Ctrl-C flips one
-//! [`Shutdown`] they all watch: the web finishes its in-flight requests (turns included),
+//! reminder notifier and the Atlas poller (when ATLAS_IMAP_URL is set). Each component is `run(deps, shutdown)`; SIGTERM or Ctrl-C cancels one
+//! token they all watch (Atlas' workers take the `CancellationToken` itself, the others a
+//! [`Shutdown`] over it): the web finishes its in-flight requests (turns included),
 //! the voice loop stops at its next frame (a turn in progress finishes first), the
 //! notifier stops between two checks. Every write is a transaction, so nothing is left
 //! half-written.
@@ -12,29 +13,36 @@ use std::time::Duration;
 
 use anyhow::Context;
 use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
 use crate::health::{self, HealthBoard};
 use crate::listen::VoiceLoop;
 
-/// The stop signal every component watches.
+/// The stop signal every component watches: a view of the serve's cancellation token.
 #[derive(Debug, Clone)]
-pub struct Shutdown(watch::Receiver<bool>);
+pub struct Shutdown(CancellationToken);
 
 impl Shutdown {
-    pub fn new() -> (watch::Sender<bool>, Self) {
-        let (tx, rx) = watch::channel(false);
-        (tx, Self(rx))
+    /// The token that stops everything, and a watcher of it.
+    pub fn new() -> (CancellationToken, Self) {
+        let token = CancellationToken::new();
+        (token.clone(), Self(token))
     }
 
     /// Whether shutdown was requested.
     pub fn requested(&self) -> bool {
-        *self.0.borrow()
+        self.0.is_cancelled()
     }
 
     /// Resolves once shutdown was requested (at once if it already was).
-    pub async fn wait(mut self) {
-        let _ = self.0.wait_for(|stop| *stop).await;
+    pub async fn wait(self) {
+        self.0.cancelled_owned().await
+    }
+
+    /// The token itself, for the components that take one (Atlas' workers).
+    pub fn token(&self) -> CancellationToken {
+        self.0.clone()
     }
 }
 
@@ -58,11 +66,11 @@ pub struct ServeArgs {
 
 /// Runs the appliance until `shutdown` resolves.
 pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
-    let (stop_tx, stop) = Shutdown::new();
+    let (stop_token, stop) = Shutdown::new();
     tokio::spawn(async move {
         shutdown.await;
         tracing::info!("stopping: web, voice and notifier");
-        let _ = stop_tx.send(true);
+        stop_token.cancel();
     });
     let health = Arc::new(HealthBoard::default());
     if args.atlas_only && app.settings.atlas.imap_url.is_none() {
@@ -124,7 +132,7 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         match atlas_worker(&app, &args, health.clone()) {
             Ok(deps) => {
                 eprintln!("Atlas : relève de {} toutes les {} s.", deps.account.label(), args.atlas_poll.as_secs());
-                Some(tokio::spawn(crate::atlas::worker::run(deps, stop.clone())))
+                Some(tokio::spawn(arthur_atlas::worker::run(deps, stop.token())))
             }
             Err(e) => {
                 let reason = format!("{e:#}");
@@ -136,16 +144,16 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
     };
 
     let launcher = if atlas.is_some() && app.settings.atlas.repo.is_some() {
-        match crate::atlas::command::launcher(&app) {
-            Ok(mut l) => Some(tokio::spawn(crate::atlas::worker::run_launcher(
-                {
-                    l.shutdown = Some(stop.clone());
-                    l
-                },
-                args.atlas_launch_offset,
-                args.atlas_launch,
-                stop.clone(),
-            ))),
+        match crate::atlas_cli::launcher(&app) {
+            Ok(mut launcher) => {
+                launcher.shutdown = Some(stop.token());
+                let deps = arthur_atlas::worker::LauncherDeps {
+                    launcher,
+                    offset: args.atlas_launch_offset,
+                    period: args.atlas_launch,
+                };
+                Some(tokio::spawn(arthur_atlas::worker::run_launcher(deps, stop.token())))
+            }
             Err(e) => {
                 eprintln!("Atlas : lanceur désactivé — {e:#}.");
                 None
@@ -158,8 +166,11 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
     // The lock watchdog runs beside the launcher, never inside its cycle (which can last
     // hours): wherever Atlas launches, locks held too long reach the founder.
     let watchdog = if launcher.is_some() {
-        match crate::atlas::command::watchdog(&app) {
-            Ok(w) => Some(tokio::spawn(crate::atlas::watchdog::run(w, args.atlas_watchdog, stop.clone()))),
+        match crate::atlas_cli::watchdog(&app) {
+            Ok(watchdog) => {
+                let deps = arthur_atlas::watchdog::WatchdogDeps { watchdog, period: args.atlas_watchdog };
+                Some(tokio::spawn(arthur_atlas::watchdog::run(deps, stop.token())))
+            }
             Err(e) => {
                 eprintln!("Atlas : chien de garde des verrous désactivé — {e:#}.");
                 None
@@ -183,7 +194,7 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
             }
         },
         None => {
-            eprintln!("Atlas : worker {} prêt (--atlas-only).", crate::atlas::command::holder());
+            eprintln!("Atlas : worker {} prêt (--atlas-only).", arthur_atlas::launch::holder());
             stop.clone().wait().await
         }
     }
@@ -207,21 +218,13 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         tracing::error!(error = %format!("{e:#}"), "reminder notifier failed");
         failed = true;
     }
-    if let Some(watchdog) = watchdog {
-        if let Ok(Err(e)) = watchdog.await {
-            tracing::error!(error = %format!("{e:#}"), "Atlas lock watchdog failed");
-            failed = true;
-        }
-    }
-    if let Some(launcher) = launcher {
-        if let Ok(Err(e)) = launcher.await {
-            tracing::error!(error = %format!("{e:#}"), "Atlas launcher failed");
-            failed = true;
-        }
-    }
-    if let Some(atlas) = atlas {
-        if let Ok(Err(e)) = atlas.await {
-            tracing::error!(error = %format!("{e:#}"), "Atlas poller failed");
+    // Atlas' workers end only when stopped; a panic is a failure of the appliance.
+    for (name, task) in [("lock watchdog", watchdog), ("launcher", launcher), ("poller", atlas)] {
+        if let Some(Err(e)) = match task {
+            Some(t) => Some(t.await),
+            None => None,
+        } {
+            tracing::error!(error = %e, "Atlas {name} task panicked");
             failed = true;
         }
     }
@@ -233,17 +236,31 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
     Ok(())
 }
 
+/// The poller's dependencies; what its ticks report is copied into the health board.
 fn atlas_worker(
     app: &App,
     args: &ServeArgs,
     health: Arc<HealthBoard>,
-) -> anyhow::Result<crate::atlas::worker::WorkerDeps> {
-    Ok(crate::atlas::worker::WorkerDeps {
-        atlas: crate::atlas::pipeline::Atlas::new(crate::atlas::command::deps(app)?),
-        account: crate::atlas::command::account(app)?,
+) -> anyhow::Result<arthur_atlas::worker::WorkerDeps> {
+    let (status, mut reports) = watch::channel(arthur_atlas::worker::PollStatus::default());
+    let deps = arthur_atlas::worker::WorkerDeps {
+        atlas: arthur_atlas::pipeline::Atlas::new(crate::atlas_cli::deps(app)?),
+        account: crate::atlas_cli::account(app)?,
         period: args.atlas_poll,
-        health,
-    })
+        status,
+    };
+    // Ends with the poller (its sender dropped).
+    tokio::spawn(async move {
+        while reports.changed().await.is_ok() {
+            let s = reports.borrow_and_update().clone();
+            health.update(|h| {
+                h.atlas_last_poll = s.last_poll;
+                h.atlas_last_error = s.last_error;
+                h.atlas_classified = s.classified;
+            });
+        }
+    });
+    Ok(deps)
 }
 
 /// Loads the models and opens the audio; the loop itself runs on a task.

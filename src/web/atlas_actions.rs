@@ -27,9 +27,9 @@ async fn decide(state: &WebState, id: i64, decision: Decision) -> Response {
             .into_response();
     };
     let result = match decision {
-        Decision::Approve => crate::atlas::command::approve(store.as_ref(), id, "web", state.now()).await,
-        Decision::Cancel => crate::atlas::command::cancel(store.as_ref(), id, "web", state.now()).await,
-        Decision::Retry => crate::atlas::command::retry(store.as_ref(), id, "web", state.now()).await,
+        Decision::Approve => arthur_atlas::decisions::approve(store.as_ref(), id, "web", state.now()).await,
+        Decision::Cancel => arthur_atlas::decisions::cancel(store.as_ref(), id, "web", state.now()).await,
+        Decision::Retry => arthur_atlas::decisions::retry(store.as_ref(), id, "web", state.now()).await,
     };
     match result {
         Ok((0, line)) => Json(serde_json::json!({"id": id, "message": line})).into_response(),

@@ -1,5 +1,5 @@
 //! `/atlas/agents`: the personas Atlas can make Claude Code put on, grouped by family, each
-//! with its ring computed by `atlas::persona` from the family (the seed drew rings from one
+//! with its ring computed by `arthur_atlas::persona` from the family (the seed drew rings from one
 //! field and stored another; here there is only one). Everything read from the table goes
 //! through maud, which escapes it.
 
@@ -11,15 +11,15 @@ use axum::response::{IntoResponse, Response};
 use maud::{html, Markup};
 
 use super::WebState;
-use crate::atlas::persona::{self, Group, Persona};
+use arthur_atlas::persona::{self, Group, Persona};
 
 const TITLE: &str = "Agents d'Atlas";
 
 pub async fn page(State(state): State<Arc<WebState>>) -> Response {
-    let Some(pool) = &state.atlas_pool else {
+    let Some(store) = &state.atlas else {
         return shell(&state, html! { p.empty { "Atlas n'est pas configuré : aucune base d'agents à lire." } });
     };
-    match persona::list_active(pool.agents()).await {
+    match persona::list_active(store.as_ref()).await {
         Ok(personas) => shell(&state, families(&personas)),
         Err(e) => {
             tracing::error!(error = %e, "reading Atlas agents");
@@ -83,7 +83,7 @@ pub async fn draft(
         Ok(d) => Json(serde_json::json!({"id": d.id, "draft": d.text, "provider": d.provider, "model": d.model}))
             .into_response(),
         Err(e) => {
-            use crate::atlas::draft::DraftError;
+            use arthur_atlas::draft::DraftError;
             let (status, message) = match &e {
                 DraftError::NotFound(_) => (StatusCode::NOT_FOUND, "Cet e-mail n'existe pas.".to_string()),
                 DraftError::NotFinished { .. } => (

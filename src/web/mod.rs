@@ -37,12 +37,10 @@ pub struct WebState {
     pub token: Option<Secret>,
     /// What `arthur serve`'s components report (empty under `arthur web`).
     pub health: Arc<crate::health::HealthBoard>,
-    /// Atlas' e-mails, for the `/atlas` page (None: the page says Atlas is not set up).
-    pub atlas: Option<Arc<dyn crate::atlas::store::AtlasStore>>,
-    /// The database, for the Atlas pages that read tables outside the store trait.
-    pub atlas_pool: Option<crate::db::Pool>,
+    /// Atlas' store, for the `/atlas` pages (None: they say Atlas is not set up).
+    pub atlas: Option<Arc<dyn arthur_atlas::store::AtlasStore>>,
     /// Writes draft replies on the founder's request (None: the button is not offered).
-    pub drafter: Option<Arc<crate::atlas::command::Drafter>>,
+    pub drafter: Option<Arc<arthur_atlas::draft::Drafter>>,
 }
 
 impl WebState {
@@ -92,9 +90,8 @@ pub async fn bind_for(
         demo: app.settings.demo,
         token: app.settings.web_token.clone(),
         health,
-        atlas: Some(crate::atlas::command::store(app)),
-        atlas_pool: Some(app.db.pool.clone()),
-        drafter: Some(Arc::new(crate::atlas::command::Drafter::for_app(app))),
+        atlas: Some(crate::atlas_cli::store(app)),
+        drafter: Some(Arc::new(crate::atlas_cli::drafter_for(app))),
     });
     Ok((listener, state))
 }
@@ -266,7 +263,7 @@ async fn healthz(State(state): State<Arc<WebState>>) -> Response {
         Some(store) => store.state_counts().await.ok(),
         None => None,
     };
-    let count = |s: crate::atlas::EmailState| {
+    let count = |s: arthur_atlas::EmailState| {
         counts.as_ref().map(|c| c.iter().find(|(state, _)| *state == s).map(|(_, n)| *n).unwrap_or(0))
     };
     let body = serde_json::json!({
@@ -281,12 +278,12 @@ async fn healthz(State(state): State<Arc<WebState>>) -> Response {
             "last_poll": live.atlas_last_poll,
             "last_error": live.atlas_last_error,
             "classified": live.atlas_classified,
-            "awaiting_approval": count(crate::atlas::EmailState::AwaitingApproval),
+            "awaiting_approval": count(arthur_atlas::EmailState::AwaitingApproval),
             "parked": {
-                "scan_failed": count(crate::atlas::EmailState::ScanFailed),
-                "classify_failed": count(crate::atlas::EmailState::ClassifyFailed),
+                "scan_failed": count(arthur_atlas::EmailState::ScanFailed),
+                "classify_failed": count(arthur_atlas::EmailState::ClassifyFailed),
             },
-            "escalated": count(crate::atlas::EmailState::Escalated),
+            "escalated": count(arthur_atlas::EmailState::Escalated),
         },
     });
     let code = if database { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };

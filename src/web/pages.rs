@@ -380,22 +380,22 @@ pub async fn atlas(State(state): State<Arc<WebState>>) -> Response {
                                 td { (r.id) }
                                 td { (crate::web::pages::local_time(&state, r.created_at)) }
                                 td { span.tag { (r.status.as_str()) } }
-                                td { (r.intent.map(|i| i.as_str()).unwrap_or("—")) @if let Some(c) = r.complexity { @if r.intent == Some(crate::atlas::Intent::Run) { " · " (c.as_str()) } } }
+                                td { (r.intent.map(|i| i.as_str()).unwrap_or("—")) @if let Some(c) = r.complexity { @if r.intent == Some(arthur_atlas::Intent::Run) { " · " (c.as_str()) } } }
                                 td { (r.confidence.map(|c| format!("{:.0} %", c * 100.0)).unwrap_or_else(|| "—".into())) }
                                 td { (r.from_email.as_deref().unwrap_or("—")) }
                                 td { (r.subject) }
                                 td {
-                                    @if can_draft && r.status == crate::atlas::EmailState::Actioned {
+                                    @if can_draft && r.status == arthur_atlas::EmailState::Actioned {
                                         button type="button" data-draft=(r.id) { "Brouillon de réponse" }
                                         pre.draft id=(format!("draft-{}", r.id)) {}
                                     }
-                                    @if r.status == crate::atlas::EmailState::AwaitingApproval {
+                                    @if r.status == arthur_atlas::EmailState::AwaitingApproval {
                                         button type="button" data-decide="approve" data-id=(r.id) { "Approuver" }
                                         " "
                                         button type="button" data-decide="cancel" data-id=(r.id) { "Refuser" }
                                         p.decision id=(format!("decision-{}", r.id)) {}
                                     }
-                                    @if matches!(r.status, crate::atlas::EmailState::ScanFailed | crate::atlas::EmailState::ClassifyFailed) {
+                                    @if matches!(r.status, arthur_atlas::EmailState::ScanFailed | arthur_atlas::EmailState::ClassifyFailed) {
                                         button type="button" data-decide="retry" data-id=(r.id) { "Relancer" }
                                         p.decision id=(format!("decision-{}", r.id)) {}
                                     }

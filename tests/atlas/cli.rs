@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 use arthur_agents::llm::scripted::ScriptedLlm;
 use serde_json::Value;
 
-use crate::dovecot::Dovecot;
+use crate::support::dovecot::Dovecot;
 use crate::support::*;
 
 struct Env {
@@ -72,7 +72,7 @@ fn env(imap: &Dovecot, llm: &ScriptedLlm, db: &std::path::Path) -> Env {
 async fn poll_list_show_and_report_through_the_command_line() {
     let imap = Dovecot::start().await;
     let llm = ScriptedLlm::start().await;
-    let db = crate::scan::eicar_db();
+    let db = crate::support::clamav::eicar_db();
     let env = env(&imap, &llm, db.path());
 
     let out = env.ok(&["atlas", "client", "add", "--name", "Boutique", "--domain", "boutique.fr", "--mrr", "1200"]);
@@ -85,7 +85,7 @@ async fn poll_list_show_and_report_through_the_command_line() {
     imap.append(&msg("x@inconnu.fr", "Devis", "Combien ?").raw()).await;
     imap.append(
         &msg("y@inconnu.fr", "PJ", "voir")
-            .attach(Some("a.bin"), "application/octet-stream", &crate::scan::eicar())
+            .attach(Some("a.bin"), "application/octet-stream", &crate::support::clamav::eicar())
             .raw(),
     )
     .await;
@@ -152,7 +152,7 @@ async fn poll_list_show_and_report_through_the_command_line() {
 async fn errors_are_french_and_never_print_the_password() {
     let imap = Dovecot::start().await;
     let llm = ScriptedLlm::start().await;
-    let db = crate::scan::eicar_db();
+    let db = crate::support::clamav::eicar_db();
     let mut env = env(&imap, &llm, db.path());
 
     // The doctor says what Atlas lacks: no repository, no SMTP.
@@ -209,7 +209,7 @@ async fn serve_polls_the_mailbox_and_reports_it_on_healthz() {
     use std::time::Duration;
     let imap = Dovecot::start().await;
     let llm = ScriptedLlm::start().await;
-    let db = crate::scan::eicar_db();
+    let db = crate::support::clamav::eicar_db();
     let env = env(&imap, &llm, db.path());
     llm.set_fallback(Some(verdict("question", "leger", 0.9)));
     imap.append(&msg("x@inconnu.fr", "Avis", "Ton avis ?").raw()).await;
@@ -259,7 +259,7 @@ async fn kill_9_mid_intake_loses_nothing_and_duplicates_nothing() {
     let imap = Dovecot::start().await;
     let llm = ScriptedLlm::start().await;
     llm.set_fallback(Some(verdict("question", "leger", 0.9)));
-    let db = crate::scan::eicar_db();
+    let db = crate::support::clamav::eicar_db();
     let env = env(&imap, &llm, db.path());
     let n = 400;
     for i in 0..n {
@@ -317,16 +317,16 @@ async fn serve_stops_a_launch_in_flight_through_the_salvage_path() {
     use std::time::Duration;
     let imap = Dovecot::start().await;
     let llm = ScriptedLlm::start().await;
-    let db = crate::scan::eicar_db();
-    let smtp = crate::recap::SmtpServer::start();
-    let repo = crate::worktree::git_repo();
+    let db = crate::support::clamav::eicar_db();
+    let smtp = crate::support::smtp::SmtpServer::start();
+    let repo = crate::support::git::git_repo();
     let mut env = env(&imap, &llm, db.path());
     let bin = env.data.path().join("claude");
     std::fs::write(
         &bin,
         format!(
             "#!/bin/sh\nFAKE_CLAUDE_SCENARIO=partial_contract_then_silence exec {} \"$@\"\n",
-            crate::pty::fake_claude().display()
+            crate::support::fake_claude().display()
         ),
     )
     .unwrap();
@@ -364,7 +364,7 @@ async fn serve_stops_a_launch_in_flight_through_the_salvage_path() {
         let wip = std::fs::read_dir(&worktrees)
             .map(|d| {
                 d.filter_map(|e| e.ok())
-                    .any(|e| crate::worktree::git(&e.path(), &["log", "--format=%s"]).contains("wip: diagnostic"))
+                    .any(|e| crate::support::git::git(&e.path(), &["log", "--format=%s"]).contains("wip: diagnostic"))
             })
             .unwrap_or(false);
         if wip {
@@ -399,13 +399,13 @@ async fn serve_stops_a_launch_in_flight_through_the_salvage_path() {
 async fn launch_logs_and_database_never_hold_the_secrets_a_run_prints() {
     let imap = Dovecot::start().await;
     let llm = ScriptedLlm::start().await;
-    let db = crate::scan::eicar_db();
-    let repo = crate::worktree::git_repo();
+    let db = crate::support::clamav::eicar_db();
+    let repo = crate::support::git::git_repo();
     let mut env = env(&imap, &llm, db.path());
     let bin = env.data.path().join("claude");
     std::fs::write(
         &bin,
-        format!("#!/bin/sh\nFAKE_CLAUDE_SCENARIO=secrets exec {} \"$@\"\n", crate::pty::fake_claude().display()),
+        format!("#!/bin/sh\nFAKE_CLAUDE_SCENARIO=secrets exec {} \"$@\"\n", crate::support::fake_claude().display()),
     )
     .unwrap();
     std::process::Command::new("chmod").arg("+x").arg(&bin).status().unwrap();
@@ -441,9 +441,9 @@ async fn launch_logs_and_database_never_hold_the_secrets_a_run_prints() {
 async fn children_get_the_allowlisted_environment_and_none_of_arthurs_secrets() {
     let imap = Dovecot::start().await;
     let llm = ScriptedLlm::start().await;
-    let db = crate::scan::eicar_db();
-    let repo = crate::worktree::git_repo();
-    let smtp = crate::recap::SmtpServer::start_requiring_auth();
+    let db = crate::support::clamav::eicar_db();
+    let repo = crate::support::git::git_repo();
+    let smtp = crate::support::smtp::SmtpServer::start_requiring_auth();
     let mut env = env(&imap, &llm, db.path());
     let dir = env.data.path().to_path_buf();
     let script = dir.join("plan.jsonl");
@@ -461,7 +461,7 @@ async fn children_get_the_allowlisted_environment_and_none_of_arthurs_secrets() 
             "#!/bin/sh\nFAKE_CLAUDE_ENV_FILE='{}' FAKE_CLAUDE_SCRIPT='{}' exec {} \"$@\"\n",
             dir.join("claude.env").display(),
             script.display(),
-            crate::pty::fake_claude().display()
+            crate::support::fake_claude().display()
         ),
     )
     .unwrap();
@@ -533,7 +533,7 @@ async fn children_get_the_allowlisted_environment_and_none_of_arthurs_secrets() 
 async fn the_doctor_says_who_may_launch_and_what_the_runs_see() {
     let imap = Dovecot::start().await;
     let llm = ScriptedLlm::start().await;
-    let db = crate::scan::eicar_db();
+    let db = crate::support::clamav::eicar_db();
     let mut env = env(&imap, &llm, db.path());
     let out = env.ok(&["doctor"]);
     assert!(out.contains("seuls tes e-mails signés DKIM"), "{out}");
@@ -591,9 +591,9 @@ async fn serve_s_lock_watchdog_alerts_once_while_a_launch_cycle_runs() {
     use std::time::Duration;
     let imap = Dovecot::start().await;
     let llm = ScriptedLlm::start().await;
-    let db = crate::scan::eicar_db();
-    let smtp = crate::recap::SmtpServer::start();
-    let repo = crate::worktree::git_repo();
+    let db = crate::support::clamav::eicar_db();
+    let smtp = crate::support::smtp::SmtpServer::start();
+    let repo = crate::support::git::git_repo();
     let mut env = env(&imap, &llm, db.path());
     let pids = env.data.path().join("claude.pids");
     let bin = env.data.path().join("claude");
@@ -602,7 +602,7 @@ async fn serve_s_lock_watchdog_alerts_once_while_a_launch_cycle_runs() {
         format!(
             "#!/bin/sh\nFAKE_CLAUDE_SCENARIO=silence FAKE_CLAUDE_PID_FILE='{}' exec {} \"$@\"\n",
             pids.display(),
-            crate::pty::fake_claude().display()
+            crate::support::fake_claude().display()
         ),
     )
     .unwrap();

@@ -8,13 +8,13 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use arthur::atlas::store::postgres::LAUNCH_LOCK_CLASS;
 use arthur_agents::llm::scripted::ScriptedLlm;
+use arthur_atlas::store::postgres::LAUNCH_LOCK_CLASS;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 
 use crate::common::{lines_of, sigterm, wait_exit, wait_line, Killed};
-use crate::dovecot::Dovecot;
 use crate::harness;
+use crate::support::dovecot::Dovecot;
 use crate::support::*;
 
 /// What the workers share: the mailbox, the model, the antivirus database, the database.
@@ -50,7 +50,7 @@ impl Cluster {
     async fn start(messages: usize) -> Cluster {
         let imap = Dovecot::start().await;
         let llm = ScriptedLlm::start().await;
-        let eicar = crate::scan::eicar_db();
+        let eicar = crate::support::clamav::eicar_db();
         let db_url = harness::fresh_database().await;
         let dir = tempfile::tempdir().unwrap();
         // The founder's messages are DKIM-signed: a verified author launches on its own.
@@ -98,12 +98,12 @@ impl Cluster {
                 log = self.invocations.display(),
                 script = script_file.display(),
                 pids = data.path().join("claude.pids").display(),
-                fake = crate::pty::fake_claude().display(),
+                fake = crate::support::fake_claude().display(),
             ),
         )
         .unwrap();
         Command::new("chmod").arg("+x").arg(&claude).status().unwrap();
-        Worker { data, _repo: crate::worktree::git_repo(), claude }
+        Worker { data, _repo: crate::support::git::git_repo(), claude }
     }
 
     /// `arthur ARGS` as `worker` (its data dir, repository and claude), with this environment only.

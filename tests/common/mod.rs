@@ -161,7 +161,6 @@ pub async fn spawn_web_app(demo: bool, token: Option<&str>) -> WebApp {
         token: token.map(Secret::new),
         health: Default::default(),
         atlas: None,
-        atlas_pool: None,
         drafter: None,
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -1,7 +1,8 @@
 //! Groundwork of the PostgreSQL backend (issue 10), on a private PostgreSQL cluster per
-//! test (`harness`): the `migrations/postgres` tree applies and re-applies, has the same
-//! tables and columns as the SQLite schema, keeps the SQLite schema's invariants, and
-//! advisory locks behave as the launcher's lock needs.
+//! test (`harness`): the PostgreSQL migrations — the memory's (`migrations/postgres`) and
+//! Atlas' (`migrations/atlas/postgres`), two migrators on one database — apply and re-apply,
+//! give the same tables and columns as the SQLite schema, keep the SQLite schema's
+//! invariants, and advisory locks behave as the launcher's lock needs.
 
 mod harness;
 
@@ -24,14 +25,29 @@ const PARITY_EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("souvenirs_fts", "souvenirs", "souvenirs_mots"),
 ];
 
-fn migrations(backend: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations").join(backend)
+/// A migration folder: `migrations/<backend>` (the memory's) or `migrations/atlas/<backend>`.
+fn migrations(part: &str, backend: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    match part {
+        "atlas" => root.join("atlas").join(backend),
+        _ => root.join(backend),
+    }
 }
 
+/// The migrator of one folder, as the stores build theirs: it ignores the other's versions.
+async fn migrator(part: &str, backend: &str) -> Migrator {
+    let mut m = Migrator::new(migrations(part, backend).as_path()).await.expect("read migrations");
+    m.set_ignore_missing(true);
+    m
+}
+
+/// A database as Arthur opens it: the memory's migrations, then Atlas'.
 async fn migrated(pg: &Postgres, name: &str) -> PgPool {
     let url = pg.create_db(name).await;
     let pool = PgPoolOptions::new().max_connections(4).connect(&url).await.expect("connect");
-    Migrator::new(migrations("postgres").as_path()).await.expect("read migrations").run(&pool).await.expect("migrate");
+    for part in ["memory", "atlas"] {
+        migrator(part, "postgres").await.run(&pool).await.expect("migrate");
+    }
     pool
 }
 
@@ -70,15 +86,22 @@ async fn migrations_apply_to_a_fresh_database_and_a_second_run_is_a_no_op() {
     eprintln!("cluster started in {:?}", pg.started_in);
     let url = pg.create_db("arthur").await;
     let pool = PgPoolOptions::new().max_connections(2).connect(&url).await.unwrap();
-    let migrator = Migrator::new(migrations("postgres").as_path()).await.unwrap();
-
-    // Same versions and descriptions as the SQLite tree: the two stay in step.
-    let sqlite = Migrator::new(migrations("sqlite").as_path()).await.unwrap();
     let names = |m: &Migrator| m.iter().map(|m| (m.version, m.description.to_string())).collect::<Vec<_>>();
-    assert_eq!(names(&migrator), names(&sqlite), "migrations/postgres and migrations/sqlite differ");
-    assert_eq!(migrator.iter().count() as i64, MIGRATIONS);
+    let mut versions = Vec::new();
+    for (part, count) in [("memory", MEMORY_MIGRATIONS), ("atlas", ATLAS_MIGRATIONS)] {
+        // Same versions and descriptions as the SQLite tree: the two stay in step.
+        let pg = migrator(part, "postgres").await;
+        let lite = migrator(part, "sqlite").await;
+        assert_eq!(names(&pg), names(&lite), "{part}: the postgres and sqlite migrations differ");
+        assert_eq!(pg.iter().count() as i64, count, "{part}");
+        versions.extend(pg.iter().map(|m| m.version));
+    }
+    let distinct: BTreeSet<i64> = versions.iter().copied().collect();
+    assert_eq!(distinct.len(), versions.len(), "a version number is used by the memory and by Atlas: {versions:?}");
 
-    migrator.run(&pool).await.expect("first run");
+    for part in ["memory", "atlas"] {
+        migrator(part, "postgres").await.run(&pool).await.expect("first run");
+    }
     let applied: Vec<(i64, bool)> = sqlx::query_as("SELECT version, success FROM _sqlx_migrations ORDER BY version")
         .fetch_all(&pool)
         .await
@@ -88,7 +111,9 @@ async fn migrations_apply_to_a_fresh_database_and_a_second_run_is_a_no_op() {
     assert_eq!(agents, 10, "the seeded personas");
 
     let tables_before = table_count(&pool).await;
-    migrator.run(&pool).await.expect("second run");
+    for part in ["memory", "atlas"] {
+        migrator(part, "postgres").await.run(&pool).await.expect("second run");
+    }
     let again: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations").fetch_one(&pool).await.unwrap();
     assert_eq!(again, MIGRATIONS, "the second run applied nothing");
     assert_eq!(table_count(&pool).await, tables_before);
@@ -97,8 +122,11 @@ async fn migrations_apply_to_a_fresh_database_and_a_second_run_is_a_no_op() {
     pool.close().await;
 }
 
-/// The migrations of each tree (`migrations/postgres`, `migrations/sqlite`).
-const MIGRATIONS: i64 = 10;
+/// The memory's migrations (`migrations/postgres`, `migrations/sqlite`), Atlas'
+/// (`migrations/atlas/…`), and all of them: versions 1 to 10 between the two.
+const MEMORY_MIGRATIONS: i64 = 5;
+const ATLAS_MIGRATIONS: i64 = 5;
+const MIGRATIONS: i64 = MEMORY_MIGRATIONS + ATLAS_MIGRATIONS;
 
 async fn table_count(pool: &PgPool) -> i64 {
     sqlx::query_scalar("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")
@@ -112,10 +140,11 @@ type Columns = Vec<(String, bool)>;
 
 #[tokio::test]
 async fn schema_parity_with_sqlite() {
-    // SQLite: a fresh database through the real store (its embedded migrator).
+    // SQLite: a fresh database through the real stores (their embedded migrators).
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open_path(&dir.path().join("parity.db")).await.expect("sqlite store");
     let lite = store.pool();
+    arthur_atlas::store::SqliteAtlasStore::open(lite.clone()).await.expect("sqlite Atlas store");
     let rows = sqlx::query(
         "SELECT name, sql FROM sqlite_master WHERE type = 'table' \
          AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations' ORDER BY name",

@@ -37,7 +37,11 @@ pub const WRITE_LOCK_KEY: i32 = 0;
 /// Connections in the pool.
 pub const MAX_CONNECTIONS: u32 = 8;
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
+/// The memory's migrations (`migrations/postgres`). Other parts of Arthur keep their own
+/// tables in the same database with their own migrator and versions: each migrator ignores
+/// the versions it does not hold (`ignore_missing`).
+pub static MIGRATOR: sqlx::migrate::Migrator =
+    sqlx::migrate::Migrator { ignore_missing: true, ..sqlx::migrate!("../migrations/postgres") };
 
 #[derive(Debug, Clone)]
 pub struct PgStore {

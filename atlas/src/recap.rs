@@ -1,0 +1,1043 @@
+//! The recap e-mail Atlas sends after a run: to the founder only (doctrine "zéro mail au
+//! client par l'IA"), with the real status composed by code — a failed run is never called a
+//! success — the agent's summary, the commits, the cost, and the proof files that exist on
+//! disk (a missing or unreadable one is skipped and logged, never a reason to fail the send).
+//!
+//! `ATLAS_SMTP_URL` is parsed once into an [`SmtpAccount`] whose password is a [`Secret`];
+//! no error, `Debug` or `Display` of this module carries it.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use arthur_agents::secret::Secret;
+use lettre::address::Envelope;
+use lettre::message::header::{self, ContentType};
+use lettre::message::{Attachment, Mailbox, Mailboxes, MultiPart, SinglePart};
+use lettre::transport::smtp::authentication::{Credentials, Mechanism};
+use lettre::transport::smtp::client::{Tls, TlsParameters};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+
+use super::machine::{DeployFact, End, EscalateWhy, FailReason, MergeFact, NotMergedWhy, QaFact, RouteQa};
+use super::{Complexity, Intent};
+
+/// Budget for the whole send (connection, TLS, authentication, transfer) and for each SMTP
+/// command inside it.
+pub const SMTP_TIMEOUT: Duration = Duration::from_secs(60);
+/// A proof file larger than this is skipped (logged): one oversized capture must not get
+/// the whole recap refused by the server.
+pub const MAX_PROOF_BYTES: u64 = 10 * 1024 * 1024;
+/// Total size of the attached proofs; the proofs past it are skipped (logged).
+pub const MAX_PROOFS_TOTAL_BYTES: u64 = 20 * 1024 * 1024;
+/// Longest request subject kept in the recap's subject line (in characters).
+const MAX_SUBJECT_CHARS: usize = 150;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecapError {
+    #[error("invalid ATLAS_SMTP_URL: {0}")]
+    Url(String),
+    #[error("invalid {which} address {value:?}: {reason}")]
+    Address { which: &'static str, value: String, reason: String },
+    #[error("the recap must go to the founder only; refusing recipients {0:?}")]
+    Recipients(Vec<String>),
+    #[error("cannot build the recap e-mail: {0}")]
+    Build(String),
+    #[error("cannot send the recap through the SMTP server {server}: {reason}")]
+    Send { server: String, reason: String },
+    #[error("sending the recap through the SMTP server {server} timed out after {secs} s")]
+    Timeout { server: String, secs: u64 },
+}
+
+/// How the connection to the SMTP server is protected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SmtpSecurity {
+    /// `smtp://`: no TLS. Only accepted towards a loopback host (a local relay, the tests).
+    Plain,
+    /// `smtp+starttls://`: STARTTLS required before anything is authenticated or sent.
+    StartTls,
+    /// `smtps://`: TLS from the first byte (submissions port).
+    Tls,
+}
+
+impl SmtpSecurity {
+    fn scheme(self) -> &'static str {
+        match self {
+            SmtpSecurity::Plain => "smtp",
+            SmtpSecurity::StartTls => "smtp+starttls",
+            SmtpSecurity::Tls => "smtps",
+        }
+    }
+}
+
+/// `smtp://user:password@host:port` (plain, loopback only; port 25 by default),
+/// `smtp+starttls://…` (587) or `smtps://…` (465). User and password are optional together
+/// (a relay that does not authenticate). The password is a [`Secret`].
+#[derive(Clone)]
+pub struct SmtpAccount {
+    pub host: String,
+    pub port: u16,
+    pub security: SmtpSecurity,
+    pub user: Option<String>,
+    pub password: Option<Secret>,
+}
+
+impl fmt::Debug for SmtpAccount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SmtpAccount({})", self.label())
+    }
+}
+
+impl fmt::Display for SmtpAccount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+impl SmtpAccount {
+    pub fn parse(raw: &str) -> Result<Self, RecapError> {
+        // Never echo the URL: it holds the password.
+        let url = url::Url::parse(raw.trim()).map_err(|e| RecapError::Url(format!("not a URL ({e})")))?;
+        let security = match url.scheme() {
+            "smtp" => SmtpSecurity::Plain,
+            "smtp+starttls" => SmtpSecurity::StartTls,
+            "smtps" => SmtpSecurity::Tls,
+            other => return Err(RecapError::Url(format!("scheme {other:?} (expected smtp, smtp+starttls or smtps)"))),
+        };
+        let host = url
+            .host_str()
+            .map(|h| h.trim_matches(|c| c == '[' || c == ']').to_string())
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| RecapError::Url("no host".into()))?;
+        if security == SmtpSecurity::Plain && !is_loopback(&host) {
+            return Err(RecapError::Url(format!(
+                "smtp:// (no TLS) is only accepted towards a loopback host, not {host:?}; use smtps:// or smtp+starttls://"
+            )));
+        }
+        let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+        let user = decode(url.username());
+        let password = url.password().map(decode);
+        let (user, password) = match (user.is_empty(), password) {
+            (true, None) => (None, None),
+            (false, Some(p)) if !p.is_empty() => (Some(user), Some(Secret::new(p))),
+            (true, Some(_)) => return Err(RecapError::Url("a password without a user name".into())),
+            (false, _) => return Err(RecapError::Url("a user name without a password".into())),
+        };
+        let port = url.port().unwrap_or(match security {
+            SmtpSecurity::Plain => 25,
+            SmtpSecurity::StartTls => 587,
+            SmtpSecurity::Tls => 465,
+        });
+        Ok(Self { host, port, security, user, password })
+    }
+
+    /// `scheme://user@host:port` (no password): for logs and errors.
+    pub fn label(&self) -> String {
+        let user = self.user.as_deref().map(|u| format!("{u}@")).unwrap_or_default();
+        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
+        format!("{}://{user}{host}:{}", self.security.scheme(), self.port)
+    }
+
+    /// `text` with every occurrence of the password replaced: a server or library message
+    /// that echoes it cannot carry it into an error.
+    fn scrub(&self, text: String) -> String {
+        match &self.password {
+            Some(p) if !p.expose().is_empty() => text.replace(p.expose(), "[REDACTED]"),
+            _ => text,
+        }
+    }
+}
+
+fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host.parse::<std::net::IpAddr>().map(|ip| ip.is_loopback()).unwrap_or(false)
+}
+
+/// The status word of the recap's subject: what the facts allow the founder to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunStatus {
+    /// The work is on the trunk (or needed no code) and QA passed or was not needed.
+    Succeeded,
+    /// An analysis or an answer, nothing to deploy.
+    NoCode,
+    /// The run delivered, but its work is not on the trunk (the branch is kept).
+    NotMerged,
+    /// On the trunk and deployed, but no QA checked it (`ATLAS_QA_CMD` unset).
+    Unverified,
+    Failed,
+    TimedOut,
+    Escalated,
+}
+
+impl RunStatus {
+    pub const ALL: [RunStatus; 7] = [
+        RunStatus::Succeeded,
+        RunStatus::Failed,
+        RunStatus::TimedOut,
+        RunStatus::Escalated,
+        RunStatus::NoCode,
+        RunStatus::NotMerged,
+        RunStatus::Unverified,
+    ];
+
+    /// The word of the subject line.
+    pub fn word(self) -> &'static str {
+        match self {
+            RunStatus::Succeeded => "terminé",
+            RunStatus::Failed => "échec",
+            RunStatus::TimedOut => "délai dépassé",
+            RunStatus::Escalated => "escalade",
+            RunStatus::NoCode => "analyse livrée",
+            RunStatus::NotMerged => "non fusionné",
+            RunStatus::Unverified => "à vérifier",
+        }
+    }
+
+    /// Whether the run delivered what it was asked (possibly not merged, or not verified):
+    /// only then is the agent's summary shown as its report rather than its unconfirmed words.
+    pub fn delivered(self) -> bool {
+        matches!(self, RunStatus::Succeeded | RunStatus::NoCode | RunStatus::NotMerged | RunStatus::Unverified)
+    }
+
+    /// The body's status sentence, composed here and nowhere else.
+    fn sentence(self) -> &'static str {
+        match self {
+            RunStatus::Succeeded => "le run a abouti et son travail est sur le tronc.",
+            RunStatus::NoCode => "une analyse a été livrée ; aucun code n'a été déployé.",
+            RunStatus::NotMerged => "le run a abouti, mais son travail n'est PAS sur le tronc (voir « Fusion »).",
+            RunStatus::Unverified => "le travail est sur le tronc et déployé, mais aucune QA ne l'a vérifié.",
+            RunStatus::Failed => "le run n'a pas abouti ; rien n'est à considérer comme livré.",
+            RunStatus::TimedOut => "le run a été interrompu avant la fin ; rien n'est à considérer comme livré.",
+            RunStatus::Escalated => "Atlas n'a pas pu conclure seul ; une décision humaine est nécessaire.",
+        }
+    }
+}
+
+/// A figure of the run (cost, turns, duration): known from the `result` events, partly known
+/// when some pass had none, or unknown — never a 0 standing for "nothing was said".
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Figure<T> {
+    Known(T),
+    /// The sum of the passes that reported it; `missing` passes did not.
+    Partial {
+        known: T,
+        missing: usize,
+    },
+    Unknown,
+}
+
+impl<T: Copy + std::ops::Add<Output = T>> Figure<T> {
+    /// The sum over the passes' values (None: that pass had no `result` event).
+    pub fn sum(values: impl IntoIterator<Item = Option<T>>) -> Figure<T> {
+        let (mut known, mut missing): (Option<T>, usize) = (None, 0);
+        for v in values {
+            match v {
+                Some(v) => known = Some(known.map_or(v, |k| k + v)),
+                None => missing += 1,
+            }
+        }
+        match (known, missing) {
+            (Some(k), 0) => Figure::Known(k),
+            (Some(k), m) => Figure::Partial { known: k, missing: m },
+            (None, _) => Figure::Unknown,
+        }
+    }
+}
+
+/// What the recap reports: the facts the launcher recorded. The words around them — the
+/// status word included — are composed by [`status`] and [`body`].
+#[derive(Debug, Clone)]
+pub struct Recap {
+    pub email_id: i64,
+    pub subject_of_request: String,
+    pub client: Option<String>,
+    /// As classified, and after the contract's downgrade.
+    pub classified: (Intent, Complexity),
+    pub lane: (Intent, Complexity),
+    pub end: End,
+    pub merge: MergeFact,
+    pub deploy: DeployFact,
+    pub qa: QaFact,
+    /// A fact to add to the status line (an interruption by Arthur's shutdown…), or empty.
+    pub note: String,
+    /// The agent's summary (from its contract or salvaged).
+    pub summary_md: String,
+    /// (sha, subject)
+    pub commits: Vec<(String, String)>,
+    pub cost_usd: Figure<f64>,
+    pub turns: Figure<u64>,
+    pub duration_s: Figure<u64>,
+    /// Screenshots, boards…; missing files are skipped.
+    pub proofs: Vec<PathBuf>,
+}
+
+/// The status word the facts allow. « terminé » only when the work is on the trunk (or needed
+/// no code) and QA passed or was not needed.
+pub fn status(r: &Recap) -> RunStatus {
+    match r.end {
+        End::Failed(_) => RunStatus::Failed,
+        End::TimedOut { .. } => RunStatus::TimedOut,
+        End::Escalated(_) => RunStatus::Escalated,
+        End::Analysis => RunStatus::NoCode,
+        End::Delivered if !r.merge.on_trunk() => RunStatus::NotMerged,
+        End::Delivered if r.commits.is_empty() && r.deploy == DeployFact::NotNeeded => RunStatus::NoCode,
+        End::Delivered => match r.qa {
+            QaFact::Passed { .. } | QaFact::NotNeeded => RunStatus::Succeeded,
+            QaFact::NotConfigured | QaFact::NotReached | QaFact::Failed { .. } => RunStatus::Unverified,
+        },
+    }
+}
+
+fn lane_words((intent, complexity): (Intent, Complexity)) -> String {
+    if intent == Intent::Run {
+        format!("{} / {}", intent.as_str(), complexity.as_str())
+    } else {
+        intent.as_str().to_string()
+    }
+}
+
+/// The line about the trunk.
+pub fn merge_line(merge: &MergeFact) -> String {
+    match merge {
+        MergeFact::Merged { base, sha, commits } => {
+            format!("Fusion : intégré au tronc {} en {} ({commits} commit(s)).", one_line(base), short_sha(sha))
+        }
+        MergeFact::InTrunk { commits } => {
+            format!("Fusion : sans objet — le run a travaillé directement dans le tronc ({commits} commit(s)).")
+        }
+        MergeFact::NothingToMerge => "Fusion : rien à fusionner (aucun commit).".to_string(),
+        MergeFact::NotAttempted { branch: Some(b) } => {
+            format!("Fusion : non tentée — le run n'a pas abouti ; la branche {} garde ses commits.", one_line(b))
+        }
+        MergeFact::NotAttempted { branch: None } => "Fusion : non tentée — le run n'a pas abouti.".to_string(),
+        MergeFact::NotMerged { branch, why } => {
+            let why = match why {
+                NotMergedWhy::DirtyTrunk => {
+                    "le tronc a des modifications non commitées (ou une opération git en cours)".to_string()
+                }
+                NotMergedWhy::Conflict(d) => format!("conflit ({})", one_line(d)),
+                NotMergedWhy::TrunkElsewhere(head) => {
+                    format!("le tronc est sur {} et non sur la branche de base", one_line(head))
+                }
+                NotMergedWhy::Failed(e) => format!("git a échoué ({})", one_line(e)),
+            };
+            format!("Fusion : NON fusionné — la branche {} est gardée avec les commits : {why}.", one_line(branch))
+        }
+    }
+}
+
+/// The line about the deployment.
+pub fn deploy_line(deploy: &DeployFact) -> String {
+    match deploy {
+        DeployFact::NotNeeded => "Déploiement : non nécessaire.".to_string(),
+        DeployFact::NotReached => "Déploiement : non atteint.".to_string(),
+        DeployFact::Done { tenant } => format!("Déploiement : fait en préproduction (cible {}).", one_line(tenant)),
+        DeployFact::Failed { why } => format!("Déploiement : échoué — {}.", one_line(why)),
+    }
+}
+
+/// The line about the QA, route by route.
+pub fn qa_line(qa: &QaFact) -> String {
+    let routes = |routes: &[RouteQa]| {
+        routes
+            .iter()
+            .map(|r| {
+                let outcome = match r.code {
+                    Some(0) => "ok".to_string(),
+                    Some(3) => "écart à la maquette (code 3)".to_string(),
+                    Some(c) => format!("en erreur (code {c})"),
+                    None => "sans réponse".to_string(),
+                };
+                format!("{} {outcome}", one_line(&r.route))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match qa {
+        QaFact::NotNeeded => "QA : non nécessaire.".to_string(),
+        QaFact::NotReached => "QA : non atteinte.".to_string(),
+        QaFact::NotConfigured => "QA : non configurée (ATLAS_QA_CMD) — rien n'a été vérifié.".to_string(),
+        QaFact::Passed { routes: r, iterations } => {
+            format!("QA : passée, itération {iterations} ({} route(s) : {}).", r.len(), routes(r))
+        }
+        QaFact::Failed { routes: r, iterations } => {
+            format!("QA : en échec à l'itération {iterations} ({} route(s) : {}).", r.len(), routes(r))
+        }
+    }
+}
+
+/// The detail the end adds to the status line.
+fn end_detail(end: &End) -> String {
+    match end {
+        End::TimedOut { by_shutdown: true, .. } => "interrompu par l'arrêt d'Arthur ; sera relancé".into(),
+        End::TimedOut { retry: Some((n, max)), .. } => {
+            format!("nouvel essai {n} sur {max} dans une heure, sur la même branche")
+        }
+        End::TimedOut { .. } => String::new(),
+        End::Escalated(EscalateWhy::QaBudget { iterations, iso_only: true }) => {
+            format!("écart à la maquette encore présent après {iterations} itération(s)")
+        }
+        End::Escalated(EscalateWhy::QaBudget { iterations, .. }) => {
+            format!("QA échouée après {iterations} itération(s) : un humain doit reprendre")
+        }
+        End::Escalated(EscalateWhy::Timeouts { attempts }) => {
+            format!("délai dépassé à chacune des {attempts} tentatives ; les commits sont gardés sur la branche")
+        }
+        End::Failed(FailReason::Run(class)) => format!("Claude Code : {} (code {})", class.as_str(), class.code()),
+        End::Failed(FailReason::MissingTenantOrRoutes) => "commits sans cible ou sans route à vérifier".into(),
+        End::Failed(FailReason::DeployFailed) => "le déploiement a échoué".into(),
+        End::Failed(FailReason::ResumeRefused) => "Claude Code a refusé de reprendre la session, deux fois".into(),
+        End::Delivered | End::Analysis => String::new(),
+    }
+}
+
+fn figure_line(r: &Recap) -> String {
+    let cost = match r.cost_usd {
+        Figure::Known(c) => format!("Coût : {}", format_cost(c)),
+        Figure::Partial { known, missing } => {
+            format!("Coût : au moins {} ({missing} passe(s) sans événement « result » : inconnu)", format_cost(known))
+        }
+        Figure::Unknown => "Coût : inconnu (aucun événement « result »)".to_string(),
+    };
+    let turns = match r.turns {
+        Figure::Known(t) => format!("Tours : {t}"),
+        Figure::Partial { known, missing } => format!("Tours : au moins {known} ({missing} passe(s) : inconnu)"),
+        Figure::Unknown => "Tours : inconnu".to_string(),
+    };
+    let duration = match r.duration_s {
+        Figure::Known(d) => format!("Durée : {}", format_duration(d)),
+        Figure::Partial { known, missing } => {
+            format!("Durée : au moins {} ({missing} passe(s) : inconnue)", format_duration(known))
+        }
+        Figure::Unknown => "Durée : inconnue".to_string(),
+    };
+    format!("{cost} · {turns} · {duration}")
+}
+
+/// What [`send`] did.
+#[derive(Debug, Clone)]
+pub struct SendReport {
+    /// The only recipient (the founder's address).
+    pub recipient: String,
+    pub subject: String,
+    pub attached: Vec<PathBuf>,
+    /// Proofs not attached (missing, unreadable, too large), each logged.
+    pub skipped_proofs: Vec<PathBuf>,
+    /// The server's final reply to the message (code and text).
+    pub server_reply: String,
+}
+
+/// One line, no control characters (CR/LF/TAB… become spaces), runs of spaces collapsed.
+fn one_line(text: &str) -> String {
+    text.split(|c: char| c.is_control() || c.is_whitespace()).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+/// The recap's subject: `[Atlas] <status word> — <request subject>` on one line.
+pub fn subject(recap: &Recap) -> String {
+    let mut request = one_line(&recap.subject_of_request);
+    if request.chars().count() > MAX_SUBJECT_CHARS {
+        request = request.chars().take(MAX_SUBJECT_CHARS - 1).collect::<String>() + "…";
+    }
+    if request.is_empty() {
+        request = "(sans objet)".into();
+    }
+    format!("[Atlas] {} — {request}", status(recap).word())
+}
+
+/// "0,42 $"
+pub fn format_cost(usd: f64) -> String {
+    if !usd.is_finite() || usd < 0.0 {
+        return "inconnu".into();
+    }
+    format!("{usd:.2} $").replace('.', ",")
+}
+
+/// "45 s", "3 min 05 s", "1 h 02 min"
+pub fn format_duration(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min {:02} s", s / 60, s % 60),
+        s => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
+    }
+}
+
+fn short_sha(sha: &str) -> String {
+    one_line(sha).chars().take(7).collect()
+}
+
+/// The text/plain body: every fact, stated.
+pub fn body(recap: &Recap, attached: &[PathBuf], skipped: &[PathBuf]) -> String {
+    let status = status(recap);
+    let mut out = String::new();
+    let mut line = |s: &str| {
+        out.push_str(s);
+        out.push('\n');
+    };
+    line("Bonjour,");
+    line("");
+    line(&format!(
+        "Atlas a traité la demande « {} » (e-mail n° {}).",
+        one_line(&recap.subject_of_request),
+        recap.email_id
+    ));
+    line(&format!(
+        "Client : {}",
+        recap.client.as_deref().map(one_line).filter(|c| !c.is_empty()).unwrap_or_else(|| "non résolu".into())
+    ));
+    if recap.lane == recap.classified {
+        line(&format!("Intention : {}", lane_words(recap.lane)));
+    } else {
+        line(&format!(
+            "Intention : {} (classée {}, corrigée par l'agent après lecture du fil)",
+            lane_words(recap.lane),
+            lane_words(recap.classified)
+        ));
+    }
+    let detail = [end_detail(&recap.end), one_line(&recap.note)]
+        .into_iter()
+        .filter(|d| !d.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ; ");
+    if detail.is_empty() {
+        line(&format!("Statut : {} — {}", status.word(), status.sentence()));
+    } else {
+        line(&format!("Statut : {} — {} ({detail})", status.word(), status.sentence()));
+    }
+    line(&merge_line(&recap.merge));
+    line(&deploy_line(&recap.deploy));
+    line(&qa_line(&recap.qa));
+    line("");
+
+    let summary = recap.summary_md.trim();
+    if status.delivered() {
+        line("Résumé de l'agent :");
+    } else {
+        // The agent's own words about a run that did not deliver: quoted, never endorsed.
+        line("Ce que l'agent dit avoir fait (non confirmé, le run n'a pas abouti) :");
+    }
+    if summary.is_empty() {
+        line("  (aucun résumé fourni)");
+    } else {
+        for l in summary.lines() {
+            line(&format!("> {}", l.trim_end()));
+        }
+    }
+    line("");
+
+    if recap.commits.is_empty() {
+        line("Commits : aucun.");
+    } else {
+        line(&format!("Commits ({}) :", recap.commits.len()));
+        for (sha, subject) in &recap.commits {
+            line(&format!("- {} — {}", short_sha(sha), one_line(subject)));
+        }
+    }
+    line("");
+    line(&figure_line(recap));
+
+    if !attached.is_empty() {
+        let names: Vec<String> = attached.iter().map(|p| attachment_name(p)).collect();
+        line(&format!("Preuves jointes ({}) : {}", attached.len(), names.join(", ")));
+    }
+    if !skipped.is_empty() {
+        line(&format!("Preuves non jointes ({}, introuvables ou trop lourdes) :", skipped.len()));
+        for p in skipped {
+            line(&format!("- {}", one_line(&p.display().to_string())));
+        }
+    }
+    line("");
+    line("— Atlas");
+    line("(Ce récapitulatif t'est adressé à toi seul ; Atlas n'écrit jamais au client.)");
+    out
+}
+
+fn attachment_name(path: &Path) -> String {
+    let name = path.file_name().map(|n| one_line(&n.to_string_lossy())).unwrap_or_default();
+    if name.is_empty() {
+        "preuve".into()
+    } else {
+        name
+    }
+}
+
+fn content_type_of(path: &Path) -> ContentType {
+    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let mime = match ext.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "svg" => "image/svg+xml",
+        "pdf" => "application/pdf",
+        "txt" | "log" | "md" => "text/plain; charset=utf-8",
+        "html" | "htm" => "text/html; charset=utf-8",
+        "json" => "application/json",
+        "zip" => "application/zip",
+        "webm" => "video/webm",
+        "mp4" => "video/mp4",
+        _ => "application/octet-stream",
+    };
+    ContentType::parse(mime).unwrap_or(ContentType::parse("application/octet-stream").expect("a valid MIME type"))
+}
+
+/// Reads the proofs that exist, within the size limits; the others are returned as skipped
+/// (each logged with its reason).
+fn read_proofs(email_id: i64, proofs: &[PathBuf]) -> (Vec<(PathBuf, Vec<u8>)>, Vec<PathBuf>) {
+    let mut read = Vec::new();
+    let mut skipped = Vec::new();
+    let mut total: u64 = 0;
+    for path in proofs {
+        let skip = |reason: String, skipped: &mut Vec<PathBuf>| {
+            tracing::warn!(email_id, proof = %path.display(), %reason, "atlas recap: proof skipped");
+            skipped.push(path.clone());
+        };
+        let meta = match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => m,
+            Ok(_) => {
+                skip("not a regular file".into(), &mut skipped);
+                continue;
+            }
+            Err(e) => {
+                skip(e.to_string(), &mut skipped);
+                continue;
+            }
+        };
+        if meta.len() > MAX_PROOF_BYTES {
+            skip(format!("{} bytes, over {MAX_PROOF_BYTES}", meta.len()), &mut skipped);
+            continue;
+        }
+        if total + meta.len() > MAX_PROOFS_TOTAL_BYTES {
+            skip(format!("attachments would exceed {MAX_PROOFS_TOTAL_BYTES} bytes"), &mut skipped);
+            continue;
+        }
+        match std::fs::read(path) {
+            Ok(bytes) => {
+                total += bytes.len() as u64;
+                read.push((path.clone(), bytes));
+            }
+            Err(e) => skip(e.to_string(), &mut skipped),
+        }
+    }
+    (read, skipped)
+}
+
+fn mailbox(which: &'static str, value: &str) -> Result<Mailbox, RecapError> {
+    value.trim().parse::<Mailbox>().map_err(|e| RecapError::Address {
+        which,
+        value: one_line(value),
+        reason: e.to_string(),
+    })
+}
+
+/// The recap message, addressed to `founder` and nobody else, and the proofs that were not
+/// attached.
+pub fn compose(recap: &Recap, from: &str, founder: &str) -> Result<(Message, Vec<PathBuf>), RecapError> {
+    let from = mailbox("sender", from)?;
+    let founder = mailbox("founder", founder)?;
+    let (proofs, skipped) = read_proofs(recap.email_id, &recap.proofs);
+    let attached: Vec<PathBuf> = proofs.iter().map(|(p, _)| p.clone()).collect();
+    let text = body(recap, &attached, &skipped);
+
+    // The envelope is set explicitly: the SMTP recipients are exactly the founder, whatever
+    // the headers say.
+    let envelope = Envelope::new(Some(from.email.clone()), vec![founder.email.clone()])
+        .map_err(|e| RecapError::Build(e.to_string()))?;
+    let builder =
+        Message::builder().from(from).to(founder.clone()).subject(subject(recap)).message_id(None).envelope(envelope);
+    let message = if proofs.is_empty() {
+        builder.singlepart(SinglePart::plain(text))
+    } else {
+        let mut parts = MultiPart::mixed().singlepart(SinglePart::plain(text));
+        for (path, bytes) in proofs {
+            parts = parts.singlepart(Attachment::new(attachment_name(&path)).body(bytes, content_type_of(&path)));
+        }
+        builder.multipart(parts)
+    }
+    .map_err(|e| RecapError::Build(e.to_string()))?;
+    only_founder(&message, &founder)?;
+    Ok((message, skipped))
+}
+
+/// Refuses a message whose envelope or headers would reach anyone but the founder.
+fn only_founder(message: &Message, founder: &Mailbox) -> Result<(), RecapError> {
+    let rcpt = message.envelope().to();
+    let mut extra: Vec<String> = rcpt.iter().filter(|a| **a != founder.email).map(|a| a.to_string()).collect();
+    for header in ["Cc", "Bcc"] {
+        if let Some(value) = message.headers().get_raw(header) {
+            extra.push(format!("{header}: {value}"));
+        }
+    }
+    let to: Vec<Mailbox> =
+        message.headers().get::<header::To>().map(|to| Mailboxes::from(to).into_iter().collect()).unwrap_or_default();
+    if to.len() != 1 || to[0].email != founder.email {
+        extra.push(format!("To: {}", message.headers().get_raw("To").unwrap_or_default()));
+    }
+    if rcpt.len() != 1 || !extra.is_empty() {
+        return Err(RecapError::Recipients(extra));
+    }
+    Ok(())
+}
+
+/// Sends the recap to the founder only. Returns what was attached and what was skipped.
+pub async fn send(account: &SmtpAccount, from: &str, founder: &str, recap: &Recap) -> Result<SendReport, RecapError> {
+    let (message, skipped) = {
+        let (recap, from, founder) = (recap.clone(), from.to_string(), founder.to_string());
+        tokio::task::spawn_blocking(move || compose(&recap, &from, &founder))
+            .await
+            .map_err(|e| RecapError::Build(format!("composing task: {e}")))??
+    };
+    let attached: Vec<PathBuf> = recap.proofs.iter().filter(|p| !skipped.contains(p)).cloned().collect();
+    let recipient = message.envelope().to().first().map(|a| a.to_string()).unwrap_or_default();
+    let subject = subject(recap);
+
+    let server = account.label();
+    let transport = transport(account)?;
+    let sent = tokio::time::timeout(SMTP_TIMEOUT, transport.send(message)).await;
+    let response = match sent {
+        Err(_) => return Err(RecapError::Timeout { server, secs: SMTP_TIMEOUT.as_secs() }),
+        Ok(Err(e)) if e.is_timeout() => return Err(RecapError::Timeout { server, secs: SMTP_TIMEOUT.as_secs() }),
+        Ok(Err(e)) => {
+            let reason = account.scrub(error_chain(&e));
+            tracing::warn!(email_id = recap.email_id, %server, %reason, "atlas recap: not sent");
+            return Err(RecapError::Send { server, reason });
+        }
+        Ok(Ok(response)) => response,
+    };
+    let server_reply =
+        account.scrub(format!("{} {}", response.code(), response.message().collect::<Vec<_>>().join(" ")));
+    tracing::info!(
+        email_id = recap.email_id,
+        status = status(recap).word(),
+        %server,
+        attached = attached.len(),
+        skipped = skipped.len(),
+        "atlas recap sent to the founder"
+    );
+    Ok(SendReport { recipient, subject, attached, skipped_proofs: skipped, server_reply })
+}
+
+/// A plain-text e-mail composed by code (an approval request, an alert) to the founder and
+/// nobody else, through the same checks as the recap. Returns the server's reply.
+pub async fn send_notice(
+    account: &SmtpAccount,
+    from: &str,
+    founder: &str,
+    subject: &str,
+    body: &str,
+) -> Result<String, RecapError> {
+    let from = mailbox("sender", from)?;
+    let founder_box = mailbox("founder", founder)?;
+    let envelope = Envelope::new(Some(from.email.clone()), vec![founder_box.email.clone()])
+        .map_err(|e| RecapError::Build(e.to_string()))?;
+    let mut subject = one_line(subject);
+    if subject.chars().count() > MAX_SUBJECT_CHARS + 40 {
+        subject = subject.chars().take(MAX_SUBJECT_CHARS + 39).collect::<String>() + "…";
+    }
+    let message = Message::builder()
+        .from(from)
+        .to(founder_box.clone())
+        .subject(subject)
+        .message_id(None)
+        .envelope(envelope)
+        .singlepart(SinglePart::plain(body.to_string()))
+        .map_err(|e| RecapError::Build(e.to_string()))?;
+    only_founder(&message, &founder_box)?;
+    let server = account.label();
+    let transport = transport(account)?;
+    match tokio::time::timeout(SMTP_TIMEOUT, transport.send(message)).await {
+        Err(_) => Err(RecapError::Timeout { server, secs: SMTP_TIMEOUT.as_secs() }),
+        Ok(Err(e)) if e.is_timeout() => Err(RecapError::Timeout { server, secs: SMTP_TIMEOUT.as_secs() }),
+        Ok(Err(e)) => Err(RecapError::Send { server, reason: account.scrub(error_chain(&e)) }),
+        Ok(Ok(r)) => Ok(account.scrub(format!("{} {}", r.code(), r.message().collect::<Vec<_>>().join(" ")))),
+    }
+}
+
+fn transport(account: &SmtpAccount) -> Result<AsyncSmtpTransport<Tokio1Executor>, RecapError> {
+    let tls = |host: &str| {
+        TlsParameters::new(host.to_string()).map_err(|e| RecapError::Send {
+            server: account.label(),
+            reason: account.scrub(format!("TLS setup: {}", error_chain(&e))),
+        })
+    };
+    let tls = match account.security {
+        SmtpSecurity::Plain => Tls::None,
+        SmtpSecurity::StartTls => Tls::Required(tls(&account.host)?),
+        SmtpSecurity::Tls => Tls::Wrapper(tls(&account.host)?),
+    };
+    let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(account.host.clone())
+        .port(account.port)
+        .tls(tls)
+        .timeout(Some(SMTP_TIMEOUT));
+    if let (Some(user), Some(password)) = (&account.user, &account.password) {
+        builder = builder
+            .credentials(Credentials::new(user.clone(), password.expose().to_string()))
+            .authentication(vec![Mechanism::Plain, Mechanism::Login]);
+    }
+    Ok(builder.build())
+}
+
+/// The error and its sources on one line.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !text.contains(&s_text) {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    one_line(&text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recap(status: RunStatus) -> Recap {
+        let mut r = Recap {
+            email_id: 7,
+            subject_of_request: "Bouton\r\nBcc: evil@x.fr".into(),
+            client: Some("client@boutique.fr".into()),
+            classified: (Intent::Run, Complexity::Leger),
+            lane: (Intent::Run, Complexity::Leger),
+            end: End::Delivered,
+            merge: MergeFact::Merged { base: "main".into(), sha: "abcdef1234".into(), commits: 1 },
+            deploy: DeployFact::NotNeeded,
+            qa: QaFact::NotNeeded,
+            note: String::new(),
+            summary_md: "Correction du bouton.".into(),
+            commits: vec![("0123456789abcdef".into(), "fix: bouton".into())],
+            cost_usd: Figure::Known(0.4249),
+            turns: Figure::Known(12),
+            duration_s: Figure::Known(185),
+            proofs: vec![],
+        };
+        match status {
+            RunStatus::Succeeded => {}
+            RunStatus::Failed => r.end = End::Failed(FailReason::Run(ExitClass::Error)),
+            RunStatus::TimedOut => r.end = End::TimedOut { by_shutdown: false, retry: Some((1, 2)) },
+            RunStatus::Escalated => r.end = End::Escalated(EscalateWhy::Timeouts { attempts: 3 }),
+            RunStatus::NoCode => r.end = End::Analysis,
+            RunStatus::NotMerged => {
+                r.merge = MergeFact::NotMerged { branch: "atlas/email-7".into(), why: NotMergedWhy::DirtyTrunk }
+            }
+            RunStatus::Unverified => {
+                r.deploy = DeployFact::Done { tenant: "shop".into() };
+                r.qa = QaFact::NotConfigured;
+            }
+        }
+        assert_eq!(super::status(&r), status);
+        r
+    }
+
+    use crate::pty::ExitClass;
+    use proptest::prelude::*;
+
+    fn route(code: Option<i32>) -> RouteQa {
+        RouteQa { declared: "/panier".into(), route: "/boutique/panier".into(), code, output: String::new() }
+    }
+
+    fn ends() -> Vec<End> {
+        vec![
+            End::Delivered,
+            End::Analysis,
+            End::Failed(FailReason::Run(ExitClass::Error)),
+            End::Failed(FailReason::MissingTenantOrRoutes),
+            End::Failed(FailReason::DeployFailed),
+            End::Failed(FailReason::ResumeRefused),
+            End::TimedOut { by_shutdown: false, retry: Some((1, 2)) },
+            End::TimedOut { by_shutdown: true, retry: None },
+            End::Escalated(EscalateWhy::QaBudget { iterations: 3, iso_only: false }),
+            End::Escalated(EscalateWhy::QaBudget { iterations: 8, iso_only: true }),
+            End::Escalated(EscalateWhy::Timeouts { attempts: 3 }),
+        ]
+    }
+
+    fn merges(branch: &str) -> Vec<MergeFact> {
+        vec![
+            MergeFact::NotAttempted { branch: Some(branch.into()) },
+            MergeFact::NotAttempted { branch: None },
+            MergeFact::NothingToMerge,
+            MergeFact::Merged { base: "main".into(), sha: "abcdef1234567".into(), commits: 2 },
+            MergeFact::InTrunk { commits: 2 },
+            MergeFact::NotMerged { branch: branch.into(), why: NotMergedWhy::DirtyTrunk },
+            MergeFact::NotMerged { branch: branch.into(), why: NotMergedWhy::Conflict("panier.js".into()) },
+            MergeFact::NotMerged { branch: branch.into(), why: NotMergedWhy::TrunkElsewhere("feature/x".into()) },
+            MergeFact::NotMerged { branch: branch.into(), why: NotMergedWhy::Failed("git".into()) },
+        ]
+    }
+
+    fn deploys() -> Vec<DeployFact> {
+        vec![
+            DeployFact::NotNeeded,
+            DeployFact::NotReached,
+            DeployFact::Done { tenant: "shop".into() },
+            DeployFact::Failed { why: "exit 1".into() },
+        ]
+    }
+
+    fn qas(iterations: u32) -> Vec<QaFact> {
+        vec![
+            QaFact::NotNeeded,
+            QaFact::NotReached,
+            QaFact::NotConfigured,
+            QaFact::Passed { routes: vec![route(Some(0))], iterations },
+            QaFact::Failed { routes: vec![route(Some(1)), route(Some(0))], iterations },
+            QaFact::Failed { routes: vec![route(Some(3))], iterations },
+        ]
+    }
+
+    fn figure<T: Copy>(kind: u8, v: T) -> Figure<T> {
+        match kind % 3 {
+            0 => Figure::Known(v),
+            1 => Figure::Partial { known: v, missing: 1 },
+            _ => Figure::Unknown,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        /// Every end × merge × deploy × QA: the status word follows from the facts (« terminé »
+        /// only for work on the trunk, or needing no code, with QA passed or not needed), and
+        /// every fact is stated — the branch kept and why, the deploy, each route and the
+        /// iteration, the figures or « inconnu », the intent after a downgrade.
+        #[test]
+        fn the_status_word_follows_from_the_facts_and_every_fact_is_stated(
+            branch in "atlas/email-[0-9]{1,4}",
+            iterations in 1u32..9,
+            commits in 0usize..3,
+            cost in 0.0f64..20.0,
+            turns in 0u64..200,
+            secs in 0u64..10_000,
+            kinds in (0u8..3, 0u8..3, 0u8..3),
+            downgraded in any::<bool>(),
+        ) {
+            for end in ends() {
+                for merge in merges(&branch) {
+                    for deploy in deploys() {
+                        for qa in qas(iterations) {
+                            let r = Recap {
+                                email_id: 1,
+                                subject_of_request: "Demande".into(),
+                                client: None,
+                                classified: (Intent::Run, Complexity::Plan),
+                                lane: if downgraded { (Intent::Question, Complexity::Leger) } else { (Intent::Run, Complexity::Plan) },
+                                end,
+                                merge: merge.clone(),
+                                deploy: deploy.clone(),
+                                qa: qa.clone(),
+                                note: String::new(),
+                                summary_md: String::new(),
+                                commits: (0..commits).map(|i| (format!("{i}abcdef0"), format!("c{i}"))).collect(),
+                                cost_usd: figure(kinds.0, cost),
+                                turns: figure(kinds.1, turns),
+                                duration_s: figure(kinds.2, secs),
+                                proofs: vec![],
+                            };
+                            let st = super::status(&r);
+                            let text = body(&r, &[], &[]);
+                            let subject = subject(&r);
+                            // The status word.
+                            let terminé = end == End::Delivered
+                                && merge.on_trunk()
+                                && matches!(qa, QaFact::Passed { .. } | QaFact::NotNeeded)
+                                && !(commits == 0 && deploy == DeployFact::NotNeeded);
+                            prop_assert_eq!(st == RunStatus::Succeeded, terminé, "{:?} {:?} {:?} {:?}", end, merge, deploy, qa);
+                            let prefix = format!("[Atlas] {} — ", st.word());
+                            prop_assert!(subject.starts_with(&prefix), "{}", subject);
+                            if !merge.on_trunk() && end == End::Delivered {
+                                prop_assert_eq!(st, RunStatus::NotMerged);
+                            }
+                            if !st.delivered() {
+                                let lower = text.to_lowercase();
+                                for claim in ["terminé", "a abouti", "analyse livrée", "réussi"] {
+                                    prop_assert!(!lower.contains(claim), "{:?} claims {}:\n{}", st, claim, text);
+                                }
+                            }
+                            // Every fact.
+                            prop_assert!(text.contains(&merge_line(&merge)), "{}", text);
+                            if let MergeFact::NotMerged { .. } | MergeFact::NotAttempted { branch: Some(_) } = &merge {
+                                prop_assert!(text.contains(branch.as_str()), "the kept branch is named:\n{}", text);
+                            }
+                            prop_assert!(text.contains(&deploy_line(&deploy)));
+                            prop_assert!(text.contains(&qa_line(&qa)));
+                            if let QaFact::Passed { .. } | QaFact::Failed { .. } = &qa {
+                                let it = format!("itération {iterations}");
+                                prop_assert!(text.contains("/boutique/panier") && text.contains(&it), "{}", text);
+                            }
+                            match r.cost_usd {
+                                Figure::Unknown => prop_assert!(text.contains("Coût : inconnu") && !text.contains("0,00 $")),
+                                Figure::Partial { .. } => prop_assert!(text.contains("Coût : au moins") && text.contains("inconnu")),
+                                Figure::Known(c) => { let shown = format!("Coût : {}", format_cost(c)); prop_assert!(text.contains(&shown)) },
+                            }
+                            match r.turns {
+                                Figure::Unknown => prop_assert!(text.contains("Tours : inconnu")),
+                                Figure::Known(t) => { let shown = format!("Tours : {t}"); prop_assert!(text.contains(&shown)) },
+                                Figure::Partial { .. } => prop_assert!(text.contains("Tours : au moins")),
+                            }
+                            match r.duration_s {
+                                Figure::Unknown => prop_assert!(text.contains("Durée : inconnue")),
+                                Figure::Known(d) => { let shown = format!("Durée : {}", format_duration(d)); prop_assert!(text.contains(&shown)) },
+                                Figure::Partial { .. } => prop_assert!(text.contains("Durée : au moins")),
+                            }
+                            if downgraded {
+                                prop_assert!(text.contains("Intention : question (classée run / plan"), "{}", text);
+                            } else {
+                                prop_assert!(text.contains("Intention : run / plan\n"), "{}", text);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn figures_are_summed_or_said_unknown() {
+        assert_eq!(Figure::sum([Some(1.5), Some(2.0)]), Figure::Known(3.5));
+        assert_eq!(Figure::sum([Some(1u64), None]), Figure::Partial { known: 1, missing: 1 });
+        assert_eq!(Figure::<u64>::sum([None, None]), Figure::Unknown);
+        assert_eq!(Figure::<u64>::sum([]), Figure::Unknown);
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(format_cost(0.4249), "0,42 $");
+        assert_eq!(format_cost(f64::NAN), "inconnu");
+        assert_eq!(format_duration(45), "45 s");
+        assert_eq!(format_duration(185), "3 min 05 s");
+        assert_eq!(format_duration(3720), "1 h 02 min");
+    }
+
+    #[test]
+    fn subject_is_one_line() {
+        let s = subject(&recap(RunStatus::Failed));
+        assert_eq!(s, "[Atlas] échec — Bouton Bcc: evil@x.fr");
+    }
+
+    #[test]
+    fn account_never_shows_password() {
+        let a = SmtpAccount::parse("smtps://atlas:p%40ss-w0rd@mail.example.fr").unwrap();
+        assert_eq!(a.port, 465);
+        assert_eq!(a.password.as_ref().unwrap().expose(), "p@ss-w0rd");
+        let shown = format!("{a:?} {a} {}", a.label());
+        assert!(!shown.contains("p@ss") && !shown.contains("w0rd"), "{shown}");
+        assert!(SmtpAccount::parse("smtp://a:b@mail.example.fr").is_err());
+        assert_eq!(SmtpAccount::parse("smtp+starttls://a:b@mail.example.fr").unwrap().port, 587);
+        let e = SmtpAccount::parse("ftp://a:hunter2@x").unwrap_err().to_string();
+        assert!(!e.contains("hunter2"), "{e}");
+    }
+
+    #[test]
+    fn only_the_founder() {
+        for st in RunStatus::ALL {
+            let _ = recap(st);
+        }
+        let (m, _) = compose(&recap(RunStatus::Succeeded), "Atlas <atlas@maboite.fr>", "boss@maboite.fr").unwrap();
+        let to: Vec<String> = m.envelope().to().iter().map(|a| a.to_string()).collect();
+        assert_eq!(to, vec!["boss@maboite.fr".to_string()]);
+        assert!(compose(&recap(RunStatus::Succeeded), "atlas@maboite.fr", "not an address").is_err());
+    }
+}

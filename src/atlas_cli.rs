@@ -1,0 +1,600 @@
+//! `arthur atlas …`: the pipeline's commands (poll, classify, launch, report, list, show,
+//! drafts, decisions, clients, chantiers) and the wiring of `arthur-atlas` from the app: its
+//! store on the app's database, the classifier's and the drafts' models from the providers'
+//! settings, the clock, the founder's memory.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::Subcommand;
+use serde_json::{json, Value};
+
+use arthur_atlas::decisions::{approve, cancel, retry};
+use arthur_atlas::draft::Drafter;
+use arthur_atlas::imap::ImapAccount;
+use arthur_atlas::launch::Launcher;
+use arthur_atlas::mail::EmailAddress;
+use arthur_atlas::ocr::Ocr;
+use arthur_atlas::pipeline::{Atlas, AtlasDeps};
+use arthur_atlas::store::{AtlasStore, EmailRow, NewClient};
+use arthur_atlas::EmailState;
+
+use crate::app::App;
+
+/// How often `arthur atlas poll` (and `serve`) polls the mailbox.
+pub const POLL_INTERVAL: Duration = Duration::from_secs(60);
+/// How often the launcher runs (seed §10: every 5 minutes, 2 minutes after the poll).
+pub const LAUNCH_INTERVAL: Duration = Duration::from_secs(300);
+pub const LAUNCH_OFFSET: Duration = Duration::from_secs(120);
+
+#[derive(Debug, Subcommand)]
+pub enum AtlasCmd {
+    /// Poll the mailbox (ATLAS_IMAP_URL), then scan and classify; every minute, or once.
+    Poll {
+        #[arg(long)]
+        once: bool,
+    },
+    /// Scan and classify what is pending, without polling.
+    Classify {
+        #[arg(long)]
+        once: bool,
+        /// Put the messages whose classification failed too often back in the queue first.
+        #[arg(long)]
+        retry_failed: bool,
+    },
+    /// Launch Claude Code on classified messages (the launcher's issue).
+    Launch {
+        #[arg(long)]
+        once: bool,
+    },
+    /// The classifier's calibration report (markdown).
+    Report {
+        #[arg(long, default_value_t = 30)]
+        days: u32,
+    },
+    /// The e-mails and their state.
+    List {
+        #[arg(long)]
+        json: bool,
+        /// Only this state (received, scanned, blocked, classified, classify_failed, …).
+        #[arg(long)]
+        state: Option<String>,
+    },
+    /// One e-mail: state, classification, audits, launch events.
+    Show {
+        id: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A draft reply to the client for a finished run, written for you (never sent).
+    Draft { id: i64 },
+    /// Let a message held for an unverified author start Claude Code (at the next cycle).
+    Approve { id: i64 },
+    /// Put a message parked after a day of scanner or classifier errors back in the queue
+    /// (never one blocked by an infected attachment).
+    Retry { id: i64 },
+    /// Refuse a held launch (the message ends `cancelled`), or what an e-mail materialised
+    /// (the report counts it as a failure).
+    Cancel { id: i64 },
+    /// The clients the classifier is told about.
+    Client {
+        #[command(subcommand)]
+        what: ClientCmd,
+    },
+    /// Open work streams ("chantiers"); creating one is always manual.
+    Chantier {
+        #[command(subcommand)]
+        what: ChantierCmd,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process
+pub enum ClientCmd {
+    /// Add a client: `arthur atlas client add --name Boutique --email jean@boutique.fr --mrr 1200`.
+    Add {
+        #[arg(long)]
+        name: String,
+        /// An address of the client (repeatable).
+        #[arg(long)]
+        email: Vec<String>,
+        /// A domain of the client (repeatable; never a public webmail domain).
+        #[arg(long)]
+        domain: Vec<String>,
+        /// Confirmed monthly recurring revenue, in euros.
+        #[arg(long)]
+        mrr: Option<f64>,
+        /// actif, prospect or inactif.
+        #[arg(long, default_value = "actif")]
+        status: String,
+        /// basse, normale or haute.
+        #[arg(long, default_value = "normale")]
+        priority: String,
+        /// Provider of this client's draft replies: mistral (default), anthropic or openai.
+        #[arg(long)]
+        ai_provider: Option<String>,
+        /// Model of this client's draft replies (the provider's default otherwise).
+        #[arg(long)]
+        ai_model: Option<String>,
+        /// Claude Code's model for this client's runs.
+        #[arg(long)]
+        claude_model: Option<String>,
+        /// This client's DKIM-signed e-mails may start Claude Code without your approval.
+        #[arg(long)]
+        auto_launch: bool,
+    },
+    /// Allow (or, with --off, stop) launches from a client's DKIM-signed e-mails without your approval.
+    AutoLaunch {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        off: bool,
+    },
+    /// List the clients.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ChantierCmd {
+    /// Open a chantier, optionally for a client (by name).
+    Add {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        client: Option<String>,
+    },
+}
+
+/// The Atlas store on the app's database.
+pub fn store(app: &App) -> Arc<dyn AtlasStore> {
+    app.db.atlas.clone()
+}
+
+/// The pipeline's dependencies from the settings.
+pub fn deps(app: &App) -> anyhow::Result<AtlasDeps> {
+    let a = &app.settings.atlas;
+    Ok(AtlasDeps {
+        store: store(app),
+        scanner: a.scanner(),
+        ocr: Ocr::default(),
+        dkim: a.dkim()?,
+        llm: crate::app::classifier_llm(&app.settings)?,
+        founder: a.founder()?,
+        mailbox: a.mailbox()?,
+        trust_unsigned_founder: a.trust_unsigned_founder,
+        clock: app.ctx.clock.clone(),
+        notifier: Some(notifier(app)?),
+    })
+}
+
+/// Who e-mails the founder (approval requests, parked messages, lock alerts), from the settings.
+pub fn notifier(app: &App) -> anyhow::Result<arthur_atlas::notify::Notifier> {
+    let a = &app.settings.atlas;
+    Ok(arthur_atlas::notify::Notifier {
+        store: store(app),
+        clock: app.ctx.clock.clone(),
+        smtp: a.smtp()?,
+        founder: a.founder_email.clone(),
+        mailbox: a.mailbox_email.clone(),
+    })
+}
+
+/// The lock watchdog from the settings.
+pub fn watchdog(app: &App) -> anyhow::Result<arthur_atlas::watchdog::LockWatchdog> {
+    Ok(arthur_atlas::watchdog::LockWatchdog {
+        store: store(app),
+        clock: app.ctx.clock.clone(),
+        notifier: notifier(app)?,
+    })
+}
+
+/// The launcher from the settings; the personas read the founder's preferences from the memory.
+pub fn launcher(app: &App) -> anyhow::Result<Launcher> {
+    Ok(Launcher {
+        store: store(app),
+        cfg: app.settings.atlas.launcher_config(&app.settings.data_dir)?,
+        clock: app.ctx.clock.clone(),
+        holder: arthur_atlas::launch::holder(),
+        personas: Some(app.db.memory.clone()),
+        shutdown: None,
+    })
+}
+
+/// The draft writer (the CLI and the web share it): each client's provider and model, from
+/// the providers' settings.
+pub fn drafter(
+    settings: &crate::config::Settings,
+    store: Arc<dyn AtlasStore>,
+    clock: Arc<dyn arthur_agents::time::Clock>,
+) -> Drafter {
+    let providers = settings.clone();
+    Drafter {
+        store,
+        clock,
+        signature: settings.atlas.signature(),
+        models: Box::new(move |kind, model| {
+            crate::app::provider_llm(&providers, kind, model).map_err(|e| format!("{e:#}"))
+        }),
+    }
+}
+
+/// [`drafter`] for the app.
+pub fn drafter_for(app: &App) -> Drafter {
+    drafter(&app.settings, store(app), app.ctx.clock.clone())
+}
+
+fn launch_line(r: &arthur_atlas::launch::CycleReport) -> String {
+    if r.disabled {
+        return "Atlas : lancements désactivés (ATLAS_DISABLED=1). Rien n'a été lancé.".into();
+    }
+    format!(
+        "Atlas : {} candidat(s), {} lancé(s), {} traité(s), {} échec(s), {} à relancer plus tard, {} escaladé(s), {} en attente de ton accord, {} verrou(s) déjà pris, {} lancement(s) interrompu(s) repris.",
+        r.candidates, r.launched, r.actioned, r.failed, r.retry_later, r.escalated, r.held, r.skipped_lock_held, r.reclaimed
+    )
+}
+
+pub fn account(app: &App) -> anyhow::Result<ImapAccount> {
+    Ok(app.settings.atlas.imap_account()?)
+}
+
+pub async fn run(
+    app: &App,
+    cmd: AtlasCmd,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<ExitCode> {
+    match cmd {
+        AtlasCmd::Poll { once } => {
+            let account = account(app)?;
+            let atlas = Atlas::new(deps(app)?);
+            if once {
+                let report = atlas.poll_once(&account).await.context("polling the Atlas mailbox")?;
+                println!("{}", poll_line(&report));
+                return Ok(ExitCode::SUCCESS);
+            }
+            tokio::pin!(shutdown);
+            loop {
+                match atlas.poll_once(&account).await {
+                    Ok(report) => println!("{}", poll_line(&report)),
+                    Err(e) => eprintln!("Atlas : relève impossible, nouvel essai dans une minute.\n  detail: {e}"),
+                }
+                tokio::select! {
+                    _ = &mut shutdown => return Ok(ExitCode::SUCCESS),
+                    _ = tokio::time::sleep(POLL_INTERVAL) => {}
+                }
+            }
+        }
+        AtlasCmd::Classify { once: _, retry_failed } => {
+            let atlas = Atlas::new(deps(app)?);
+            if retry_failed {
+                let n = atlas.deps.store.retry_failed(app.ctx.now()).await?;
+                println!("{n} message(s) remis dans la file de classification.");
+            }
+            let (scanned, blocked) = atlas.scan_pending().await?;
+            let (classified, failed) = atlas.classify_pending().await?;
+            println!(
+                "Atlas : {scanned} analysé(s) sain(s), {blocked} bloqué(s), {classified} classé(s), {failed} échec(s) de classification."
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        AtlasCmd::Launch { once } => {
+            let launcher = launcher(app)?;
+            if once {
+                launcher.watch_locks().await?;
+                let report = launcher.cycle().await.context("launching")?;
+                println!("{}", launch_line(&report));
+                return Ok(ExitCode::SUCCESS);
+            }
+            tokio::pin!(shutdown);
+            loop {
+                launcher.watch_locks().await?;
+                match launcher.cycle().await {
+                    Ok(report) => println!("{}", launch_line(&report)),
+                    Err(e) => {
+                        eprintln!("Atlas : cycle de lancement impossible, nouvel essai dans 5 minutes.\n  detail: {e}")
+                    }
+                }
+                tokio::select! {
+                    _ = &mut shutdown => return Ok(ExitCode::SUCCESS),
+                    _ = tokio::time::sleep(LAUNCH_INTERVAL) => {}
+                }
+            }
+        }
+        AtlasCmd::Draft { id } => {
+            let draft = drafter_for(app).write(id).await.context("writing the draft reply")?;
+            println!(
+                "Brouillon n°{} ({} / {}) — à relire, Atlas ne l'enverra pas :\n\n{}",
+                draft.id, draft.provider, draft.model, draft.text
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        AtlasCmd::Approve { id } => {
+            let (code, line) = approve(store(app).as_ref(), id, "cli", app.ctx.now()).await?;
+            if code == 0 {
+                println!("{line}");
+            } else {
+                eprintln!("{line}");
+            }
+            Ok(ExitCode::from(code))
+        }
+        AtlasCmd::Retry { id } => {
+            let (code, line) = retry(store(app).as_ref(), id, "cli", app.ctx.now()).await?;
+            if code == 0 {
+                println!("{line}");
+            } else {
+                eprintln!("{line}");
+            }
+            Ok(ExitCode::from(code))
+        }
+        AtlasCmd::Cancel { id } => {
+            let (code, line) = cancel(store(app).as_ref(), id, "cli", app.ctx.now()).await?;
+            if code == 0 {
+                println!("{line}");
+            } else {
+                eprintln!("{line}");
+            }
+            Ok(ExitCode::from(code))
+        }
+        AtlasCmd::Report { days } => {
+            let store = store(app);
+            let now = app.ctx.now();
+            let data = store.report_data(now - chrono::Duration::days(days as i64)).await?;
+            print!("{}", arthur_atlas::report::markdown(&arthur_atlas::report::compute(&data), days, now));
+            Ok(ExitCode::SUCCESS)
+        }
+        AtlasCmd::List { json, state } => {
+            let state = state.map(|s| s.parse::<EmailState>()).transpose().map_err(anyhow::Error::msg)?;
+            let rows = store(app).list(state).await?;
+            if json {
+                let list: Vec<Value> = rows.iter().map(list_json).collect();
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else if rows.is_empty() {
+                println!("Aucun e-mail.");
+            } else {
+                for r in &rows {
+                    println!(
+                        "#{} {} {} {} — {}",
+                        r.id,
+                        r.status.as_str(),
+                        r.intent.map(|i| i.as_str()).unwrap_or("-"),
+                        r.from_email.as_deref().unwrap_or("(expéditeur inconnu)"),
+                        r.subject
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        AtlasCmd::Show { id, json } => {
+            let store = store(app);
+            let Some(row) = store.email(id).await? else {
+                eprintln!("Erreur : aucun e-mail Atlas n°{id}.");
+                return Ok(ExitCode::from(1));
+            };
+            let audits = store.audits(id).await?;
+            let client = match row.client_id {
+                Some(cid) => store.client(cid).await?,
+                None => None,
+            };
+            let mut value = show_json(&row, &audits, client.as_ref());
+            let mut launches = Vec::new();
+            for l in store.launches(id).await? {
+                let events = store.launch_events(l.id).await?;
+                launches.push(json!({
+                    "id": l.id, "iteration": l.iteration, "attempt": l.attempt, "session_mode": l.session_mode,
+                    "prompt": l.prompt_kind, "max_turns": l.max_turns,
+                    "workspace": l.workspace, "branch": l.branch, "status": l.end.status, "exit_code": l.end.exit_code,
+                    "killed": l.end.killed, "session_id": l.end.session_id, "cost_usd": l.end.cost_usd, "num_turns": l.end.num_turns,
+                    "duration_ms": l.end.duration_ms, "redactions": l.end.redactions,
+                    "started_at": l.started_at.to_rfc3339(), "finished_at": l.finished_at.map(|t| t.to_rfc3339()),
+                    "events": events.iter().map(|e| json!({
+                        "seq": e.seq, "type": e.kind, "subtype": e.subtype, "tool": e.tool_name,
+                        "payload": serde_json::from_str::<Value>(&e.payload).unwrap_or(Value::String(e.payload.clone())),
+                    })).collect::<Vec<_>>(),
+                }));
+            }
+            value["launch_events"] = Value::Array(launches);
+            value["notices"] = store
+                .notices(Some(id))
+                .await?
+                .iter()
+                .map(|n| {
+                    json!({"kind": n.notice.kind, "subject": n.notice.subject, "attempts": n.attempts,
+                           "sent_at": n.sent_at.map(|t| t.to_rfc3339()), "last_error": n.last_error})
+                })
+                .collect();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&value)?);
+            } else {
+                println!("E-mail #{} — {} — {}", row.id, row.status.as_str(), row.subject);
+                for a in &audits {
+                    println!("  {} {} {}", a.created_at.format("%Y-%m-%d %H:%M:%S"), a.event, a.detail);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        AtlasCmd::Client {
+            what:
+                ClientCmd::Add {
+                    name,
+                    email,
+                    domain,
+                    mrr,
+                    status,
+                    priority,
+                    ai_provider,
+                    ai_model,
+                    claude_model,
+                    auto_launch,
+                },
+        } => {
+            if ai_provider.as_deref().is_some_and(|p| !["mistral", "anthropic", "openai"].contains(&p)) {
+                bail!("invalid value for --ai-provider: expected mistral, anthropic or openai");
+            }
+            if name.trim().is_empty() {
+                bail!("invalid client: empty name");
+            }
+            if !["actif", "prospect", "inactif"].contains(&status.as_str()) {
+                bail!("invalid value for --status: {status:?} (expected actif, prospect or inactif)");
+            }
+            if !["basse", "normale", "haute"].contains(&priority.as_str()) {
+                bail!("invalid value for --priority: {priority:?} (expected basse, normale or haute)");
+            }
+            if mrr.is_some_and(|m| !m.is_finite() || m < 0.0) {
+                bail!("invalid value for --mrr: expected a positive amount in euros");
+            }
+            let emails = email
+                .iter()
+                .map(|e| EmailAddress::parse(e).with_context(|| format!("invalid value for --email: {e:?}")))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            if emails.is_empty() && domain.is_empty() {
+                bail!("invalid client: give at least one --email or --domain");
+            }
+            let client = NewClient {
+                name: name.clone(),
+                emails,
+                domains: domain,
+                mrr,
+                status: Some(status),
+                priority: Some(priority),
+                ai_provider,
+                ai_model,
+                claude_model,
+                auto_launch,
+            };
+            let id = store(app).add_client(&client, app.ctx.now()).await.context("adding the client")?;
+            println!(
+                "Client n°{id} ajouté : {name}{}.",
+                if auto_launch { " (ses e-mails signés DKIM lancent Claude Code sans ton accord)" } else { "" }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        AtlasCmd::Client { what: ClientCmd::AutoLaunch { name, off } } => {
+            let store = store(app);
+            let Some(client) = store.clients().await?.into_iter().find(|c| c.name.eq_ignore_ascii_case(name.trim()))
+            else {
+                eprintln!("Erreur : aucun client nommé « {name} ». Rien n'a changé.");
+                return Ok(ExitCode::from(1));
+            };
+            store.set_auto_launch(client.id, !off, app.ctx.now()).await?;
+            println!(
+                "Client {} : {}",
+                client.name,
+                if off {
+                    "ses e-mails attendront ton accord avant tout lancement."
+                } else {
+                    "ses e-mails signés DKIM lanceront Claude Code sans ton accord."
+                }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        AtlasCmd::Client { what: ClientCmd::List { json } } => {
+            let clients = store(app).clients().await?;
+            if json {
+                let list: Vec<Value> = clients
+                    .iter()
+                    .map(|c| {
+                        json!({"id": c.id, "name": c.name, "mrr": c.mrr, "status": c.status,
+                               "priority": c.priority, "emails": c.emails, "domains": c.domains,
+                               "auto_launch": c.auto_launch})
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else {
+                for c in &clients {
+                    println!(
+                        "#{} {} ({}, {}) {}",
+                        c.id,
+                        c.name,
+                        c.status,
+                        c.priority,
+                        [c.emails.clone(), c.domains.clone()].concat().join(", ")
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        AtlasCmd::Chantier { what: ChantierCmd::Add { name, client } } => {
+            let store = store(app);
+            let client_id = match client {
+                None => None,
+                Some(n) => Some(
+                    store
+                        .clients()
+                        .await?
+                        .into_iter()
+                        .find(|c| c.name.eq_ignore_ascii_case(n.trim()))
+                        .with_context(|| format!("invalid value for --client: no client named {n:?}"))?
+                        .id,
+                ),
+            };
+            let id = store.add_chantier(&name, client_id, app.ctx.now()).await?;
+            println!("Chantier n°{id} ouvert : {name}.");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn poll_line(r: &arthur_atlas::pipeline::PollReport) -> String {
+    format!(
+        "Atlas : {} non lu(s), {} nouveau(x), {} doublon(s), {} marqué(s) lu(s) ; {} sain(s), {} bloqué(s) ; {} classé(s), {} échec(s).",
+        r.unseen, r.inserted, r.duplicates, r.marked_seen, r.scanned, r.blocked, r.classified, r.classify_failed
+    )
+}
+
+/// `arthur atlas list --json`: one object per e-mail (DESIGN §8).
+pub fn list_json(r: &EmailRow) -> Value {
+    json!({
+        "id": r.id,
+        "message_id": r.message_id,
+        "state": r.status.as_str(),
+        "intent": r.intent.map(|i| i.as_str()),
+        "complexity": r.complexity.map(|c| c.as_str()),
+        "confidence": r.confidence,
+        "from": r.from_email,
+        "subject": r.subject,
+        "received_at": r.created_at.to_rfc3339(),
+    })
+}
+
+/// `arthur atlas show ID --json`: state, classification, audits, launch events.
+pub fn show_json(
+    r: &EmailRow,
+    audits: &[arthur_atlas::store::AuditRow],
+    client: Option<&arthur_atlas::store::Client>,
+) -> Value {
+    json!({
+        "id": r.id,
+        "message_id": r.message_id,
+        "message_key": r.message_key,
+        "state": r.status.as_str(),
+        "from": r.from_email,
+        "subject": r.subject,
+        "size": r.size,
+        "dkim_pass": r.dkim_pass,
+        "scan_verdict": r.scan_verdict,
+        "attachments": r.attachment_count,
+        "attempts": r.attempts,
+        "retry_at": r.retry_at.map(|t| t.to_rfc3339()),
+        "failing_since": r.failing_since.map(|t| t.to_rfc3339()),
+        "launch_retries": r.launch_retries,
+        "approved_at": r.approved_at.map(|t| t.to_rfc3339()),
+        "client": client.map(|c| json!({"id": c.id, "name": c.name, "source": r.client_source})),
+        "classification": r.intent.map(|i| json!({
+            "intent": i.as_str(),
+            "complexity": r.complexity.map(|c| c.as_str()),
+            "confidence": r.confidence,
+            "model": r.model,
+            "justification": r.justification,
+        })),
+        "materialised": r.materialised.map(|(kind, id)| json!({"kind": kind, "id": id})),
+        "chantier_id": r.chantier_id,
+        "audits": audits.iter().map(|a| json!({"event": a.event, "detail": a.detail, "at": a.created_at.to_rfc3339()})).collect::<Vec<_>>(),
+        "launch_events": [],
+        "received_at": r.created_at.to_rfc3339(),
+        "updated_at": r.updated_at.to_rfc3339(),
+    })
+}
