@@ -34,8 +34,121 @@ pub trait Speaker: Send {
     /// Tells the speaker that `samples` of input (16 kHz) went by. Speakers that play in
     /// audio time advance by that much; device speakers play on their own clock.
     fn advance(&mut self, _samples: usize) {}
+    /// What reached the loudspeaker over the last `samples` of input, at 16 kHz, one
+    /// sample per input sample (silence when nothing played): the echo canceller's
+    /// reference. Call once per input frame, after [`advance`](Self::advance). Speakers
+    /// that cannot tell give silence.
+    fn reference(&mut self, samples: usize, out: &mut Vec<f32>) {
+        out.clear();
+        out.resize(samples, 0.0);
+    }
+    /// Whether what it plays can come back into the microphone (a loudspeaker in a room;
+    /// not a file): only then is there an echo to cancel.
+    fn echoes(&self) -> bool {
+        true
+    }
     /// Waits until everything queued has been played.
     fn drain(&mut self);
+}
+
+/// What a [`DeviceSpeaker`] handed to the device: raw pieces (their rate, their samples)
+/// as the device pulled them, converted to 16 kHz only when the loop asks — never on the
+/// audio thread, which must not be slowed.
+#[derive(Default)]
+struct Tap {
+    raw: std::collections::VecDeque<(u32, Vec<f32>)>,
+    raw_samples: usize,
+    played: std::collections::VecDeque<f32>,
+    resampler: Option<(u32, wav::StreamResampler)>,
+    scratch: Vec<f32>,
+}
+
+impl Tap {
+    /// At most this much is kept (a loop that stopped asking lets it go).
+    const MAX: usize = SAMPLE_RATE_HZ as usize * 2;
+
+    fn push(&mut self, samples: &[f32], rate: u32) {
+        self.raw.push_back((rate, samples.to_vec()));
+        self.raw_samples += samples.len();
+        while self.raw_samples > Self::MAX * 4 {
+            if let Some((_, front)) = self.raw.pop_front() {
+                self.raw_samples -= front.len();
+            }
+        }
+    }
+
+    fn convert(&mut self) {
+        while let Some((rate, samples)) = self.raw.pop_front() {
+            self.raw_samples -= samples.len();
+            if self.resampler.as_ref().is_none_or(|(r, _)| *r != rate) {
+                self.resampler = wav::StreamResampler::new(rate, SAMPLE_RATE_HZ).ok().map(|s| (rate, s));
+            }
+            let Some((_, resampler)) = self.resampler.as_mut() else { continue };
+            self.scratch.clear();
+            resampler.process(&samples, &mut self.scratch);
+            self.played.extend(self.scratch.iter().copied());
+        }
+        let excess = self.played.len().saturating_sub(Self::MAX);
+        self.played.drain(..excess);
+    }
+
+    fn clear(&mut self) {
+        self.raw.clear();
+        self.raw_samples = 0;
+        self.played.clear();
+    }
+}
+
+/// A mono buffer whose samples are copied to the [`Tap`] as the device pulls them.
+struct Tapped {
+    inner: rodio::buffer::SamplesBuffer,
+    rate: u32,
+    tap: Arc<std::sync::Mutex<Tap>>,
+    local: Vec<f32>,
+}
+
+impl Tapped {
+    fn flush(&mut self) {
+        if !self.local.is_empty() {
+            if let Ok(mut tap) = self.tap.lock() {
+                tap.push(&self.local, self.rate);
+            }
+            self.local.clear();
+        }
+    }
+}
+
+impl Iterator for Tapped {
+    type Item = rodio::Sample;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let sample = self.inner.next();
+        match sample {
+            Some(s) => {
+                self.local.push(s);
+                if self.local.len() >= 256 {
+                    self.flush();
+                }
+            }
+            None => self.flush(),
+        }
+        sample
+    }
+}
+
+impl rodio::Source for Tapped {
+    fn current_span_len(&self) -> Option<usize> {
+        self.inner.current_span_len()
+    }
+    fn channels(&self) -> rodio::ChannelCount {
+        self.inner.channels()
+    }
+    fn sample_rate(&self) -> rodio::SampleRate {
+        self.inner.sample_rate()
+    }
+    fn total_duration(&self) -> Option<Duration> {
+        self.inner.total_duration()
+    }
 }
 
 /// Plays on an output device through rodio. The device stream lives on a thread of its
@@ -46,6 +159,7 @@ pub struct DeviceSpeaker {
     close: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     device: String,
+    tap: Arc<std::sync::Mutex<Tap>>,
 }
 
 impl DeviceSpeaker {
@@ -87,7 +201,7 @@ impl DeviceSpeaker {
         };
         tracing::info!(%device, "playing on the default output device");
         let player = rodio::Player::connect_new(&mixer);
-        Ok(Self { mixer, player, close, thread: Some(thread), device })
+        Ok(Self { mixer, player, close, thread: Some(thread), device, tap: Default::default() })
     }
 
     pub fn device(&self) -> &str {
@@ -101,9 +215,30 @@ impl Speaker for DeviceSpeaker {
             return Err(PlaybackError::Failed("sample rate 0".into()));
         };
         if !pcm.samples.is_empty() {
-            self.player.append(rodio::buffer::SamplesBuffer::new(channels, rate, pcm.samples.clone()));
+            let inner = rodio::buffer::SamplesBuffer::new(channels, rate, pcm.samples.clone());
+            self.player.append(Tapped { inner, rate: pcm.rate, tap: self.tap.clone(), local: Vec::with_capacity(256) });
         }
         Ok(())
+    }
+
+    fn reference(&mut self, samples: usize, out: &mut Vec<f32>) {
+        out.clear();
+        let pieces = self.tap.lock().map(|mut tap| std::mem::take(&mut *tap)).ok();
+        if let Some(mut taken) = pieces {
+            // Convert outside the lock the audio thread takes.
+            taken.convert();
+            let n = samples.min(taken.played.len());
+            out.extend(taken.played.drain(..n));
+            if let Ok(mut tap) = self.tap.lock() {
+                // Put back what is left, before anything pulled meanwhile.
+                let newer = std::mem::take(&mut *tap);
+                *tap = taken;
+                for (rate, piece) in newer.raw {
+                    tap.push(&piece, rate);
+                }
+            }
+        }
+        out.resize(samples, 0.0);
     }
 
     fn is_playing(&self) -> bool {
@@ -112,6 +247,9 @@ impl Speaker for DeviceSpeaker {
 
     fn stop(&mut self) {
         self.player.stop();
+        if let Ok(mut tap) = self.tap.lock() {
+            tap.clear();
+        }
         // A stopped player waits for its queue to flush before taking more: start afresh.
         self.player = rodio::Player::connect_new(&self.mixer);
     }
@@ -137,6 +275,8 @@ pub struct WavSpeaker {
     pos: usize,
     played: Vec<f32>,
     stops: usize,
+    /// What the last `advance` played, silence-padded to its length.
+    last: Vec<f32>,
 }
 
 impl WavSpeaker {
@@ -184,11 +324,25 @@ impl Speaker for WavSpeaker {
     fn advance(&mut self, samples: usize) {
         let end = (self.pos + samples).min(self.queue.len());
         self.played.extend_from_slice(&self.queue[self.pos..end]);
+        self.last.clear();
+        self.last.extend_from_slice(&self.queue[self.pos..end]);
+        self.last.resize(samples, 0.0);
         self.pos = end;
         if self.pos == self.queue.len() {
             self.queue.clear();
             self.pos = 0;
         }
+    }
+
+    fn reference(&mut self, samples: usize, out: &mut Vec<f32>) {
+        out.clear();
+        out.extend_from_slice(&self.last[..self.last.len().min(samples)]);
+        out.resize(samples, 0.0);
+    }
+
+    /// It plays into a file: nothing comes back.
+    fn echoes(&self) -> bool {
+        false
     }
 
     fn drain(&mut self) {
@@ -214,11 +368,16 @@ mod tests {
         assert!(speaker.is_playing());
         speaker.advance(8_000);
         assert_eq!(speaker.played().len(), 8_000, "half a second went by");
+        let mut reference = Vec::new();
+        speaker.reference(8_000, &mut reference);
+        assert_eq!(reference, speaker.played(), "the reference is what played");
         speaker.stop();
         assert!(!speaker.is_playing());
         assert_eq!(speaker.interruptions(), 1);
         speaker.advance(16_000);
         assert_eq!(speaker.played().len(), 8_000, "nothing plays after a stop");
+        speaker.reference(16_000, &mut reference);
+        assert!(reference.len() == 16_000 && reference.iter().all(|s| *s == 0.0), "silence as reference");
         speaker.enqueue(&tone(0.25, 16_000)).unwrap();
         speaker.drain();
         assert_eq!(speaker.played().len(), 12_000);
