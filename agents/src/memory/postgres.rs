@@ -879,6 +879,17 @@ impl MemoryStore for PgStore {
         }))
     }
 
+    async fn set_turn_stages(&self, turn_id: i64, stages: &serde_json::Value) -> StoreResult<()> {
+        let mut tx = self.write_tx().await?;
+        sqlx::query("UPDATE turn_traces SET stages = $1 WHERE id = $2")
+            .bind(stages.to_string())
+            .bind(turn_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     async fn list_turns(&self, limit: u32) -> StoreResult<Vec<TurnRecord>> {
         let rows = sqlx::query("SELECT * FROM turn_traces ORDER BY id DESC LIMIT $1")
             .bind(i64::from(limit))
@@ -901,6 +912,11 @@ fn turn_from(row: &PgRow) -> StoreResult<TurnRecord> {
         status: row.try_get("status")?,
         started_at: ts(row, "started_at", "turn_traces")?,
         finished_at: opt_ts(row, "finished_at", "turn_traces")?,
+        stages: row
+            .try_get::<Option<String>, _>("stages")?
+            .map(|s| serde_json::from_str(&s))
+            .transpose()
+            .map_err(|e| StoreError::Corrupt { table: "turn_traces", detail: e.to_string() })?,
     })
 }
 
