@@ -25,7 +25,7 @@ mod noise;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use arthur::listen::{Exchange, LoopEvent, VoiceLoop};
+use arthur::listen::{DetectorChoice, Exchange, LoopEvent, Tuning, VoiceLoop};
 use arthur_agents::llm::client::{ClientOptions, ConfiguredModels, LlmClient, ProviderEndpoint};
 use arthur_agents::llm::scripted::{Reply, ScriptedLlm};
 use arthur_agents::llm::ProviderKind;
@@ -38,40 +38,64 @@ use arthur_audio::piper::{PiperOptions, PiperVoice};
 use arthur_audio::playback::WavSpeaker;
 use arthur_audio::stt::{SttOptions, Transcriber};
 use arthur_audio::tts::Synthesizer;
-use arthur_audio::vad::{Vad, VadConfig, VadEvent};
+use arthur_audio::vad::{Vad, VadEvent};
 use arthur_audio::wake::strip_wake_word;
 use arthur_audio::wav::{self, WavSource, FRAME_SAMPLES};
 use noise::{EchoPath, Noise, NoiseMaker, RATE};
 
 /// The configurations compared side by side.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Variant {
-    /// The voice as it was before issue 20: energy VAD, no echo cancellation.
+    /// The voice as it was before issues 20 and 21: energy VAD, no echo cancellation,
+    /// any speech cuts an answer, anything said in the window is a command.
     Today,
+    /// The voice in a room (echo cancellation, background measured, speculative
+    /// transcription, wake-word prefix, user-only barge-in and window) with a detector.
+    Room(DetectorChoice),
 }
 
 impl Variant {
-    const ALL: [Variant; 1] = [Variant::Today];
-
-    fn name(self) -> &'static str {
+    fn name(&self) -> &'static str {
         match self {
             Variant::Today => "today (energy VAD)",
+            Variant::Room(DetectorChoice::Silero(_)) => "room, Silero VAD",
+            Variant::Room(DetectorChoice::Earshot) => "room, earshot",
+            Variant::Room(DetectorChoice::Energy) => "room, energy",
         }
     }
 
-    fn vad(self) -> Vad {
-        Vad::new(VadConfig::default())
-    }
-
-    fn voice_loop<'a>(self, engine: &'a TurnEngine, models: &'a Models) -> VoiceLoop<'a> {
-        VoiceLoop {
-            engine,
-            transcriber: models.whisper.clone(),
-            synth: models.voice.clone(),
-            listener: Default::default(),
-            barge_in: true,
+    fn tuning(&self) -> Tuning {
+        match self {
+            Variant::Today => Tuning::before_room(),
+            Variant::Room(d) => Tuning::room(d.clone()),
         }
     }
+
+    fn vad(&self) -> Vad {
+        let tuning = self.tuning();
+        Vad::with_detector(tuning.vad, tuning.detector.build().expect("the detector loads"))
+    }
+
+    fn voice_loop<'a>(&self, engine: &'a TurnEngine, models: &'a Models) -> VoiceLoop<'a> {
+        VoiceLoop::new(engine, models.whisper.clone(), models.voice.clone(), Default::default(), true)
+            .with_tuning(self.tuning())
+    }
+}
+
+fn silero() -> DetectorChoice {
+    DetectorChoice::Silero(
+        arthur_audio::detect::SileroDetector::default_model_path().expect("models/fetch installs silero_vad.onnx"),
+    )
+}
+
+/// The loop's variants: before, and after.
+fn loop_variants() -> Vec<Variant> {
+    vec![Variant::Today, Variant::Room(silero())]
+}
+
+/// The speech detectors compared.
+fn detector_variants() -> Vec<Variant> {
+    vec![Variant::Today, Variant::Room(DetectorChoice::Earshot), Variant::Room(silero())]
 }
 
 struct Models {
@@ -166,13 +190,14 @@ fn quick() -> bool {
     std::env::var("VOICE_BENCH_QUICK").is_ok_and(|v| v == "1")
 }
 
-/// The VAD alone over `signal`: the spans of the utterances it emits.
-fn utterance_spans(mut vad: Vad, signal: &[f32]) -> Vec<std::ops::Range<usize>> {
+/// The VAD alone over `signal`: the spans of the utterances it emits, and whether each
+/// stood out from the background.
+fn utterance_spans(mut vad: Vad, signal: &[f32]) -> Vec<(std::ops::Range<usize>, bool)> {
     let mut spans = Vec::new();
     let mut collect = |vad: &Vad, event: Option<VadEvent>| {
-        if let Some(VadEvent::Utterance(_)) = event {
+        if let Some(VadEvent::Utterance(u)) = event {
             let span = vad.last_utterance_span().unwrap();
-            spans.push(span.start as usize..span.end as usize);
+            spans.push((span.start as usize..span.end as usize, u.foreground));
         }
     };
     for frame in signal.chunks(FRAME_SAMPLES) {
@@ -193,14 +218,17 @@ async fn part_vad(maker: &NoiseMaker, models: &Models) {
     println!(
         "\n## Speech detection in a room ({minutes} min of each noise at -30 dBFS; commands said by the joe voice)"
     );
-    println!("| detector | noise | utterances opened per hour | missed at 10 dB (detected / understood) | at 5 dB | at 0 dB |");
+    println!(
+        "| detector | noise | utterances opened per hour (standing out) | missed at 10 dB (not detected / not understood) | at 5 dB | at 0 dB |"
+    );
     println!("|---|---|---|---|---|---|");
     let commands: Vec<(Vec<f32>, &str)> = noise::COMMANDS.iter().map(|(text, key)| (say(models, text), *key)).collect();
-    for variant in Variant::ALL {
+    for variant in detector_variants() {
         for kind in Noise::SET {
             let background = maker.make(kind, minutes * 60.0, 7);
-            let opened = utterance_spans(variant.vad(), &background).len();
-            let per_hour = opened as f64 * 60.0 / f64::from(minutes);
+            let opened = utterance_spans(variant.vad(), &background);
+            let per_hour = opened.len() as f64 * 60.0 / f64::from(minutes);
+            let fg_per_hour = opened.iter().filter(|u| u.1).count() as f64 * 60.0 / f64::from(minutes);
             let mut cells = Vec::new();
             for snr in [10.0, 5.0, 0.0] {
                 let (mut not_detected, mut not_understood) = (0, 0);
@@ -212,7 +240,8 @@ async fn part_vad(maker: &NoiseMaker, models: &Models) {
                     let voiced = at + noise::first_voiced_sample(speech)..at + noise::last_voiced_sample(speech);
                     spans.push((span, voiced));
                 }
-                let utterances = utterance_spans(variant.vad(), &track);
+                let utterances: Vec<std::ops::Range<usize>> =
+                    utterance_spans(variant.vad(), &track).into_iter().map(|u| u.0).collect();
                 for (i, (_, voiced)) in spans.iter().enumerate() {
                     let best = utterances.iter().max_by_key(|u| overlap(u, voiced));
                     let covered = best.map(|u| overlap(u, voiced)).unwrap_or(0);
@@ -232,7 +261,7 @@ async fn part_vad(maker: &NoiseMaker, models: &Models) {
                 cells.push(format!("{not_detected} / {not_understood} of {}", commands.len()));
             }
             println!(
-                "| {} | {} | {per_hour:.0} | {} | {} | {} |",
+                "| {} | {} | {per_hour:.0} ({fg_per_hour:.0}) | {} | {} | {} |",
                 variant.name(),
                 kind.name(),
                 cells[0],
@@ -264,7 +293,7 @@ async fn part_echo(models: &Models) {
     println!("|---|---|---|---|---|");
     let command = say(models, "Arthur, what is my plan for today?");
     let interruption = say(models, "Stop. Call my mother.");
-    for variant in Variant::ALL {
+    for variant in loop_variants() {
         for (delay, gain, rt60) in [(40.0, 0.3, 150.0), (120.0, 0.5, 250.0)] {
             let path = EchoPath::new(delay, gain, rt60);
             let t = turns().await;
@@ -330,7 +359,7 @@ async fn part_latency(models: &Models) {
     println!("| variant | last voiced sample → first answer sample (median) | max | utterance closed → first answer sample (median) |");
     println!("|---|---|---|---|");
     let said = say(models, "Arthur, remind me to call the bank tomorrow morning at nine.");
-    for variant in Variant::ALL {
+    for variant in loop_variants() {
         let t = turns().await;
         let voice_loop = variant.voice_loop(&t.engine, models);
         let (mut felt, mut closed) = (Vec::new(), Vec::new());
@@ -371,7 +400,7 @@ async fn part_cpu(maker: &NoiseMaker, models: &Models) {
     println!("| variant | CPU (cores, averaged over the audio's duration) | utterances transcribed | turns run |");
     println!("|---|---|---|---|");
     let babble = maker.make(Noise::Babble, minutes * 60.0, 11);
-    for variant in Variant::ALL {
+    for variant in loop_variants() {
         let t = turns().await;
         t.llm.set_fallback(Some(Reply::text(LONG_ANSWER)));
         let voice_loop = variant.voice_loop(&t.engine, models);
@@ -396,7 +425,7 @@ async fn part_tv(maker: &NoiseMaker, models: &Models) {
     println!("| variant | command level over the TV | answers cut by the TV | phantom commands (per hour of TV) | commands heard |");
     println!("|---|---|---|---|---|");
     let commands: Vec<(Vec<f32>, &str)> = noise::COMMANDS.iter().map(|(text, key)| (say(models, text), *key)).collect();
-    for variant in Variant::ALL {
+    for variant in loop_variants() {
         for snr in [20.0, 12.0, 6.0] {
             let t = turns().await;
             t.llm.set_fallback(Some(Reply::text(LONG_ANSWER)));
@@ -441,7 +470,7 @@ async fn part_tv(maker: &NoiseMaker, models: &Models) {
 
 async fn part_rss(models: &Models, rss_start: u64, rss_loaded: u64) {
     let t = turns().await;
-    let voice_loop = Variant::Today.voice_loop(&t.engine, models);
+    let voice_loop = Variant::Room(silero()).voice_loop(&t.engine, models);
     let idle_secs = 10.0;
     let mut frames = arthur::listen::replay(
         WavSource::from_samples(vec![0.0; 16_000 * idle_secs as usize], FRAME_SAMPLES),

@@ -428,6 +428,8 @@ struct RoomState {
 pub struct RoomSpeaker {
     inner: arthur_audio::playback::WavSpeaker,
     shared: std::sync::Arc<RoomShared>,
+    /// Whether its sound reaches the microphone (an echo path was given).
+    echoes: bool,
     /// (wall time, input sample, length) of every piece enqueued.
     pub enqueued: std::sync::Arc<std::sync::Mutex<Vec<(std::time::Instant, usize, usize)>>>,
 }
@@ -465,6 +467,12 @@ impl arthur_audio::playback::Speaker for RoomSpeaker {
         drop(state);
         self.shared.advanced.notify_waiters();
     }
+    fn reference(&mut self, samples: usize, out: &mut Vec<f32>) {
+        self.inner.reference(samples, out)
+    }
+    fn echoes(&self) -> bool {
+        self.echoes
+    }
     fn drain(&mut self) {
         self.inner.drain()
     }
@@ -485,6 +493,7 @@ pub fn room(
     let speaker = RoomSpeaker {
         inner: arthur_audio::playback::WavSpeaker::new(),
         shared: shared.clone(),
+        echoes: echo.is_some(),
         enqueued: Default::default(),
     };
     if let Some(path) = &echo {
