@@ -83,15 +83,124 @@ impl EchoCanceller {
     }
 }
 
+/// Finds the bulk delay between what was played and its echo, from 10 ms energy envelopes
+/// (normalised cross-correlation over the last 6 s, lags up to 3 s, re-estimated every
+/// half second while something plays), and delays the reference by it, less a margin left
+/// to AEC3. A new delay is taken only when two estimates in a row agree.
+struct DelayAligner {
+    /// Reference history (undelayed), newest last.
+    history: std::collections::VecDeque<f32>,
+    mic_env: std::collections::VecDeque<f32>,
+    ref_env: std::collections::VecDeque<f32>,
+    delay: usize,
+    candidate: Option<usize>,
+    blocks: usize,
+    out: Vec<f32>,
+}
+
+impl DelayAligner {
+    const WINDOW: usize = 600; // blocks: 6 s
+    const MAX_LAG: usize = 300; // blocks: 3 s
+    /// What is left to AEC3's own estimator.
+    const MARGIN: usize = 6; // blocks: 60 ms
+
+    fn new() -> Self {
+        Self {
+            history: std::collections::VecDeque::new(),
+            mic_env: std::collections::VecDeque::new(),
+            ref_env: std::collections::VecDeque::new(),
+            delay: 0,
+            candidate: None,
+            blocks: 0,
+            out: vec![0.0; BLOCK],
+        }
+    }
+
+    /// The reference for this block, delayed.
+    fn push(&mut self, mic: &[f32], reference: &[f32]) -> &[f32] {
+        let rms = |x: &[f32]| (x.iter().map(|v| v * v).sum::<f32>() / x.len().max(1) as f32).sqrt();
+        self.mic_env.push_back(rms(mic));
+        self.ref_env.push_back(rms(reference));
+        while self.mic_env.len() > Self::WINDOW {
+            self.mic_env.pop_front();
+            self.ref_env.pop_front();
+        }
+        self.history.extend(reference.iter().copied());
+        let keep = (Self::MAX_LAG + 2) * BLOCK;
+        while self.history.len() > keep {
+            self.history.pop_front();
+        }
+        self.blocks += 1;
+        if self.blocks.is_multiple_of(50) {
+            self.estimate();
+        }
+        let n = self.history.len();
+        for (i, out) in self.out.iter_mut().enumerate() {
+            // Sample i of this block, `delay` samples back.
+            let back = self.delay + BLOCK - i;
+            *out = if back <= n { self.history[n - back] } else { 0.0 };
+        }
+        &self.out
+    }
+
+    fn estimate(&mut self) {
+        let n = self.mic_env.len();
+        let active = self.ref_env.iter().filter(|e| **e > 1e-3).count();
+        if n < 200 || active < 100 {
+            return; // too little played to tell
+        }
+        let mic: Vec<f32> = self.mic_env.iter().copied().collect();
+        let rf: Vec<f32> = self.ref_env.iter().copied().collect();
+        let mean = |x: &[f32]| x.iter().sum::<f32>() / x.len() as f32;
+        let mut best = (0usize, 0.0f32);
+        for lag in 0..Self::MAX_LAG.min(n - 100) {
+            let a = &mic[lag..];
+            let b = &rf[..n - lag];
+            let (ma, mb) = (mean(a), mean(b));
+            let (mut num, mut da, mut db) = (0.0, 0.0, 0.0);
+            for (x, y) in a.iter().zip(b) {
+                num += (x - ma) * (y - mb);
+                da += (x - ma) * (x - ma);
+                db += (y - mb) * (y - mb);
+            }
+            let r = num / (da * db).sqrt().max(1e-12);
+            if r > best.1 {
+                best = (lag, r);
+            }
+        }
+        if best.1 < 0.5 {
+            return;
+        }
+        let delay = best.0.saturating_sub(Self::MARGIN) * BLOCK;
+        if delay.abs_diff(self.delay) <= 6 * BLOCK {
+            self.candidate = None;
+            return;
+        }
+        if self.candidate.is_some_and(|c| c.abs_diff(delay) <= 2 * BLOCK) {
+            tracing::debug!(delay_ms = delay / 16, correlation = best.1, "echo path delay found");
+            self.delay = delay;
+            self.candidate = None;
+        } else {
+            self.candidate = Some(delay);
+        }
+    }
+}
+
 /// AEC3 itself, on the canceller's thread.
 struct Aec3 {
     aec: EchoCanceller3,
+    /// Device latency seen so far, taken out of the reference before AEC3 (whose own
+    /// delay estimator covers a few hundred milliseconds, where a sound server may buffer
+    /// two seconds).
+    aligner: DelayAligner,
     hpf: HighPassFilter,
     render: AudioBuffer,
     capture: AudioBuffer,
     config: StreamConfig,
     scratch: Vec<Vec<f32>>,
     out: Vec<f32>,
+    /// Blocks since the (aligned) reference last carried sound.
+    quiet_blocks: usize,
     /// Reference not yet given to AEC3 (when a frame is not a whole number of blocks).
     pending_mic: Vec<f32>,
     pending_ref: Vec<f32>,
@@ -101,14 +210,20 @@ impl Aec3 {
     fn new() -> Self {
         let rate = SAMPLE_RATE_HZ as usize;
         let buffer = || AudioBuffer::from_sample_rates(rate, 1, rate, 1, rate);
+        let mut config = EchoCanceller3Config::default();
+        // Residual delays up to about 0.7 s once the aligner took out the bulk.
+        config.delay.num_filters = 14;
+        config.delay.down_sampling_factor = 8;
         Self {
-            aec: EchoCanceller3::new(EchoCanceller3Config::default(), rate as i32, 1, 1),
+            aec: EchoCanceller3::new(config, rate as i32, 1, 1),
+            aligner: DelayAligner::new(),
             hpf: HighPassFilter::new(rate as i32, 1),
             render: buffer(),
             capture: buffer(),
             config: StreamConfig::new(rate, 1, false),
             scratch: vec![vec![0.0; BLOCK]],
             out: vec![0.0; BLOCK],
+            quiet_blocks: usize::MAX / 2,
             pending_mic: Vec::new(),
             pending_ref: Vec::new(),
         }
@@ -138,7 +253,10 @@ impl Aec3 {
     }
 
     fn block(&mut self, start: usize) {
-        let reference = &self.pending_ref[start..start + BLOCK];
+        let mic = &self.pending_mic[start..start + BLOCK];
+        let reference = self.aligner.push(mic, &self.pending_ref[start..start + BLOCK]);
+        let loud = reference.iter().any(|v| v.abs() > 1e-4);
+        self.quiet_blocks = if loud { 0 } else { self.quiet_blocks.saturating_add(1) };
         self.render.copy_from(&[reference], &self.config);
         self.render.split_into_frequency_bands();
         self.aec.analyze_render(&mut self.render);
@@ -154,7 +272,15 @@ impl Aec3 {
         self.capture.merge_frequency_bands();
         let mut out = [self.out.as_mut_slice()];
         self.capture.copy_to_stream(&self.config, &mut out);
+        // Nothing has played for longer than an echo lasts: what the microphone hears is
+        // the room, and AEC3's suppressor (slow to let go) would only muffle the user.
+        if self.quiet_blocks > Self::ECHO_TAIL_BLOCKS {
+            self.out.copy_from_slice(&self.pending_mic[start..start + BLOCK]);
+        }
     }
+
+    /// How long an echo can last after the aligned reference fell silent (reverb), blocks.
+    const ECHO_TAIL_BLOCKS: usize = 40;
 }
 
 #[cfg(test)]
@@ -195,6 +321,28 @@ mod tests {
             aec.process(m, f);
         }
         let tail = 16_000 * 3..n;
+        let erle = 10.0 * (power(&echo[tail.clone()]) / power(&mic[tail]).max(1e-12)).log10();
+        assert!(erle > 20.0, "ERLE {erle:.1} dB");
+    }
+
+    /// A sound server buffering 1.7 s (as a PulseAudio null sink does): the aligner finds
+    /// the delay and the echo is removed all the same.
+    #[test]
+    fn an_echo_delayed_by_the_device_buffers_is_removed_too() {
+        let n = 16_000 * 14;
+        let far: Vec<f32> = noise(n, 5)
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| s * (0.5 + 0.5 * (i as f32 * std::f32::consts::TAU * 2.7 / 16_000.0).sin()).powi(2))
+            .collect();
+        let delay = 27_200;
+        let mut mic: Vec<f32> = (0..n).map(|i| if i >= delay { far[i - delay] } else { 0.0 }).collect();
+        let echo = mic.clone();
+        let mut aec = EchoCanceller::new();
+        for (m, f) in mic.chunks_mut(480).zip(far.chunks(480)) {
+            aec.process(m, f);
+        }
+        let tail = 16_000 * 9..n;
         let erle = 10.0 * (power(&echo[tail.clone()]) / power(&mic[tail]).max(1e-12)).log10();
         assert!(erle > 20.0, "ERLE {erle:.1} dB");
     }
