@@ -224,6 +224,33 @@ async fn part_vad(maker: &NoiseMaker, models: &Models) {
     println!("|---|---|---|---|---|---|");
     let commands: Vec<(Vec<f32>, &str)> = noise::COMMANDS.iter().map(|(text, key)| (say(models, text), *key)).collect();
     for variant in detector_variants() {
+        // The baseline: the commands alone, in silence (what whisper itself misses).
+        let mut track = vec![0.0; (RATE as f32 * (12.0 * commands.len() as f32 + 4.0)) as usize];
+        for (i, (speech, _)) in commands.iter().enumerate() {
+            noise::add(&mut track, (4.0 + 12.0 * i as f32) as usize * RATE as usize, speech);
+        }
+        let (mut clean_missed, mut clean_undetected) = (0, 0);
+        let utterances: Vec<std::ops::Range<usize>> =
+            utterance_spans(variant.vad(), &track).into_iter().map(|u| u.0).collect();
+        for (i, (speech, key)) in commands.iter().enumerate() {
+            let at = (4.0 + 12.0 * i as f32) as usize * RATE as usize;
+            let voiced = at + noise::first_voiced_sample(speech)..at + noise::last_voiced_sample(speech);
+            match utterances.iter().max_by_key(|u| overlap(u, &voiced)) {
+                Some(u) if overlap(u, &voiced) * 10 >= voiced.len() * 8 => {
+                    let text = models.whisper.transcribe(&track[u.clone()]).unwrap();
+                    if !strip_wake_word(&text, "Arthur").is_some_and(|r| r.to_lowercase().contains(key)) {
+                        eprintln!("missed in silence ({}): {text:?}", variant.name());
+                        clean_missed += 1;
+                    }
+                }
+                _ => clean_undetected += 1,
+            }
+        }
+        println!(
+            "| {} | none (the commands alone) | — | {clean_undetected} / {} of 10 in silence | | |",
+            variant.name(),
+            clean_missed + clean_undetected
+        );
         for kind in Noise::SET {
             let background = maker.make(kind, minutes * 60.0, 7);
             let opened = utterance_spans(variant.vad(), &background);
@@ -255,6 +282,7 @@ async fn part_vad(maker: &NoiseMaker, models: &Models) {
                     let understood = strip_wake_word(&text, "Arthur")
                         .is_some_and(|rest| rest.to_lowercase().contains(commands[i].1));
                     if !understood {
+                        eprintln!("missed ({}, {}, {snr} dB): {text:?}", variant.name(), kind.name());
                         not_understood += 1;
                     }
                 }
@@ -289,8 +317,10 @@ async fn run_in_room(
 async fn part_echo(models: &Models) {
     let rounds = if quick() { 2 } else { 5 };
     println!("\n## Echo: the answer played back into the microphone ({rounds} answers per path)");
-    println!("| variant | echo path | answers cut by their own echo | echo transcribed as speech | command over the answer: stopped after (median, max) |");
-    println!("|---|---|---|---|---|");
+    println!(
+        "| variant | echo path | answers cut by their own echo | echo transcribed as speech | command over the answer: stopped after (median, max) | \"call my mother\" heard |"
+    );
+    println!("|---|---|---|---|---|---|");
     let command = say(models, "Arthur, what is my plan for today?");
     let interruption = say(models, "Stop. Call my mother.");
     for variant in loop_variants() {
@@ -299,7 +329,7 @@ async fn part_echo(models: &Models) {
             let t = turns().await;
             t.llm.set_fallback(Some(Reply::text(LONG_ANSWER)));
             let voice_loop = variant.voice_loop(&t.engine, models);
-            let (mut self_cut, mut echo_heard) = (0, 0);
+            let (mut self_cut, mut echo_heard, mut heard_after) = (0, 0, 0);
             let mut stops = Vec::new();
             for _ in 0..rounds {
                 // Round A: nobody talks over the answer.
@@ -321,10 +351,16 @@ async fn part_echo(models: &Models) {
                 let (_, probe) = run_in_room(&voice_loop, input.clone(), Some(path.clone()), false, |_| {}).await;
                 let answer_at = probe.enqueued.lock().unwrap().get(1).map(|e| e.1).unwrap_or(lead + RATE as usize);
                 let at = answer_at + 2 * RATE as usize;
-                let mut input = input;
                 noise::add(&mut input, at, &interruption);
                 let onset = at + noise::first_voiced_sample(&interruption);
                 let (exchanges, _) = run_in_room(&voice_loop, input, Some(path.clone()), false, |_| {}).await;
+                if exchanges
+                    .iter()
+                    .skip(1)
+                    .any(|e| e.command.as_deref().is_some_and(|c| c.to_lowercase().contains("mother")))
+                {
+                    heard_after += 1;
+                }
                 match exchanges.first().and_then(|e| e.interrupted_at_secs) {
                     Some(stopped) if stopped >= secs(onset) - 0.05 => stops.push(stopped - secs(onset)),
                     Some(_) => stops.push(f64::NAN), // cut before the user spoke: by the echo
@@ -334,7 +370,7 @@ async fn part_echo(models: &Models) {
             let valid: Vec<f64> = stops.iter().cloned().filter(|s| s.is_finite()).collect();
             let max = valid.iter().cloned().fold(f64::NAN, f64::max);
             println!(
-                "| {} | {delay:.0} ms, gain {gain}, reverb {rt60:.0} ms | {self_cut} of {rounds} | {echo_heard} | {} |",
+                "| {} | {delay:.0} ms, gain {gain}, reverb {rt60:.0} ms | {self_cut} of {rounds} | {echo_heard} | {} | {heard_after} of {rounds} |",
                 variant.name(),
                 if valid.is_empty() {
                     format!(
@@ -430,12 +466,13 @@ async fn part_tv(maker: &NoiseMaker, models: &Models) {
             let t = turns().await;
             t.llm.set_fallback(Some(Reply::text(LONG_ANSWER)));
             let voice_loop = variant.voice_loop(&t.engine, models);
-            let mut track = maker.make(Noise::Tv, minutes * 60.0, 21);
+            // The television is on 20 s before the first command (the room is learnt).
+            let mut track = maker.make(Noise::Tv, minutes * 60.0 + 20.0, 21);
             let mut spans = Vec::new();
             let count = (minutes * 2.0) as usize;
             for i in 0..count {
                 let (speech, key) = &commands[i % commands.len()];
-                let at = (5.0 + 30.0 * i as f32) as usize * RATE as usize;
+                let at = (20.0 + 30.0 * i as f32) as usize * RATE as usize;
                 let span = noise::mix_at_snr(&mut track, at, speech, snr);
                 spans.push((span, *key));
             }
@@ -454,10 +491,13 @@ async fn part_tv(maker: &NoiseMaker, models: &Models) {
                             heard[i] = true;
                         }
                     }
-                    None => phantom += 1,
+                    None => {
+                        eprintln!("phantom ({}, {snr} dB): {:?}", variant.name(), e.command);
+                        phantom += 1
+                    }
                 }
             }
-            let per_hour = phantom as f64 * 60.0 / f64::from(minutes);
+            let per_hour = phantom as f64 * 60.0 / f64::from(minutes + 1.0 / 3.0);
             println!(
                 "| {} | {snr:.0} dB | {cut} of {answers} | {phantom} ({per_hour:.0} per hour) | {} of {} |",
                 variant.name(),

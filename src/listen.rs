@@ -252,9 +252,59 @@ struct Ears<'f> {
     vad: Vad,
     aec: Option<EchoCanceller>,
     reference: Vec<f32>,
+    /// What is left of the echo after cancellation, measured while Arthur speaks.
+    residual: Residual,
+    /// Arrival time minus audio time of recent frames (their minimum is when frames are
+    /// captured: a frame that waited in the queue arrived late, never early).
+    arrivals: std::collections::VecDeque<Instant>,
     samples: u64,
     start: Instant,
     ended: bool,
+}
+
+/// The echo left after cancellation: the level of the cleaned microphone relative to the
+/// level of what played, while something played and nobody stood out — so that, on a
+/// real device where the canceller is not perfect (or not yet converged), Arthur's own
+/// voice is not taken for the user cutting in.
+#[derive(Debug, Default)]
+struct Residual {
+    /// Cleaned minus played level, dB, for recent frames with playback.
+    gaps: std::collections::VecDeque<f32>,
+    /// Recent played levels, dB (smoothed like the VAD's level).
+    played: std::collections::VecDeque<f32>,
+}
+
+impl Residual {
+    const WINDOW: usize = 200; // frames: 6 s of playback
+    /// Until enough playback was heard, the echo is assumed to come back unattenuated.
+    const UNKNOWN_DB: f32 = 0.0;
+
+    fn observe(&mut self, cleaned_db: f32, played_db: f32, user_speaking: bool) {
+        self.played.push_back(played_db);
+        while self.played.len() > 5 {
+            self.played.pop_front();
+        }
+        if played_db > -50.0 && !user_speaking {
+            self.gaps.push_back(cleaned_db - played_db);
+            while self.gaps.len() > Self::WINDOW {
+                self.gaps.pop_front();
+            }
+        }
+    }
+
+    /// The echo's level after cancellation now (dBFS): recent played level + the 90th
+    /// percentile of the residual gap.
+    fn expected_db(&self) -> f32 {
+        let played = self.played.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let gap = if self.gaps.len() < 50 {
+            Self::UNKNOWN_DB
+        } else {
+            let mut g: Vec<f32> = self.gaps.iter().copied().collect();
+            g.sort_by(f32::total_cmp);
+            g[g.len() * 9 / 10]
+        };
+        played + gap
+    }
 }
 
 impl Ears<'_> {
@@ -273,20 +323,49 @@ impl Ears<'_> {
         }
         let frame = self.frames.recv().await;
         match &frame {
-            Some(f) => self.samples += f.len() as u64,
+            Some(f) => {
+                self.samples += f.len() as u64;
+                let audio = Duration::from_secs_f64(self.secs());
+                let origin = Instant::now().checked_sub(audio).unwrap_or_else(Instant::now);
+                self.arrivals.push_back(origin);
+                while self.arrivals.len() > 300 {
+                    self.arrivals.pop_front();
+                }
+            }
             None => self.ended = true,
         }
         frame
+    }
+
+    /// When the last frame received finished being captured, on the wall clock (the
+    /// loudspeaker's reference is laid out on it).
+    fn captured_at(&self) -> Instant {
+        let origin = self.arrivals.iter().min().copied().unwrap_or(self.start);
+        origin + Duration::from_secs_f64(self.secs())
     }
 
     /// A frame just received: the speaker advances by it, and what it played meanwhile is
     /// removed from it.
     fn hear(&mut self, frame: &mut [f32], speaker: &mut dyn Speaker) {
         speaker.advance(frame.len());
+        let at = self.captured_at();
         if let Some(aec) = self.aec.as_mut() {
-            speaker.reference(frame.len(), &mut self.reference);
+            speaker.reference(at, frame.len(), &mut self.reference);
             aec.process(frame, &self.reference);
+            let user = self.vad.is_foreground_now();
+            self.residual.observe(
+                arthur_audio::detect::energy_db(frame),
+                arthur_audio::detect::energy_db(&self.reference),
+                user,
+            );
         }
+    }
+
+    /// Whether speech heard now is above what is left of Arthur's own echo (always, with
+    /// no loudspeaker in the room).
+    fn above_echo(&self) -> bool {
+        const MARGIN_DB: f32 = 6.0;
+        self.aec.is_none() || self.vad.level_db() >= self.residual.expected_db() + MARGIN_DB
     }
 }
 
@@ -324,6 +403,9 @@ struct Session {
     held: Option<Held>,
     /// The utterance being collected started during an answer (and cut it).
     interrupting: bool,
+    /// The utterance being collected started during an answer and did not cut it (the
+    /// room, or what is left of Arthur's echo): only its words can make it count.
+    began_in_answer: bool,
 }
 
 /// The stop words: said alone (after an optional wake word), they only cut Arthur's speech.
@@ -378,31 +460,13 @@ fn strip_leading_stop_words(text: &str) -> &str {
     }
 }
 
-/// Words a complete sentence does not end on.
-const CONTINUATIONS: &[&str] = &[
-    "et", "ou", "de", "du", "des", "le", "la", "les", "un", "une", "a", "au", "aux", "pour", "sur", "dans", "avec",
-    "que", "qui", "mon", "ma", "mes", "ton", "ta", "the", "a", "an", "to", "and", "or", "of", "for", "on", "in", "at",
-    "with", "my", "your", "that", "me", "demain", "rappelle",
-];
-
-/// Whether a transcript reads as finished: a command the offline parser understands with
-/// nothing guessed, or — what it does not parse at all — a sentence whisper closed with a
-/// full stop (or a question mark) that does not end on a word that needs a continuation.
-pub fn looks_complete(text: &str, engine_now: chrono::DateTime<chrono::Utc>, tz: chrono_tz::Tz) -> bool {
+/// Whether the offline parser reads `text` as a whole command, nothing guessed.
+pub fn parses_whole(text: &str, now: chrono::DateTime<chrono::Utc>, tz: chrono_tz::Tz) -> bool {
     use arthur_agents::offline::OfflineAction;
-    match arthur_agents::offline::parse(text, engine_now, tz) {
-        // Understood with nothing guessed: complete. Guessed (no time said…): maybe not yet.
-        OfflineAction::Tool { confident: true, .. } | OfflineAction::DailyBriefing => return true,
-        OfflineAction::Tool { confident: false, .. } => return false,
-        OfflineAction::Unsupported => {}
-    }
-    let t = text.trim();
-    if !(t.ends_with('.') || t.ends_with('?') || t.ends_with('!')) || t.ends_with("...") || t.ends_with('…') {
-        return false;
-    }
-    let words = wake::normalize(t);
-    let last = words.rsplit(' ').next().unwrap_or("");
-    !words.is_empty() && !CONTINUATIONS.contains(&last)
+    matches!(
+        arthur_agents::offline::parse(text, now, tz),
+        OfflineAction::Tool { confident: true, .. } | OfflineAction::DailyBriefing
+    )
 }
 
 /// Whether the offline parser takes `text` for a command.
@@ -437,7 +501,17 @@ impl<'a> VoiceLoop<'a> {
         let vad = Vad::with_detector(self.tuning.vad.clone(), self.tuning.detector.build()?);
         // Only a loudspeaker in the room echoes (AEC3 would only muffle the user otherwise).
         let aec = (self.tuning.echo_cancellation && speaker.echoes()).then(EchoCanceller::new);
-        Ok(Ears { frames, vad, aec, reference: Vec::new(), samples: 0, start: Instant::now(), ended: false })
+        Ok(Ears {
+            frames,
+            vad,
+            aec,
+            reference: Vec::new(),
+            residual: Residual::default(),
+            arrivals: Default::default(),
+            samples: 0,
+            start: Instant::now(),
+            ended: false,
+        })
     }
 
     /// Hands-free on a recorded source, in audio time: what Arthur says (earcons included)
@@ -483,6 +557,7 @@ impl<'a> VoiceLoop<'a> {
             partial: None,
             no_wake_word: None,
             held: None,
+            began_in_answer: false,
             interrupting: false,
         };
         tokio::pin!(shutdown);
@@ -542,6 +617,7 @@ impl<'a> VoiceLoop<'a> {
                 Some(VadEvent::SpeechStarted { foreground }) => {
                     s.partial = None;
                     s.no_wake_word = None;
+                    s.began_in_answer = false;
                     if speaker.is_playing() && (foreground || !self.tuning.user_only) {
                         // An earcon, or the tail of an answer: the user is talking over it.
                         speaker.stop();
@@ -553,6 +629,29 @@ impl<'a> VoiceLoop<'a> {
                 Some(VadEvent::Utterance(u)) => {
                     let partial = s.partial.take().filter(|p| p.len >= u.speech.end);
                     let transcript = partial.map(|p| (p.transcript, p.millis));
+                    if std::mem::take(&mut s.began_in_answer) && self.tuning.user_only {
+                        match self.cuts_the_answer(&u.samples).await? {
+                            Some(t) => {
+                                self.on_utterance(
+                                    u,
+                                    Some((t, 0)),
+                                    Instant::now(),
+                                    &mut s,
+                                    &mut ears,
+                                    speaker,
+                                    &mut on_event,
+                                )
+                                .await?
+                            }
+                            None => {
+                                tracing::debug!(
+                                    "speech begun during the answer, neither wake word nor stop word: ignored"
+                                );
+                                s.exchanges.push(Exchange::ignored(ears.secs(), String::new(), u.foreground));
+                            }
+                        }
+                        continue;
+                    }
                     if let Some(prefix) = s.no_wake_word.take() {
                         let mut e = Exchange::ignored(ears.secs(), prefix.unwrap_or_default(), u.foreground);
                         on_event(&LoopEvent::Ignored(e.transcript.clone()));
@@ -601,8 +700,11 @@ impl<'a> VoiceLoop<'a> {
         let millis = started.elapsed().as_millis() as u64;
         let now = self.engine_now();
         let taken = s.listener.would_take(&transcript, ears.now(), self.context(&transcript, true, s));
-        // What interrupts Arthur may be cut by his stopping: it waits for the hangover.
-        if taken && !s.interrupting && looks_complete(strip_leading_stop_words(&transcript), now, self.tz()) {
+        // What interrupts Arthur may be cut by his stopping: it waits for the hangover. Only
+        // the parser's reading is trusted to close early: whisper ends fragments with a
+        // full stop too ("Remind me to call.").
+        let text = wake::strip_wake_word(&transcript, &self.listener.wake_word).unwrap_or_else(|| transcript.clone());
+        if taken && !s.interrupting && parses_whole(strip_leading_stop_words(&text), now, self.tz()) {
             if let Some(VadEvent::Utterance(u)) = ears.vad.end_utterance() {
                 tracing::debug!(%transcript, "complete at the pause: utterance closed early");
                 return Box::pin(self.on_utterance(u, Some((transcript, millis)), started, s, ears, speaker, on_event))
@@ -833,6 +935,7 @@ impl<'a> VoiceLoop<'a> {
             Spoken::Key(_) | Spoken::InputEnded => {}
         }
         s.answer_end_secs = Some(ears.secs());
+        s.began_in_answer = matches!(outcome, Spoken::Finished) && ears.vad.is_speech_now();
         // The follow-up window opens when Arthur stops speaking (or is interrupted).
         s.listener.answered_asking(ears.now(), result.spoken.trim_end().ends_with('?'));
         if let Some(store) = &self.journal {
@@ -1056,7 +1159,9 @@ impl<'a> VoiceLoop<'a> {
                         continue;
                     }
                     match ears.vad.push(&frame) {
-                        Some(VadEvent::SpeechStarted { foreground }) if foreground || !self.tuning.user_only => {
+                        Some(VadEvent::SpeechStarted { foreground })
+                            if !self.tuning.user_only || (foreground && ears.above_echo()) =>
+                        {
                             tracing::info!(at_secs = ears.secs(), foreground, "barge-in: playback stopped");
                             speaker.stop();
                             break Spoken::BargeIn(None);
@@ -1180,14 +1285,13 @@ mod tests {
     }
 
     #[test]
-    fn completeness_reads_the_parser_then_the_punctuation() {
+    fn only_a_whole_parse_closes_early() {
         let now = chrono::Utc::now();
         let tz = chrono_tz::Europe::Paris;
-        assert!(looks_complete("rappelle-moi d'appeler la banque demain à 9 h", now, tz), "parsed");
-        assert!(looks_complete("Remind me to call the bank tomorrow at nine.", now, tz));
-        assert!(!looks_complete("Remind me to call the", now, tz));
-        assert!(!looks_complete("Remind me to call the.", now, tz), "ends on an article");
-        assert!(!looks_complete("Remind me to...", now, tz));
-        assert!(!looks_complete("rappelle-moi d'appeler", now, tz));
+        assert!(parses_whole("rappelle-moi d'appeler la banque demain à 9 h", now, tz));
+        assert!(parses_whole("note : acheter du pain", now, tz));
+        assert!(!parses_whole("rappelle-moi d'appeler", now, tz), "a time would be guessed");
+        assert!(!parses_whole("Remind me to call.", now, tz), "whisper's full stop is no proof");
+        assert!(reads_as_command("rappelle-moi d'appeler", now, tz));
     }
 }

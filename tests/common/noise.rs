@@ -198,10 +198,10 @@ impl NoiseMaker {
                 add_scaled(&mut out, at, &hat, 0.3);
                 add_scaled(&mut out, at + beat / 2, &hat, 0.2);
                 if rng.unit() < 0.8 {
-                    add_scaled(&mut out, at, &note(*rng.pick(&scale), "0.5"), 0.45);
+                    add_scaled(&mut out, at, &note(rng.pick::<&str>(&scale), "0.5"), 0.45);
                 }
                 if rng.unit() < 0.4 {
-                    add_scaled(&mut out, at + beat / 2, &note(*rng.pick(&scale), "0.5"), 0.35);
+                    add_scaled(&mut out, at + beat / 2, &note(rng.pick::<&str>(&scale), "0.5"), 0.35);
                 }
             }
             bar += 1;
@@ -467,8 +467,8 @@ impl arthur_audio::playback::Speaker for RoomSpeaker {
         drop(state);
         self.shared.advanced.notify_waiters();
     }
-    fn reference(&mut self, samples: usize, out: &mut Vec<f32>) {
-        self.inner.reference(samples, out)
+    fn reference(&mut self, at: std::time::Instant, samples: usize, out: &mut Vec<f32>) {
+        self.inner.reference(at, samples, out)
     }
     fn echoes(&self) -> bool {
         self.echoes
