@@ -403,6 +403,8 @@ struct Session {
     held: Option<Held>,
     /// The utterance being collected started during an answer (and cut it).
     interrupting: bool,
+    /// What was said so far sounds finished: 400 ms of silence end it.
+    short_hangover: bool,
     /// The utterance being collected started during an answer and did not cut it (the
     /// room, or what is left of Arthur's echo): only its words can make it count.
     began_in_answer: bool,
@@ -459,6 +461,30 @@ fn strip_leading_stop_words(text: &str) -> &str {
         rest = rest[clause_end..].trim_start_matches(|c: char| !c.is_alphanumeric()).trim_start();
     }
 }
+
+/// Words a finished sentence does not end on.
+const CONTINUATIONS: &[&str] = &[
+    "et", "ou", "de", "du", "des", "le", "la", "les", "un", "une", "a", "au", "aux", "pour", "sur", "dans", "avec",
+    "que", "qui", "mon", "ma", "mes", "ton", "ta", "the", "an", "to", "and", "or", "of", "for", "on", "in", "at",
+    "with", "my", "your", "that", "me", "call", "appeler", "rappelle",
+];
+
+/// Whether a transcript reads as a finished sentence: closed by whisper with a full stop,
+/// a question or an exclamation mark, not on a word that needs a continuation. Weaker
+/// than the parser's reading (whisper punctuates fragments too): it only shortens the
+/// hangover, it never closes the utterance at once.
+pub fn sounds_finished(text: &str) -> bool {
+    let t = text.trim();
+    if !(t.ends_with('.') || t.ends_with('?') || t.ends_with('!')) || t.ends_with("...") || t.ends_with('…') {
+        return false;
+    }
+    let words = wake::normalize(t);
+    let last = words.rsplit(' ').next().unwrap_or("");
+    words.split(' ').count() >= 2 && !CONTINUATIONS.contains(&last)
+}
+
+/// Silence after a sentence that sounds finished (instead of the 600 ms hangover).
+const SHORT_HANGOVER_SAMPLES: usize = SAMPLE_RATE_HZ as usize * 2 / 5;
 
 /// Whether the offline parser reads `text` as a whole command, nothing guessed.
 pub fn parses_whole(text: &str, now: chrono::DateTime<chrono::Utc>, tz: chrono_tz::Tz) -> bool {
@@ -558,6 +584,7 @@ impl<'a> VoiceLoop<'a> {
             no_wake_word: None,
             held: None,
             began_in_answer: false,
+            short_hangover: false,
             interrupting: false,
         };
         tokio::pin!(shutdown);
@@ -596,7 +623,12 @@ impl<'a> VoiceLoop<'a> {
                     if speaker.is_playing() && !self.barge_in {
                         continue;
                     }
-                    let event = ears.vad.push(&frame);
+                    let mut event = ears.vad.push(&frame);
+                    if event.is_none() && s.short_hangover && ears.vad.silence_samples() >= SHORT_HANGOVER_SAMPLES {
+                        // The sentence sounded finished and the user stayed silent.
+                        s.short_hangover = false;
+                        event = ears.vad.end_utterance();
+                    }
                     if event.is_none() {
                         self.run_held_if_due(&mut s, &mut ears, speaker, &mut on_event).await?;
                     }
@@ -618,6 +650,7 @@ impl<'a> VoiceLoop<'a> {
                     s.partial = None;
                     s.no_wake_word = None;
                     s.began_in_answer = false;
+                    s.short_hangover = false;
                     if speaker.is_playing() && (foreground || !self.tuning.user_only) {
                         // An earcon, or the tail of an answer: the user is talking over it.
                         speaker.stop();
@@ -711,6 +744,7 @@ impl<'a> VoiceLoop<'a> {
                     .await;
             }
         }
+        s.short_hangover = taken && !s.interrupting && sounds_finished(&text);
         s.partial = Some(Partial { transcript, len: so_far.len(), millis });
         Ok(())
     }
@@ -1293,5 +1327,10 @@ mod tests {
         assert!(!parses_whole("rappelle-moi d'appeler", now, tz), "a time would be guessed");
         assert!(!parses_whole("Remind me to call.", now, tz), "whisper's full stop is no proof");
         assert!(reads_as_command("rappelle-moi d'appeler", now, tz));
+        assert!(sounds_finished("Remind me to call the bank tomorrow at nine."));
+        assert!(!sounds_finished("Remind me to call."), "ends on a verb that wants its object");
+        assert!(!sounds_finished("Remind me to call the"));
+        assert!(!sounds_finished("Remind me to..."));
+        assert!(!sounds_finished("Stop."), "one word");
     }
 }

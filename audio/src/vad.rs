@@ -286,6 +286,14 @@ impl Vad {
         }
     }
 
+    /// Silence since the last speech chunk of the utterance being collected (0 when none).
+    pub fn silence_samples(&self) -> usize {
+        match &self.state {
+            State::Speaking { silence, .. } => *silence,
+            State::Idle { .. } => 0,
+        }
+    }
+
     /// Where the speech begins in [`current_utterance`](Self::current_utterance) (0 when
     /// none is being collected).
     pub fn current_speech_start(&self) -> usize {

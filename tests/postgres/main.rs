@@ -76,21 +76,22 @@ async fn migrations_apply_to_a_fresh_database_and_a_second_run_is_a_no_op() {
     let sqlite = Migrator::new(migrations("sqlite").as_path()).await.unwrap();
     let names = |m: &Migrator| m.iter().map(|m| (m.version, m.description.to_string())).collect::<Vec<_>>();
     assert_eq!(names(&migrator), names(&sqlite), "migrations/postgres and migrations/sqlite differ");
-    assert_eq!(migrator.iter().count(), 6);
+    let n = migrator.iter().count() as i64;
+    assert!(n >= 7, "0007_turn_stages is there");
 
     migrator.run(&pool).await.expect("first run");
     let applied: Vec<(i64, bool)> = sqlx::query_as("SELECT version, success FROM _sqlx_migrations ORDER BY version")
         .fetch_all(&pool)
         .await
         .unwrap();
-    assert_eq!(applied, (1..=6).map(|v| (v, true)).collect::<Vec<_>>());
+    assert_eq!(applied, (1..=n).map(|v| (v, true)).collect::<Vec<_>>());
     let agents: i64 = sqlx::query_scalar("SELECT count(*) FROM atlas_agents").fetch_one(&pool).await.unwrap();
     assert_eq!(agents, 10, "the seeded personas");
 
     let tables_before = table_count(&pool).await;
     migrator.run(&pool).await.expect("second run");
     let again: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations").fetch_one(&pool).await.unwrap();
-    assert_eq!(again, 6, "the second run applied nothing");
+    assert_eq!(again, n, "the second run applied nothing");
     assert_eq!(table_count(&pool).await, tables_before);
     let agents: i64 = sqlx::query_scalar("SELECT count(*) FROM atlas_agents").fetch_one(&pool).await.unwrap();
     assert_eq!(agents, 10, "the seed was not inserted twice");
