@@ -13,10 +13,12 @@
 //! - `cpu`: CPU used by the loop over 10 minutes of babble without the wake word, and the
 //!   turns it ran;
 //! - `tv`: a television (voices and music) under commands at 20, 12 and 6 dB: answers cut
-//!   by it, phantom commands per hour of it, commands heard;
+//!   by it, phantom commands per hour of it, commands heard; `tvhour`: a whole hour of it
+//!   at 12 dB, a command every two minutes;
 //! - `rss`: resident memory with the models loaded, idle CPU listening to silence.
 //!
-//! `VOICE_BENCH_PART=vad,echo,…` runs some parts; `VOICE_BENCH_QUICK=1` shortens them.
+//! `VOICE_BENCH_PART=vad,echo,…` runs some parts (all but `tvhour` by default: it takes
+//! about half an hour); `VOICE_BENCH_QUICK=1` shortens them.
 //! Needs `models/fetch --offline` (whisper base, the joe voice, ONNX Runtime).
 
 #[path = "../tests/common/noise.rs"]
@@ -182,7 +184,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn wants(part: &str) -> bool {
     match std::env::var("VOICE_BENCH_PART") {
         Ok(parts) => parts.split(',').any(|p| p.trim() == part),
-        Err(_) => true,
+        Err(_) => part != "tvhour",
     }
 }
 
@@ -455,24 +457,25 @@ async fn part_cpu(maker: &NoiseMaker, models: &Models) {
     }
 }
 
-async fn part_tv(maker: &NoiseMaker, models: &Models) {
-    let minutes = if quick() { 1.5 } else { 4.0 };
-    println!("\n## Television under the commands ({minutes} min per level; voices and music at -30 dBFS; a command every 30 s)");
+async fn part_tv(maker: &NoiseMaker, models: &Models, minutes: f32, every: f32, levels: &[f32]) {
+    println!(
+        "\n## Television under the commands ({minutes} min per level; voices and music at -30 dBFS; a command every {every} s)"
+    );
     println!("| variant | command level over the TV | answers cut by the TV | phantom commands (per hour of TV) | commands heard |");
     println!("|---|---|---|---|---|");
     let commands: Vec<(Vec<f32>, &str)> = noise::COMMANDS.iter().map(|(text, key)| (say(models, text), *key)).collect();
     for variant in loop_variants() {
-        for snr in [20.0, 12.0, 6.0] {
+        for &snr in levels {
             let t = turns().await;
             t.llm.set_fallback(Some(Reply::text(LONG_ANSWER)));
             let voice_loop = variant.voice_loop(&t.engine, models);
             // The television is on 20 s before the first command (the room is learnt).
             let mut track = maker.make(Noise::Tv, minutes * 60.0 + 20.0, 21);
             let mut spans = Vec::new();
-            let count = (minutes * 2.0) as usize;
+            let count = (minutes * 60.0 / every) as usize;
             for i in 0..count {
                 let (speech, key) = &commands[i % commands.len()];
-                let at = (20.0 + 30.0 * i as f32) as usize * RATE as usize;
+                let at = (20.0 + every * i as f32) as usize * RATE as usize;
                 let span = noise::mix_at_snr(&mut track, at, speech, snr);
                 spans.push((span, *key));
             }
@@ -569,7 +572,13 @@ async fn main() {
         part_cpu(&maker, &models).await;
     }
     if wants("tv") {
-        part_tv(&maker, &models).await;
+        let minutes = if quick() { 1.5 } else { 4.0 };
+        part_tv(&maker, &models, minutes, 30.0, &[20.0, 12.0, 6.0]).await;
+    }
+    // An hour of television, a command every two minutes (each followed by an answer and
+    // its follow-up window): phantom commands per hour counted over a whole hour.
+    if wants("tvhour") {
+        part_tv(&maker, &models, if quick() { 6.0 } else { 60.0 }, 120.0, &[12.0]).await;
     }
     if wants("rss") {
         part_rss(&models, rss_start, rss_loaded).await;
