@@ -1,15 +1,33 @@
-//! `cargo bench --bench voice`: the local overhead of a voice turn — from the moment the
-//! VAD closes a 3 s utterance to the first sample of the answer handed to the speaker
-//! (whisper base, the turn against a scripted model with zero latency on loopback, the
-//! first piece of the answer synthesised by Piper) — measured through the real hands-free
-//! loop; then the resident memory with the models loaded, and the CPU used while listening
-//! to silence in real time.
+//! `cargo bench --bench voice`: the voice in a room, measured through the real components
+//! (whisper base, the Piper joe voice, the hands-free loop, a scripted model with zero
+//! latency on loopback) on a noise set made here (`tests/common/noise.rs`: espeak-ng
+//! babble, sox music, clatter, fan; commands said by the joe voice mixed in at an SNR):
+//!
+//! - `vad`: utterances the speech detector opens per hour of each noise; commands missed at
+//!   10, 5 and 0 dB SNR (not detected, and not understood: wake word + key word);
+//! - `echo`: Arthur's own answer played back into the microphone (delay, attenuation,
+//!   reverb): answers cut by their own echo, echo transcribed, and the time from the
+//!   onset of a command spoken over the answer to the answer stopping;
+//! - `latency`: in real time, from the last voiced sample of a 3 s command to the first
+//!   sample of the answer handed to the speaker;
+//! - `cpu`: CPU used by the loop over 10 minutes of babble without the wake word, and the
+//!   turns it ran;
+//! - `tv`: a television (voices and music) under commands at 20, 12 and 6 dB: answers cut
+//!   by it, phantom commands per hour of it, commands heard; `tvhour`: a whole hour of it
+//!   at 12 dB, a command every two minutes;
+//! - `rss`: resident memory with the models loaded, idle CPU listening to silence.
+//!
+//! `VOICE_BENCH_PART=vad,echo,…` runs some parts (all but `tvhour` by default: it takes
+//! about half an hour); `VOICE_BENCH_QUICK=1` shortens them.
 //! Needs `models/fetch --offline` (whisper base, the joe voice, ONNX Runtime).
+
+#[path = "../tests/common/noise.rs"]
+mod noise;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use arthur::listen::{replay, LoopEvent, VoiceLoop};
+use arthur::listen::{DetectorChoice, Exchange, LoopEvent, Tuning, VoiceLoop};
 use arthur_agents::llm::client::{ClientOptions, ConfiguredModels, LlmClient, ProviderEndpoint};
 use arthur_agents::llm::scripted::{Reply, ScriptedLlm};
 use arthur_agents::llm::ProviderKind;
@@ -19,34 +37,72 @@ use arthur_agents::time::SystemClock;
 use arthur_agents::tools::ToolContext;
 use arthur_agents::turn::TurnEngine;
 use arthur_audio::piper::{PiperOptions, PiperVoice};
-use arthur_audio::playback::{Speaker, WavSpeaker};
+use arthur_audio::playback::WavSpeaker;
 use arthur_audio::stt::{SttOptions, Transcriber};
-use arthur_audio::tts::{Pcm, Synthesizer};
+use arthur_audio::tts::Synthesizer;
+use arthur_audio::vad::{Vad, VadEvent};
+use arthur_audio::wake::strip_wake_word;
 use arthur_audio::wav::{self, WavSource, FRAME_SAMPLES};
+use noise::{EchoPath, Noise, NoiseMaker, RATE};
 
-/// A speaker playing in audio time that notes when each piece of audio was handed to it.
-struct TimedSpeaker {
-    inner: WavSpeaker,
-    enqueued: Arc<Mutex<Vec<(Instant, usize)>>>,
+/// The configurations compared side by side.
+#[derive(Debug, Clone, PartialEq)]
+enum Variant {
+    /// The voice as it was before issues 20 and 21: energy VAD, no echo cancellation,
+    /// any speech cuts an answer, anything said in the window is a command.
+    Today,
+    /// The voice in a room (echo cancellation, background measured, speculative
+    /// transcription, wake-word prefix, user-only barge-in and window) with a detector.
+    Room(DetectorChoice),
 }
 
-impl Speaker for TimedSpeaker {
-    fn enqueue(&mut self, pcm: &Pcm) -> Result<(), arthur_audio::playback::PlaybackError> {
-        self.enqueued.lock().unwrap().push((Instant::now(), pcm.samples.len()));
-        self.inner.enqueue(pcm)
+impl Variant {
+    fn name(&self) -> &'static str {
+        match self {
+            Variant::Today => "today (energy VAD)",
+            Variant::Room(DetectorChoice::Silero(_)) => "room, Silero VAD",
+            Variant::Room(DetectorChoice::Earshot) => "room, earshot",
+            Variant::Room(DetectorChoice::Energy) => "room, energy",
+        }
     }
-    fn is_playing(&self) -> bool {
-        self.inner.is_playing()
+
+    fn tuning(&self) -> Tuning {
+        match self {
+            Variant::Today => Tuning::before_room(),
+            Variant::Room(d) => Tuning::room(d.clone()),
+        }
     }
-    fn stop(&mut self) {
-        self.inner.stop()
+
+    fn vad(&self) -> Vad {
+        let tuning = self.tuning();
+        Vad::with_detector(tuning.vad, tuning.detector.build().expect("the detector loads"))
     }
-    fn advance(&mut self, samples: usize) {
-        self.inner.advance(samples)
+
+    fn voice_loop<'a>(&self, engine: &'a TurnEngine, models: &'a Models) -> VoiceLoop<'a> {
+        VoiceLoop::new(engine, models.whisper.clone(), models.voice.clone(), Default::default(), true)
+            .with_tuning(self.tuning())
     }
-    fn drain(&mut self) {
-        self.inner.drain()
-    }
+}
+
+fn silero() -> DetectorChoice {
+    DetectorChoice::Silero(
+        arthur_audio::detect::SileroDetector::default_model_path().expect("models/fetch installs silero_vad.onnx"),
+    )
+}
+
+/// The loop's variants: before, and after.
+fn loop_variants() -> Vec<Variant> {
+    vec![Variant::Today, Variant::Room(silero())]
+}
+
+/// The speech detectors compared.
+fn detector_variants() -> Vec<Variant> {
+    vec![Variant::Today, Variant::Room(DetectorChoice::Earshot), Variant::Room(silero())]
+}
+
+struct Models {
+    whisper: Arc<Transcriber>,
+    voice: Arc<dyn Synthesizer>,
 }
 
 fn vm_kib(field: &str) -> u64 {
@@ -66,27 +122,18 @@ fn cpu_secs() -> f64 {
     ticks / 100.0
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
-    let models = arthur_audio::stt::model_dir().expect("data dir");
-    let rss_start = vm_kib("VmRSS:");
-    let transcriber = Arc::new(
-        Transcriber::load(
-            &models.join("ggml-base.bin"),
-            SttOptions { language: "en".into(), adaptive_audio_ctx: true, ..Default::default() },
-        )
-        .expect("run models/fetch --offline"),
-    );
-    let voice: Arc<dyn Synthesizer> = Arc::new(
-        PiperVoice::load(&models.join("en_US-joe-medium.onnx"), &PiperOptions::default()).expect("the joe voice"),
-    );
-    voice.synthesize("Hello there.").unwrap();
-    let rss_loaded = vm_kib("VmRSS:");
+/// A turn engine over a fresh SQLite file, its only provider a scripted model.
+struct Turns {
+    _dir: tempfile::TempDir,
+    engine: TurnEngine,
+    llm: ScriptedLlm,
+}
 
+async fn turns() -> Turns {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(SqliteStore::open_path(&dir.path().join("bench.db")).await.unwrap());
     let ctx = ToolContext {
-        store: store.clone() as Arc<dyn MemoryStore>,
+        store: store as Arc<dyn MemoryStore>,
         clock: Arc::new(SystemClock),
         tz: chrono_tz::Europe::Paris,
         embedder: None,
@@ -101,63 +148,383 @@ async fn main() {
         options,
     )
     .unwrap();
-    let engine = TurnEngine::new(Some(Arc::new(client)), ctx);
-    let voice_loop =
-        VoiceLoop { engine: &engine, transcriber, synth: voice.clone(), listener: Default::default(), barge_in: true };
+    Turns { _dir: dir, engine: TurnEngine::new(Some(Arc::new(client)), ctx), llm }
+}
 
-    // A 3 s command said by the joe voice, between silences.
-    let said = voice.synthesize("Arthur, remind me to call the bank tomorrow morning at nine.").unwrap();
-    let command = wav::resample(&said.samples, said.rate, 16_000);
-    let command_secs = wav::duration_secs(&command, 16_000);
-    let mut input = vec![0.0f32; 8_000];
-    input.extend(&command);
-    input.extend(vec![0.0f32; 16_000 * 8]);
+fn push_reminder_turn(llm: &ScriptedLlm, n: usize) {
+    llm.push(Reply::text(r#"{"agent": "intendant", "domain": "QUOTIDIEN", "action": "ecriture"}"#));
+    let args = format!(r#"{{"texte": "appeler la banque {n}", "echeance": "2099-12-01T09:00"}}"#);
+    llm.push(Reply::tool_calls("", &[("creer_rappel", args.as_str())]));
+    llm.push(Reply::text("Anything else?"));
+}
 
-    let rounds = 5;
-    let mut overheads = Vec::new();
-    for round in 0..rounds {
-        llm.push(Reply::text(r#"{"agent": "intendant", "domain": "QUOTIDIEN", "action": "ecriture"}"#));
-        let args = format!(r#"{{"texte": "appeler la banque {round}", "echeance": "2099-12-01T09:00"}}"#);
-        llm.push(Reply::tool_calls("", &[("creer_rappel", args.as_str())]));
-        llm.push(Reply::text("Anything else?"));
-        let enqueued = Arc::new(Mutex::new(Vec::new()));
-        let mut speaker = TimedSpeaker { inner: WavSpeaker::new(), enqueued: enqueued.clone() };
-        let closed = Arc::new(Mutex::new(None::<Instant>));
-        let closed_at = closed.clone();
-        let mut frames = replay(WavSource::from_samples(input.clone(), FRAME_SAMPLES), None);
-        let exchanges = voice_loop
-            .hands_free(&mut frames, &mut speaker, std::future::pending(), |e| {
-                if *e == LoopEvent::Transcribing {
-                    closed_at.lock().unwrap().get_or_insert(Instant::now());
-                }
-            })
-            .await
-            .unwrap();
-        assert!(exchanges[0].command.is_some(), "{exchanges:?}");
-        let closed = closed.lock().unwrap().expect("an utterance");
-        // Enqueued: the "listening" earcon, then the answer's first piece.
-        let first_audio = enqueued.lock().unwrap()[1].0;
-        overheads.push((first_audio - closed).as_secs_f64());
+/// A long spoken answer for every turn (router and specialist alike get it: the router
+/// falls back, the specialist's text is the conversation answer).
+const LONG_ANSWER: &str = "Here is the plan for your day. In the morning you see the bank at nine, \
+    then you have lunch with your mother at noon. In the afternoon the garden party starts at four, \
+    and it goes on until the evening.";
+
+fn say(models: &Models, text: &str) -> Vec<f32> {
+    let pcm = models.voice.synthesize(text).unwrap();
+    wav::resample(&pcm.samples, pcm.rate, RATE)
+}
+
+fn secs(samples: usize) -> f64 {
+    samples as f64 / f64::from(RATE)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
     }
-    overheads.sort_by(f64::total_cmp);
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
 
-    // Listening to silence in real time, like an idle microphone.
+fn wants(part: &str) -> bool {
+    match std::env::var("VOICE_BENCH_PART") {
+        Ok(parts) => parts.split(',').any(|p| p.trim() == part),
+        Err(_) => part != "tvhour",
+    }
+}
+
+fn quick() -> bool {
+    std::env::var("VOICE_BENCH_QUICK").is_ok_and(|v| v == "1")
+}
+
+/// The VAD alone over `signal`: the spans of the utterances it emits, and whether each
+/// stood out from the background.
+fn utterance_spans(mut vad: Vad, signal: &[f32]) -> Vec<(std::ops::Range<usize>, bool)> {
+    let mut spans = Vec::new();
+    let mut collect = |vad: &Vad, event: Option<VadEvent>| {
+        if let Some(VadEvent::Utterance(u)) = event {
+            let span = vad.last_utterance_span().unwrap();
+            spans.push((span.start as usize..span.end as usize, u.foreground));
+        }
+    };
+    for frame in signal.chunks(FRAME_SAMPLES) {
+        let event = vad.push(frame);
+        collect(&vad, event);
+    }
+    let event = vad.flush();
+    collect(&vad, event);
+    spans
+}
+
+fn overlap(a: &std::ops::Range<usize>, b: &std::ops::Range<usize>) -> usize {
+    a.end.min(b.end).saturating_sub(a.start.max(b.start))
+}
+
+async fn part_vad(maker: &NoiseMaker, models: &Models) {
+    let minutes = if quick() { 2.0 } else { 10.0 };
+    println!(
+        "\n## Speech detection in a room ({minutes} min of each noise at -30 dBFS; commands said by the joe voice)"
+    );
+    println!(
+        "| detector | noise | utterances opened per hour (standing out) | missed at 10 dB (not detected / not understood) | at 5 dB | at 0 dB |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let commands: Vec<(Vec<f32>, &str)> = noise::COMMANDS.iter().map(|(text, key)| (say(models, text), *key)).collect();
+    for variant in detector_variants() {
+        // The baseline: the commands alone, in silence (what whisper itself misses).
+        let mut track = vec![0.0; (RATE as f32 * (12.0 * commands.len() as f32 + 4.0)) as usize];
+        for (i, (speech, _)) in commands.iter().enumerate() {
+            noise::add(&mut track, (4.0 + 12.0 * i as f32) as usize * RATE as usize, speech);
+        }
+        let (mut clean_missed, mut clean_undetected) = (0, 0);
+        let utterances: Vec<std::ops::Range<usize>> =
+            utterance_spans(variant.vad(), &track).into_iter().map(|u| u.0).collect();
+        for (i, (speech, key)) in commands.iter().enumerate() {
+            let at = (4.0 + 12.0 * i as f32) as usize * RATE as usize;
+            let voiced = at + noise::first_voiced_sample(speech)..at + noise::last_voiced_sample(speech);
+            match utterances.iter().max_by_key(|u| overlap(u, &voiced)) {
+                Some(u) if overlap(u, &voiced) * 10 >= voiced.len() * 8 => {
+                    let text = models.whisper.transcribe(&track[u.clone()]).unwrap();
+                    if !strip_wake_word(&text, "Arthur").is_some_and(|r| r.to_lowercase().contains(key)) {
+                        eprintln!("missed in silence ({}): {text:?}", variant.name());
+                        clean_missed += 1;
+                    }
+                }
+                _ => clean_undetected += 1,
+            }
+        }
+        println!(
+            "| {} | none (the commands alone) | — | {clean_undetected} / {} of 10 in silence | | |",
+            variant.name(),
+            clean_missed + clean_undetected
+        );
+        for kind in Noise::SET {
+            let background = maker.make(kind, minutes * 60.0, 7);
+            let opened = utterance_spans(variant.vad(), &background);
+            let per_hour = opened.len() as f64 * 60.0 / f64::from(minutes);
+            let fg_per_hour = opened.iter().filter(|u| u.1).count() as f64 * 60.0 / f64::from(minutes);
+            let mut cells = Vec::new();
+            for snr in [10.0, 5.0, 0.0] {
+                let (mut not_detected, mut not_understood) = (0, 0);
+                let mut track = maker.make(kind, 12.0 * commands.len() as f32 + 4.0, 100 + snr as u64);
+                let mut spans = Vec::new();
+                for (i, (speech, _)) in commands.iter().enumerate() {
+                    let at = (4.0 + 12.0 * i as f32) as usize * RATE as usize;
+                    let span = noise::mix_at_snr(&mut track, at, speech, snr);
+                    let voiced = at + noise::first_voiced_sample(speech)..at + noise::last_voiced_sample(speech);
+                    spans.push((span, voiced));
+                }
+                let utterances: Vec<std::ops::Range<usize>> =
+                    utterance_spans(variant.vad(), &track).into_iter().map(|u| u.0).collect();
+                for (i, (_, voiced)) in spans.iter().enumerate() {
+                    let best = utterances.iter().max_by_key(|u| overlap(u, voiced));
+                    let covered = best.map(|u| overlap(u, voiced)).unwrap_or(0);
+                    if covered * 10 < voiced.len() * 8 {
+                        not_detected += 1;
+                        not_understood += 1;
+                        continue;
+                    }
+                    let u = best.unwrap();
+                    let text = models.whisper.transcribe(&track[u.clone()]).unwrap();
+                    let understood = strip_wake_word(&text, "Arthur")
+                        .is_some_and(|rest| rest.to_lowercase().contains(commands[i].1));
+                    if !understood {
+                        eprintln!("missed ({}, {}, {snr} dB): {text:?}", variant.name(), kind.name());
+                        not_understood += 1;
+                    }
+                }
+                cells.push(format!("{not_detected} / {not_understood} of {}", commands.len()));
+            }
+            println!(
+                "| {} | {} | {per_hour:.0} ({fg_per_hour:.0}) | {} | {} | {} |",
+                variant.name(),
+                kind.name(),
+                cells[0],
+                cells[1],
+                cells[2]
+            );
+        }
+    }
+}
+
+/// Runs the hands-free loop on `input` in the room; returns the exchanges and the speaker.
+async fn run_in_room(
+    voice_loop: &VoiceLoop<'_>,
+    input: Vec<f32>,
+    echo: Option<EchoPath>,
+    paced: bool,
+    on_event: impl FnMut(&LoopEvent),
+) -> (Vec<Exchange>, noise::RoomSpeaker) {
+    let t0 = paced.then(tokio::time::Instant::now);
+    let (mut frames, mut speaker) = noise::room(input, echo, t0);
+    let exchanges = voice_loop.hands_free(&mut frames, &mut speaker, std::future::pending(), on_event).await.unwrap();
+    (exchanges, speaker)
+}
+
+async fn part_echo(models: &Models) {
+    let rounds = if quick() { 2 } else { 5 };
+    println!("\n## Echo: the answer played back into the microphone ({rounds} answers per path)");
+    println!(
+        "| variant | echo path | answers cut by their own echo | echo transcribed as speech | command over the answer: stopped after (median, max) | \"call my mother\" heard |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let command = say(models, "Arthur, what is my plan for today?");
+    let interruption = say(models, "Stop. Call my mother.");
+    for variant in loop_variants() {
+        for (delay, gain, rt60) in [(40.0, 0.3, 150.0), (120.0, 0.5, 250.0)] {
+            let path = EchoPath::new(delay, gain, rt60);
+            let t = turns().await;
+            t.llm.set_fallback(Some(Reply::text(LONG_ANSWER)));
+            let voice_loop = variant.voice_loop(&t.engine, models);
+            let (mut self_cut, mut echo_heard, mut heard_after) = (0, 0, 0);
+            let mut stops = Vec::new();
+            for _ in 0..rounds {
+                // Round A: nobody talks over the answer.
+                let mut input = vec![0.0; RATE as usize / 2];
+                input.extend(&command);
+                input.extend(vec![0.0; RATE as usize * 16]);
+                let (exchanges, _) = run_in_room(&voice_loop, input, Some(path.clone()), false, |_| {}).await;
+                if exchanges.first().is_some_and(|e| e.interrupted_at_secs.is_some()) {
+                    self_cut += 1;
+                }
+                echo_heard += exchanges.iter().skip(1).filter(|e| !e.transcript.trim().is_empty()).count();
+                // Round B: the user talks over the answer 2 s after it starts.
+                let mut input = vec![0.0; RATE as usize / 2];
+                input.extend(&command);
+                let lead = input.len();
+                input.extend(vec![0.0; RATE as usize * 30]);
+                // Find when the answer starts (the loop runs in audio time: the same input
+                // gives the same timeline), then place the interruption 2 s later.
+                let (_, probe) = run_in_room(&voice_loop, input.clone(), Some(path.clone()), false, |_| {}).await;
+                let answer_at = probe.enqueued.lock().unwrap().get(1).map(|e| e.1).unwrap_or(lead + RATE as usize);
+                let at = answer_at + 2 * RATE as usize;
+                noise::add(&mut input, at, &interruption);
+                let onset = at + noise::first_voiced_sample(&interruption);
+                let (exchanges, _) = run_in_room(&voice_loop, input, Some(path.clone()), false, |_| {}).await;
+                if exchanges
+                    .iter()
+                    .skip(1)
+                    .any(|e| e.command.as_deref().is_some_and(|c| c.to_lowercase().contains("mother")))
+                {
+                    heard_after += 1;
+                }
+                match exchanges.first().and_then(|e| e.interrupted_at_secs) {
+                    Some(stopped) if stopped >= secs(onset) - 0.05 => stops.push(stopped - secs(onset)),
+                    Some(_) => stops.push(f64::NAN), // cut before the user spoke: by the echo
+                    None => {}
+                }
+            }
+            let valid: Vec<f64> = stops.iter().cloned().filter(|s| s.is_finite()).collect();
+            let max = valid.iter().cloned().fold(f64::NAN, f64::max);
+            println!(
+                "| {} | {delay:.0} ms, gain {gain}, reverb {rt60:.0} ms | {self_cut} of {rounds} | {echo_heard} | {} | {heard_after} of {rounds} |",
+                variant.name(),
+                if valid.is_empty() {
+                    format!(
+                        "never stopped by the user ({} of {rounds} already cut by the echo)",
+                        stops.len() - valid.len()
+                    )
+                } else {
+                    format!(
+                        "{:.3} s, {max:.3} s ({} of {rounds} stopped by the user)",
+                        median(valid.clone()),
+                        valid.len()
+                    )
+                }
+            );
+        }
+    }
+}
+
+async fn part_latency(models: &Models) {
+    let rounds = if quick() { 3 } else { 5 };
+    println!("\n## Latency the user feels (real time; 3 s command; scripted model, zero latency; {rounds} rounds)");
+    println!("| variant | last voiced sample → first answer sample (median) | max | utterance closed → first answer sample (median) |");
+    println!("|---|---|---|---|");
+    let said = say(models, "Arthur, remind me to call the bank tomorrow morning at nine.");
+    for variant in loop_variants() {
+        let t = turns().await;
+        let voice_loop = variant.voice_loop(&t.engine, models);
+        let (mut felt, mut closed) = (Vec::new(), Vec::new());
+        for round in 0..rounds {
+            push_reminder_turn(&t.llm, round);
+            let mut input = vec![0.0f32; 8_000];
+            let last_voiced = input.len() + noise::last_voiced_sample(&said);
+            input.extend(&said);
+            input.extend(vec![0.0f32; RATE as usize * 6]);
+            let closed_at = Arc::new(Mutex::new(None::<Instant>));
+            let c = closed_at.clone();
+            let start = tokio::time::Instant::now();
+            let (mut frames, mut speaker) = noise::room(input, None, Some(start));
+            let enqueued = speaker.enqueued.clone();
+            let exchanges = voice_loop
+                .hands_free(&mut frames, &mut speaker, std::future::pending(), |e| {
+                    if *e == LoopEvent::Transcribing {
+                        c.lock().unwrap().get_or_insert(Instant::now());
+                    }
+                })
+                .await
+                .unwrap();
+            assert!(exchanges.first().is_some_and(|e| e.command.is_some()), "{exchanges:?}");
+            // Enqueued: the "listening" earcon, then the answer's first piece.
+            let first_audio = enqueued.lock().unwrap()[1].0;
+            let spoken_end = start.into_std() + Duration::from_secs_f64(secs(last_voiced));
+            felt.push((first_audio - spoken_end).as_secs_f64());
+            closed.push((first_audio - closed_at.lock().unwrap().unwrap()).as_secs_f64());
+        }
+        let max = felt.iter().cloned().fold(f64::NAN, f64::max);
+        println!("| {} | {:.3} s | {max:.3} s | {:.3} s |", variant.name(), median(felt), median(closed));
+    }
+}
+
+async fn part_cpu(maker: &NoiseMaker, models: &Models) {
+    let minutes = if quick() { 2.0 } else { 10.0 };
+    println!("\n## CPU under babble ({minutes} min of babble, no wake word; the loop as fast as it goes)");
+    println!("| variant | CPU (cores, averaged over the audio's duration) | utterances transcribed | turns run |");
+    println!("|---|---|---|---|");
+    let babble = maker.make(Noise::Babble, minutes * 60.0, 11);
+    for variant in loop_variants() {
+        let t = turns().await;
+        t.llm.set_fallback(Some(Reply::text(LONG_ANSWER)));
+        let voice_loop = variant.voice_loop(&t.engine, models);
+        let transcribed = Arc::new(Mutex::new(0usize));
+        let n = transcribed.clone();
+        let before = cpu_secs();
+        let (exchanges, _) = run_in_room(&voice_loop, babble.clone(), None, false, |e| {
+            if *e == LoopEvent::Transcribing {
+                *n.lock().unwrap() += 1;
+            }
+        })
+        .await;
+        let cpu = (cpu_secs() - before) / f64::from(minutes * 60.0);
+        let ran = exchanges.iter().filter(|e| e.command.is_some()).count();
+        println!("| {} | {cpu:.2} | {} | {ran} |", variant.name(), transcribed.lock().unwrap());
+    }
+}
+
+async fn part_tv(maker: &NoiseMaker, models: &Models, minutes: f32, every: f32, levels: &[f32]) {
+    println!(
+        "\n## Television under the commands ({minutes} min per level; voices and music at -30 dBFS; a command every {every} s)"
+    );
+    println!("| variant | command level over the TV | answers cut by the TV | phantom commands (per hour of TV) | commands heard |");
+    println!("|---|---|---|---|---|");
+    let commands: Vec<(Vec<f32>, &str)> = noise::COMMANDS.iter().map(|(text, key)| (say(models, text), *key)).collect();
+    for variant in loop_variants() {
+        for &snr in levels {
+            let t = turns().await;
+            t.llm.set_fallback(Some(Reply::text(LONG_ANSWER)));
+            let voice_loop = variant.voice_loop(&t.engine, models);
+            // The television is on 20 s before the first command (the room is learnt).
+            let mut track = maker.make(Noise::Tv, minutes * 60.0 + 20.0, 21);
+            let mut spans = Vec::new();
+            let count = (minutes * 60.0 / every) as usize;
+            for i in 0..count {
+                let (speech, key) = &commands[i % commands.len()];
+                let at = (20.0 + every * i as f32) as usize * RATE as usize;
+                let span = noise::mix_at_snr(&mut track, at, speech, snr);
+                spans.push((span, *key));
+            }
+            let (exchanges, _) = run_in_room(&voice_loop, track, None, false, |_| {}).await;
+            let mut heard = vec![false; spans.len()];
+            let (mut answers, mut cut, mut phantom) = (0, 0, 0);
+            for e in exchanges.iter().filter(|e| e.command.is_some()) {
+                answers += 1;
+                if e.interrupted_at_secs.is_some() {
+                    cut += 1;
+                }
+                let end = (e.at_secs * f64::from(RATE)) as usize;
+                match spans.iter().position(|(s, _)| end >= s.start && end <= s.end + 2 * RATE as usize) {
+                    Some(i) => {
+                        if e.command.as_deref().unwrap_or("").to_lowercase().contains(spans[i].1) {
+                            heard[i] = true;
+                        }
+                    }
+                    None => {
+                        eprintln!("phantom ({}, {snr} dB): {:?}", variant.name(), e.command);
+                        phantom += 1
+                    }
+                }
+            }
+            let per_hour = phantom as f64 * 60.0 / f64::from(minutes + 1.0 / 3.0);
+            println!(
+                "| {} | {snr:.0} dB | {cut} of {answers} | {phantom} ({per_hour:.0} per hour) | {} of {} |",
+                variant.name(),
+                heard.iter().filter(|h| **h).count(),
+                spans.len()
+            );
+        }
+    }
+}
+
+async fn part_rss(models: &Models, rss_start: u64, rss_loaded: u64) {
+    let t = turns().await;
+    let voice_loop = Variant::Room(silero()).voice_loop(&t.engine, models);
     let idle_secs = 10.0;
-    let mut frames =
-        replay(WavSource::from_samples(vec![0.0; 16_000 * idle_secs as usize], FRAME_SAMPLES), Some(Duration::ZERO));
+    let mut frames = arthur::listen::replay(
+        WavSource::from_samples(vec![0.0; 16_000 * idle_secs as usize], FRAME_SAMPLES),
+        Some(Duration::ZERO),
+    );
     let mut speaker = WavSpeaker::new();
     let cpu_before = cpu_secs();
     let wall = Instant::now();
     voice_loop.hands_free(&mut frames, &mut speaker, std::future::pending(), |_| {}).await.unwrap();
     let idle_cpu = (cpu_secs() - cpu_before) / wall.elapsed().as_secs_f64();
-
-    println!("Voice bench: whisper base (adaptive audio_ctx, 2 threads), Piper joe (2 threads), scripted model");
-    println!(
-        "voice turn overhead, utterance closed → first answer audio ({command_secs:.1} s command, {rounds} rounds): \
-         median {:.3} s, max {:.3} s (goal ≤ 1.0 s; the VAD's 0.6 s hangover comes before)",
-        overheads[overheads.len() / 2],
-        overheads[overheads.len() - 1]
-    );
+    println!("\n## Memory and idle CPU");
     println!(
         "RSS: {} MiB at start, {} MiB with whisper base + Piper voice loaded, peak {} MiB",
         rss_start / 1024,
@@ -165,4 +532,55 @@ async fn main() {
         vm_kib("VmHWM:") / 1024
     );
     println!("idle CPU while listening to silence in real time: {:.1} % of one core", idle_cpu * 100.0);
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let dir = arthur_audio::stt::model_dir().expect("data dir");
+    let rss_start = vm_kib("VmRSS:");
+    let whisper = Arc::new(
+        Transcriber::load(
+            &dir.join("ggml-base.bin"),
+            SttOptions {
+                language: "en".into(),
+                initial_prompt: Some("Arthur".into()),
+                adaptive_audio_ctx: true,
+                ..Default::default()
+            },
+        )
+        .expect("run models/fetch --offline"),
+    );
+    let voice: Arc<dyn Synthesizer> = Arc::new(
+        PiperVoice::load(&dir.join("en_US-joe-medium.onnx"), &PiperOptions::default()).expect("the joe voice"),
+    );
+    voice.synthesize("Hello there.").unwrap();
+    let rss_loaded = vm_kib("VmRSS:");
+    let models = Models { whisper, voice };
+    let cache = std::env::temp_dir().join("arthur-voice-bench-noise");
+    let maker = NoiseMaker::new(&cache);
+    println!("# Voice bench: whisper base (adaptive audio_ctx, 2 threads), Piper joe (2 threads), scripted model");
+    if wants("vad") {
+        part_vad(&maker, &models).await;
+    }
+    if wants("echo") {
+        part_echo(&models).await;
+    }
+    if wants("latency") {
+        part_latency(&models).await;
+    }
+    if wants("cpu") {
+        part_cpu(&maker, &models).await;
+    }
+    if wants("tv") {
+        let minutes = if quick() { 1.5 } else { 4.0 };
+        part_tv(&maker, &models, minutes, 30.0, &[20.0, 12.0, 6.0]).await;
+    }
+    // An hour of television, a command every two minutes (each followed by an answer and
+    // its follow-up window): phantom commands per hour counted over a whole hour.
+    if wants("tvhour") {
+        part_tv(&maker, &models, if quick() { 6.0 } else { 60.0 }, 120.0, &[12.0]).await;
+    }
+    if wants("rss") {
+        part_rss(&models, rss_start, rss_loaded).await;
+    }
 }

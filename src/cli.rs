@@ -108,7 +108,19 @@ pub enum Command {
         atlas_only: bool,
     },
     /// What works and what is missing (database, models, microphone, providers, Atlas).
-    Doctor,
+    Doctor {
+        /// « Est-ce que tu me comprends ? » — read ten short commands aloud: word error rate,
+        /// commands understood, time of each stage, and whether a bigger whisper model is
+        /// worth it on this machine.
+        #[arg(long)]
+        voix: bool,
+        /// The voice self-test on a recording of the ten sentences read one after the other.
+        #[arg(long, requires = "voix")]
+        input: Option<std::path::PathBuf>,
+        /// The microphone for the voice self-test (default ARTHUR_AUDIO_INPUT).
+        #[arg(long, requires = "voix")]
+        device: Option<String>,
+    },
     /// The web interface alone (chat and memory pages), on ARTHUR_WEB_ADDR.
     Web,
     /// Run one tool directly: `arthur tool creer_note '{"texte": "…"}'`.
@@ -338,7 +350,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::serve::run(app, args, shutdown_signal()).await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Doctor => {
+        Command::Doctor { voix: true, input, device } => {
+            let app = open().await?;
+            arthur_audio::piper::prepare_espeak_data();
+            crate::selftest::run(&app, &crate::selftest::SelfTestArgs { input, device }).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Doctor { .. } => {
             let settings = Settings::load().context("loading configuration")?;
             let app = App::open(settings.clone()).await.ok();
             let database_ok = app.is_some();

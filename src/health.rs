@@ -263,7 +263,10 @@ pub fn report(
         if inputs.is_empty() {
             "micro : aucun — la voix mains libres est désactivée (le web et le terminal marchent)".into()
         } else {
-            format!("micro : {wanted} ({} entrées, `arthur listen --devices` les liste)", inputs.len())
+            format!(
+                "micro : {wanted} ({} entrées, `arthur listen --devices` les liste ; `arthur doctor --voix` vérifie que je vous comprends)",
+                inputs.len()
+            )
         },
     );
     if providers.is_empty() {

@@ -12,6 +12,7 @@ pub mod first_start;
 pub mod health;
 pub mod listen;
 pub mod notifier;
+pub mod selftest;
 pub mod serve;
 pub mod voice;
 pub mod web;

@@ -203,17 +203,14 @@ pub async fn listen(app: &crate::app::App, args: ListenArgs) -> anyhow::Result<(
         tokio::task::spawn_blocking(move || synthesizer(&settings)).await.context("loading the voice")??
     };
     tracing::info!(voice = synth.name(), "voice ready");
-    let voice_loop = VoiceLoop {
-        engine: app.engine.as_ref(),
-        transcriber,
-        synth,
-        listener: arthur_audio::wake::ListenerConfig {
-            wake_word: args.wake_word.clone(),
-            follow_up: std::time::Duration::from_secs(args.follow_up),
-            ..Default::default()
-        },
-        barge_in: settings.voice.barge_in,
+    let listener = arthur_audio::wake::ListenerConfig {
+        wake_word: args.wake_word.clone(),
+        follow_up: std::time::Duration::from_secs(args.follow_up),
+        ..Default::default()
     };
+    let voice_loop = VoiceLoop::new(app.engine.as_ref(), transcriber, synth, listener, settings.voice.barge_in)
+        .with_journal(app.store.clone());
+    tracing::info!(detector = ?voice_loop.tuning.detector, "speech detector");
 
     // A recording with a WAV output and no push-to-talk: replayed in audio time.
     if let (Some(input), Some(output), false) = (&args.io.input, &args.io.output, args.ptt) {
@@ -257,6 +254,7 @@ fn print_event(event: &LoopEvent, newline: &str) {
         LoopEvent::Heard(t) => format!("vous › {t}"),
         LoopEvent::Answer(t) => format!("arthur › {}", t.replace('\n', &format!("{newline}         "))),
         LoopEvent::BargeIn => "(réponse interrompue)".to_string(),
+        LoopEvent::Stopped(t) => format!("(« {} » : je me tais, rien d'autre n'est fait)", t.trim()),
         LoopEvent::NothingHeard => "(rien entendu)".to_string(),
         LoopEvent::Announcement(t) => format!("arthur (rappel) › {t}"),
     };

@@ -74,3 +74,91 @@ async fn hands_free_on_a_live_microphone() {
     let said = wav::read_wav_16k_mono(&output).expect("the answer was written on exit");
     assert!(wav::duration_secs(&said, 16_000) > 1.0 && wav::rms(&said) > 0.01);
 }
+
+/// The real echo path: `arthur listen` plays its answers on the default output — the
+/// PulseAudio null sink — and listens to that sink's monitor, so the microphone hears
+/// Arthur's own voice at full level, delayed by the real device buffers. The answer is
+/// never cut by its own echo and never heard as speech; a command played into the sink
+/// during the answer stops it, and what follows the stop word is the next command.
+///
+/// KNOWN GAP (issue 20): this does not hold yet. On the null sink the loudspeaker's
+/// reference (laid out on the wall clock from the samples rodio pulls) and the captured
+/// echo slide against each other by ~0.7 % (tens of milliseconds within seconds), and AEC3
+/// does not converge (5–15 dB instead of 40); the echo is then heard as speech and cuts the
+/// answer. The simulated room (`tests/listen_room.rs`) passes. Run it with `--ignored`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "known gap: the live device's reference drifts against the capture (see the doc comment)"]
+async fn on_a_loudspeaker_arthur_does_not_hear_himself_but_hears_the_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_pulse, address) = start_pulseaudio(dir.path());
+    let llm = ScriptedLlm::start().await;
+    llm.set_fallback(Some(arthur_agents::llm::scripted::Reply::text(
+        "Here is the plan for your day. In the morning you see the bank at nine, then you have lunch with \
+         your mother at noon. In the afternoon the garden party starts at four, and it goes on until the evening.",
+    )));
+    let question = dir.path().join("question.wav");
+    common::espeak_en("Arthur, what is my plan for today?", &question);
+    let interruption = dir.path().join("interruption.wav");
+    common::espeak_en("Stop. Call my mother.", &interruption);
+    let hush = dir.path().join("hush.wav");
+    wav::write_wav(&hush, &vec![0.0; 16_000 * 180], 16_000).unwrap();
+    let _hush = Killed(
+        Command::new("paplay").args(["-d", "arthur_null"]).arg(&hush).env("PULSE_SERVER", &address).spawn().unwrap(),
+    );
+    let models = arthur_audio::stt::model_dir().unwrap();
+    let data = dir.path().join("data");
+    let child = Command::new(env!("CARGO_BIN_EXE_arthur"))
+        .args(["listen", "--device", "pulseaudio:arthur_null.monitor"])
+        .env("HOME", dir.path())
+        .env("XDG_DATA_HOME", models.parent().unwrap().parent().unwrap())
+        .env("PULSE_SERVER", &address)
+        .env("ARTHUR_DATA_DIR", &data)
+        .env("ARTHUR_STT_LANG", "en")
+        .env("ARTHUR_PIPER_VOICE", models.join("en_US-joe-medium.onnx"))
+        .env("MISTRAL_API_KEY", "test-key")
+        .env("MISTRAL_BASE_URL", llm.base_url())
+        .env("RUST_LOG", std::env::var("ARTHUR_TEST_LOG").unwrap_or_else(|_| "warn".into()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Killed(child);
+    let lines = lines_of(&mut child.0);
+    let mut seen = Vec::new();
+    wait_line(&lines, &mut seen, "Prêt.", Duration::from_secs(90));
+    let play = |path: &std::path::Path| {
+        let ok = Command::new("paplay").args(["-d", "arthur_null"]).arg(path).env("PULSE_SERVER", &address).status();
+        assert!(ok.unwrap().success());
+    };
+
+    // The whole answer plays (about 12 s) through the loudspeaker into the microphone.
+    play(&question);
+    wait_line(&lines, &mut seen, "arthur ›", Duration::from_secs(60));
+    tokio::time::sleep(Duration::from_secs(16)).await;
+    while let Ok(line) = lines.try_recv() {
+        seen.push(line);
+    }
+    assert!(!seen.iter().any(|l| l.contains("(réponse interrompue)")), "cut by its own voice: {seen:#?}");
+    let heard = |l: &&String| !l.starts_with("arthur ›") && l.to_lowercase().contains("garden");
+    assert!(!seen.iter().any(|l| heard(&l)), "its own voice was transcribed: {seen:#?}");
+
+    // Asked again, and interrupted 3 s into the answer.
+    play(&question);
+    let answers = seen.iter().filter(|l| l.contains("arthur ›")).count();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while seen.iter().filter(|l| l.contains("arthur ›")).count() == answers {
+        assert!(std::time::Instant::now() < deadline, "no second answer: {seen:#?}");
+        if let Ok(line) = lines.recv_timeout(Duration::from_millis(100)) {
+            seen.push(line);
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    play(&interruption);
+    wait_line(&lines, &mut seen, "(réponse interrompue)", Duration::from_secs(20));
+    wait_line(&lines, &mut seen, "je me tais", Duration::from_secs(20));
+    let mother = wait_line(&lines, &mut seen, "mother", Duration::from_secs(30));
+    assert!(mother.starts_with("vous ›"), "the rest is the next command: {seen:#?}");
+    sigterm(&child.0);
+    let status = wait_exit(&mut child.0, Duration::from_secs(20)).await;
+    assert!(status.success(), "{status:?}; {seen:#?}");
+}

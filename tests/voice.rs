@@ -91,3 +91,67 @@ fn silence_transcribes_to_nothing_and_a_missing_model_is_explained() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("illisible"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `arthur doctor --voix` end to end on a recording of the ten sentences read one after the
+/// other (English: espeak-ng French is not intelligible to whisper): every sentence is
+/// heard, the word error rate and the stage times are printed, understanding is said to be
+/// unmeasured in a language the parser does not know, and a piece of advice follows.
+#[test]
+fn the_voice_self_test_runs_on_a_recording_end_to_end() {
+    let home = tempfile::tempdir().unwrap();
+    // The installed models (whisper, Silero VAD, ONNX Runtime) where the child looks.
+    let data = home.path().join("data").join("arthur");
+    std::fs::create_dir_all(&data).unwrap();
+    std::os::unix::fs::symlink(arthur_audio::stt::model_dir().unwrap(), data.join("models")).unwrap();
+    let mut pcm = vec![0.0f32; 16_000];
+    for (i, sentence) in arthur::selftest::ENGLISH.iter().enumerate() {
+        let path = home.path().join(format!("s{i}.wav"));
+        let ok = Command::new("espeak-ng")
+            .args(["-v", "en-us", "-s", "150", "-w", path.to_str().unwrap(), sentence])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        pcm.extend(arthur_audio::wav::read_wav_16k_mono(&path).unwrap());
+        pcm.extend(vec![0.0; 16_000 * 2]);
+    }
+    let recording = home.path().join("ten.wav");
+    arthur_audio::wav::write_wav(&recording, &pcm, 16_000).unwrap();
+    let en = std::ffi::OsStr::new("en");
+    let base = model("ggml-base.bin");
+    let out = arthur(
+        home.path(),
+        &[("ARTHUR_STT_LANG", en), ("ARTHUR_WHISPER_MODEL", base.as_os_str())],
+        &["doctor", "--voix", "--input", recording.to_str().unwrap()],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.matches("entendu : «").count(), 10, "every sentence was heard: {stdout}");
+    assert!(!stdout.contains("(rien entendu)"), "{stdout}");
+    for sentence in arthur::selftest::ENGLISH {
+        assert!(stdout.contains(&format!("« {sentence} »")), "the sentence is shown: {stdout}");
+    }
+    let wer_line = stdout.lines().find(|l| l.contains("taux d'erreur de mots")).expect(&stdout);
+    let percent: f64 = wer_line.split(':').nth(1).unwrap().trim().split(' ').next().unwrap().parse().unwrap();
+    assert!(percent < 35.0, "espeak-ng English through whisper base: {wer_line}");
+    assert!(stdout.contains("commandes comprises : non mesuré"), "{stdout}");
+    assert!(stdout.contains("temps (médiane) : fin de parole → phrase close"), "{stdout}");
+    assert!(stdout.contains("transcription"), "{stdout}");
+    assert!(stdout.contains("Conseil : "), "{stdout}");
+
+    // French asks for the French sentences (shown to the user even though no French
+    // recording exists here to read them).
+    let fr = std::ffi::OsStr::new("fr");
+    let silent = home.path().join("silence.wav");
+    arthur_audio::wav::write_wav(&silent, &vec![0.0; 16_000 * 3], 16_000).unwrap();
+    let out = arthur(
+        home.path(),
+        &[("ARTHUR_STT_LANG", fr), ("ARTHUR_WHISPER_MODEL", base.as_os_str())],
+        &["doctor", "--voix", "--input", silent.to_str().unwrap()],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("« Rappelle-moi d'appeler la banque demain à neuf heures. »"), "{stdout}");
+    assert_eq!(stdout.matches("(rien entendu)").count(), 10, "{stdout}");
+    assert!(stdout.contains("commandes comprises : 0 sur 10"), "{stdout}");
+    assert!(stdout.contains("Conseil : Je n'ai presque rien entendu"), "{stdout}");
+}

@@ -84,6 +84,7 @@ suite!(
     conversations_are_created_once_and_labelled_once,
     recent_messages_are_the_last_in_order,
     turns_are_traced_newest_first,
+    a_voice_turn_keeps_its_stage_timings,
     a_pending_action_is_replaced_and_taken_once,
     racing_starts_run_one_session,
     racing_preferences_respect_the_cap,
@@ -652,6 +653,7 @@ async fn turns_are_traced_newest_first(store: Store) {
                 status: "complete".into(),
                 started_at: at(2),
                 finished_at: Some(at(3)),
+                stages: None,
             },
             TurnRecord {
                 id: first,
@@ -663,11 +665,36 @@ async fn turns_are_traced_newest_first(store: Store) {
                 status: "interrupted".into(),
                 started_at: at(1),
                 finished_at: None,
+                stages: None,
             },
         ]
     );
     assert_eq!(store.list_turns(1).await.unwrap(), turns[..1].to_vec());
     assert!(matches!(store.begin_turn("absente", "x", at(4)).await, Err(StoreError::Database(_))));
+}
+
+async fn a_voice_turn_keeps_its_stage_timings(store: Store) {
+    store.create_conversation("c1", at(0)).await.unwrap();
+    let typed = store.begin_turn("c1", "note : du pain", at(1)).await.unwrap();
+    let spoken = store.begin_turn("c1", "rappelle-moi d'appeler la banque", at(2)).await.unwrap();
+    store
+        .finish_turn(spoken, &json!({"router": {}}), "Rappel n°1 enregistré.", "Rappel numéro un", at(3))
+        .await
+        .unwrap();
+    let stages =
+        json!({"end_of_speech_s": 12.4, "transcription_ms": 410, "routing_ms": null, "tools_ms": 0.8, "felt_ms": 760});
+    store.set_turn_stages(spoken, &stages).await.unwrap();
+    // A later write replaces them; an unknown turn is no error and writes nothing.
+    let stages = json!({"end_of_speech_s": 12.4, "transcription_ms": 395, "felt_ms": 742, "é": "ok"});
+    store.set_turn_stages(spoken, &stages).await.unwrap();
+    store.set_turn_stages(spoken + 1000, &json!({"felt_ms": 1})).await.unwrap();
+    let turns = store.list_turns(10).await.unwrap();
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[0].id, spoken);
+    assert_eq!(turns[0].stages, Some(stages));
+    assert_eq!(turns[0].trace, json!({"router": {}}), "the trace is untouched");
+    assert_eq!(turns[1].id, typed);
+    assert_eq!(turns[1].stages, None, "a typed turn has none");
 }
 
 async fn a_pending_action_is_replaced_and_taken_once(store: Store) {

@@ -160,7 +160,7 @@ fn find_device(config: &CaptureConfig) -> Result<cpal::Device, CaptureError> {
 
 fn open_stream(
     config: &CaptureConfig,
-    mut on_frame: impl FnMut(Vec<f32>) + Send + 'static,
+    on_frame: impl FnMut(Vec<f32>) + Send + 'static,
 ) -> Result<(cpal::Stream, CaptureInfo), CaptureError> {
     let device = find_device(config)?;
     let name = describe(&device);
@@ -169,8 +169,37 @@ fn open_stream(
     let rate = supported.sample_rate();
     let channels = supported.channels().max(1);
     let format = supported.sample_format();
-    let stream_config: cpal::StreamConfig = supported.into();
-    let mut resampler = StreamResampler::new(rate, SAMPLE_RATE_HZ).map_err(|e| open_err(e.to_string()))?;
+    let on_frame: SharedSink = std::sync::Arc::new(std::sync::Mutex::new(Box::new(on_frame)));
+    // Ask for 20 ms deliveries: a sound server's default can be two seconds, which would
+    // delay every decision (end of speech, barge-in) by as much.
+    let mut small: cpal::StreamConfig = supported.into();
+    if let cpal::SupportedBufferSize::Range { min, max } = supported.buffer_size() {
+        small.buffer_size = cpal::BufferSize::Fixed((rate / 50).clamp(*min, *max));
+    }
+    let stream = match build_input(&device, small, format, channels, rate, on_frame.clone()) {
+        Ok(stream) => stream,
+        Err(e) => {
+            tracing::debug!(error = %e, "a 20 ms capture buffer was refused: the device's default");
+            build_input(&device, supported.into(), format, channels, rate, on_frame)
+                .map_err(|e| open_err(e.to_string()))?
+        }
+    };
+    stream.play().map_err(|e| open_err(e.to_string()))?;
+    Ok((stream, CaptureInfo { device: name, device_rate: rate, device_channels: channels }))
+}
+
+type SharedSink = std::sync::Arc<std::sync::Mutex<Box<dyn FnMut(Vec<f32>) + Send>>>;
+
+/// The input stream: any format and channel count → 16 kHz mono frames to `on_frame`.
+fn build_input(
+    device: &cpal::Device,
+    stream_config: cpal::StreamConfig,
+    format: cpal::SampleFormat,
+    channels: u16,
+    rate: u32,
+    on_frame: SharedSink,
+) -> Result<cpal::Stream, String> {
+    let mut resampler = StreamResampler::new(rate, SAMPLE_RATE_HZ).map_err(|e| e.to_string())?;
     let mut mono: Vec<f32> = Vec::new();
     let mut resampled: Vec<f32> = Vec::new();
     let mut pending: Vec<f32> = Vec::with_capacity(FRAME_SAMPLES * 2);
@@ -192,11 +221,14 @@ fn open_stream(
         pending.extend_from_slice(&resampled);
         while pending.len() >= FRAME_SAMPLES {
             let rest = pending.split_off(FRAME_SAMPLES);
-            on_frame(std::mem::replace(&mut pending, rest));
+            let frame = std::mem::replace(&mut pending, rest);
+            if let Ok(mut sink) = on_frame.lock() {
+                sink(frame);
+            }
         }
     };
     let on_error = |e: cpal::Error| tracing::warn!(error = %e, "audio input error");
-    let stream = match format {
+    match format {
         cpal::SampleFormat::F32 => device.build_input_stream(
             stream_config,
             move |data: &[f32], _: &cpal::InputCallbackInfo| deliver(&mut data.iter().copied()),
@@ -227,9 +259,7 @@ fn open_stream(
             on_error,
             None,
         ),
-        other => return Err(open_err(format!("unsupported sample format {other}"))),
+        other => return Err(format!("unsupported sample format {other}")),
     }
-    .map_err(|e| open_err(e.to_string()))?;
-    stream.play().map_err(|e| open_err(e.to_string()))?;
-    Ok((stream, CaptureInfo { device: name, device_rate: rate, device_channels: channels }))
+    .map_err(|e| e.to_string())
 }

@@ -6,7 +6,9 @@
 pub const SAMPLE_RATE_HZ: u32 = 16_000;
 
 pub mod capture;
+pub mod detect;
 pub mod earcon;
+pub mod echo;
 pub mod piper;
 pub mod playback;
 pub mod stt;

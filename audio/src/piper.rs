@@ -168,7 +168,7 @@ pub fn onnxruntime_path(explicit: Option<&Path>) -> Option<PathBuf> {
     crate::stt::model_dir().map(|d| d.join(ONNXRUNTIME_FILE)).filter(|p| p.is_file())
 }
 
-fn init_onnxruntime(explicit: Option<&Path>) -> Result<(), TtsError> {
+pub(crate) fn init_onnxruntime(explicit: Option<&Path>) -> Result<(), TtsError> {
     static INIT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let result = INIT.get_or_init(|| {
         let path = onnxruntime_path(explicit)

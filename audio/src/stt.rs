@@ -268,9 +268,15 @@ pub fn model_dir() -> Option<PathBuf> {
     Some(data.join("arthur").join("models"))
 }
 
-/// The default model, `ggml-base.bin` in [`model_dir`], if it is installed.
+/// Bigger multilingual models `models/fetch --whisper NAME` installs, preferred to base in
+/// this order (the user fetched one because base understood them poorly).
+pub const BIGGER_MODEL_FILES: [&str; 3] = ["ggml-large-v3-turbo-q5_0.bin", "ggml-medium.bin", "ggml-small.bin"];
+
+/// The default model in [`model_dir`]: a bigger one `models/fetch --whisper` installed,
+/// else `ggml-base.bin`, if installed.
 pub fn default_model_path() -> Option<PathBuf> {
-    model_dir().map(|dir| dir.join(DEFAULT_MODEL_FILE)).filter(|p| p.is_file())
+    let dir = model_dir()?;
+    BIGGER_MODEL_FILES.iter().chain([&DEFAULT_MODEL_FILE]).map(|f| dir.join(f)).find(|p| p.is_file())
 }
 
 #[cfg(test)]

@@ -1,76 +1,150 @@
 //! Voice activity detection gating the recogniser: whisper hallucinates on silence and
 //! noise ("Sous-titres réalisés par la communauté d'Amara.org"), so only utterances — with
 //! a pre-roll so the first word is not clipped and a hangover so pauses do not cut a
-//! sentence — reach it. An adaptive energy detector: the noise floor is a low percentile
-//! of the recent frame energies, speech is energy above the floor by a margin for several
-//! consecutive frames.
+//! sentence — reach it.
+//!
+//! A [`SpeechDetector`] says, chunk by chunk, whether there is a voice (a trained network:
+//! music, dishes and fans are not speech; or the energy threshold of old). The segmenter
+//! here turns those decisions into utterances, and measures the room: the level of the
+//! background over the last seconds, and whether that background is itself speech (a
+//! television). A television is speech too, so what separates the user from it is level:
+//! when the background talks, an utterance is in the *foreground* only while it stands a
+//! margin above the background; background speech still makes utterances (a wake word may
+//! be in them), marked as such, and a user speaking over it starts a new one.
 
 use std::collections::VecDeque;
 use std::ops::Range;
 
+use crate::detect::{energy_db, EnergyDetector, SpeechDetector};
 use crate::SAMPLE_RATE_HZ;
 
-/// Tuning of the [`Vad`]; the defaults suit 16 kHz audio in 30 ms frames.
+/// How the background is told from the user.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackgroundConfig {
+    /// Window over which the background is measured.
+    pub window_ms: u32,
+    /// The background's level is this percentile (0–1) of the window's chunk energies.
+    pub percentile: f32,
+    /// The background is speech (a television) when at least this fraction of the
+    /// window's chunks are speech.
+    pub speech_fraction: f32,
+    /// Speech starts in the foreground when it is this much above a speaking background…
+    pub margin_db: f32,
+    /// …and stays in it while it is at least this much above.
+    pub hold_margin_db: f32,
+    /// Levels are compared smoothed over this long (syllables are uneven).
+    pub smooth_ms: u32,
+    /// A foreground utterance is kept out of the background measure for this long at
+    /// most: longer speech is the room (a television does not stop).
+    pub max_command_ms: u32,
+}
+
+impl Default for BackgroundConfig {
+    fn default() -> Self {
+        Self {
+            window_ms: 15_000,
+            percentile: 0.5,
+            speech_fraction: 0.4,
+            margin_db: 7.0,
+            hold_margin_db: 3.0,
+            smooth_ms: 150,
+            max_command_ms: 8_000,
+        }
+    }
+}
+
+/// Tuning of the [`Vad`]; the defaults suit 16 kHz audio.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VadConfig {
     /// Sample rate of the frames pushed, in Hz.
     pub sample_rate: u32,
-    /// A frame is loud when its energy exceeds the noise floor by this many dB.
-    pub margin_db: f32,
-    /// Once speaking, a frame still counts as speech down to `margin_db - hysteresis_db`.
-    pub hysteresis_db: f32,
-    /// A frame quieter than this (dBFS, RMS) is never speech, whatever the floor.
-    pub min_level_dbfs: f32,
-    /// Consecutive loud frames needed to start an utterance.
-    pub onset_frames: usize,
-    /// Audio kept before the first loud frame.
+    /// A chunk whose speech probability exceeds this starts (or continues) speech…
+    pub onset_threshold: f32,
+    /// …and once speaking, one above this still counts as speech.
+    pub hold_threshold: f32,
+    /// Speech for this long (consecutive chunks) starts an utterance.
+    pub onset_ms: u32,
+    /// Audio kept before the first speech chunk.
     pub pre_roll_ms: u32,
     /// Silence that ends an utterance.
     pub hangover_ms: u32,
     /// Silence kept at the end of an utterance (of the hangover).
     pub tail_ms: u32,
-    /// Utterances whose speech (first to last loud frame) is shorter are discarded.
+    /// Utterances whose speech (first to last speech chunk) is shorter are discarded.
     pub min_speech_ms: u32,
-    /// An utterance is cut and emitted at the first frame that makes it this long.
+    /// An utterance is cut and emitted at the first chunk that makes it this long.
     pub max_utterance_ms: u32,
-    /// Window over which the noise floor is estimated.
-    pub floor_window_ms: u32,
-    /// Percentile (0–1) of the window's frame energies taken as the floor.
-    pub floor_percentile: f32,
+    /// After this much silence inside a foreground utterance, [`VadEvent::Paused`] is
+    /// emitted once (the loop may transcribe what was said so far and close early).
+    pub pause_ms: Option<u32>,
+    /// Telling the user from a speaking background; `None`: every utterance is foreground.
+    pub background: Option<BackgroundConfig>,
 }
 
 impl Default for VadConfig {
     fn default() -> Self {
         Self {
             sample_rate: SAMPLE_RATE_HZ,
-            margin_db: 10.0,
-            hysteresis_db: 4.0,
-            min_level_dbfs: -55.0,
-            onset_frames: 3,
+            onset_threshold: 0.5,
+            hold_threshold: 0.35,
+            onset_ms: 90,
             pre_roll_ms: 300,
             hangover_ms: 600,
             tail_ms: 300,
             min_speech_ms: 250,
             max_utterance_ms: 20_000,
-            floor_window_ms: 3_000,
-            floor_percentile: 0.1,
+            pause_ms: None,
+            background: None,
         }
     }
 }
 
 impl VadConfig {
+    /// The tuning of a trained detector in a room: background measured, pauses reported.
+    pub fn room() -> Self {
+        Self { background: Some(BackgroundConfig::default()), pause_ms: Some(200), ..Self::default() }
+    }
+
     fn samples(&self, ms: u32) -> usize {
         (u64::from(self.sample_rate) * u64::from(ms) / 1000) as usize
+    }
+}
+
+/// A complete utterance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Utterance {
+    /// Pre-roll, speech, and at most `tail_ms` of trailing silence.
+    pub samples: Vec<f32>,
+    /// Stream index of the first sample.
+    pub start: u64,
+    /// Where the speech is within `samples` (first speech chunk to the end of the last).
+    pub speech: Range<usize>,
+    /// Mean power of the speech chunks, dBFS.
+    pub level_db: f32,
+    /// The background's level when the utterance began, dBFS.
+    pub background_db: f32,
+    /// Whether the background was speech then.
+    pub background_speaks: bool,
+    /// Whether it stood out from the background (always, when the background is quiet).
+    pub foreground: bool,
+}
+
+impl Utterance {
+    /// Duration of the speech, in seconds.
+    pub fn speech_secs(&self) -> f64 {
+        self.speech.len() as f64 / f64::from(SAMPLE_RATE_HZ)
     }
 }
 
 /// What one pushed frame caused.
 #[derive(Debug, Clone, PartialEq)]
 pub enum VadEvent {
-    /// Speech began (the onset frames were seen); an utterance is being collected.
-    SpeechStarted,
-    /// A complete utterance: pre-roll, speech, and at most `tail_ms` of trailing silence.
-    Utterance(Vec<f32>),
+    /// Speech began (the onset chunks were seen); an utterance is being collected.
+    SpeechStarted { foreground: bool },
+    /// The speaker paused (`pause_ms` of silence) inside a foreground utterance.
+    Paused,
+    /// A complete utterance.
+    Utterance(Utterance),
     /// The speech that started was too short (a knock, a click) and was dropped.
     Discarded,
 }
@@ -78,55 +152,110 @@ pub enum VadEvent {
 #[derive(Debug)]
 enum State {
     Idle {
-        /// Recent frames: pre-roll followed by the current run of loud frames.
+        /// Recent chunks: pre-roll followed by the current run of speech chunks.
         recent: VecDeque<Vec<f32>>,
         recent_samples: usize,
-        /// Consecutive loud frames at the end of `recent`.
+        /// Consecutive speech chunks (any level) at the end of `recent`.
         run: usize,
         run_samples: usize,
+        /// Consecutive foreground speech chunks.
+        run_fg: usize,
+        run_fg_samples: usize,
     },
     Speaking {
+        foreground: bool,
+        /// The background was known when this utterance began.
+        room_known: bool,
         utterance: Vec<f32>,
         /// Stream index of the utterance's first sample.
         start: u64,
-        /// Length of `utterance` up to the end of the last loud frame.
-        last_loud_end: usize,
-        /// Length of `utterance` where the first loud frame began.
+        /// Length of `utterance` up to the end of the last speech chunk.
+        last_speech_end: usize,
+        /// Length of `utterance` where the first speech chunk began.
         speech_start: usize,
-        /// Silence since the last loud frame.
+        /// Silence since the last speech chunk.
         silence: usize,
+        paused_told: bool,
+        power_sum: f64,
+        power_chunks: usize,
+        background_db: f32,
+        background_speaks: bool,
+        /// In a background utterance: consecutive foreground chunks at its end.
+        run_fg: usize,
+        run_fg_samples: usize,
     },
 }
 
 impl State {
     fn idle() -> Self {
-        State::Idle { recent: VecDeque::new(), recent_samples: 0, run: 0, run_samples: 0 }
+        State::Idle { recent: VecDeque::new(), recent_samples: 0, run: 0, run_samples: 0, run_fg: 0, run_fg_samples: 0 }
     }
 }
 
-/// Adaptive energy voice activity detector: push frames, get events.
-#[derive(Debug)]
+/// The room's background: recent chunk energies and speech decisions outside the user's
+/// utterances.
+#[derive(Debug, Default)]
+struct Background {
+    chunks: VecDeque<(f32, bool)>,
+    level_db: f32,
+    speaks: bool,
+    frozen: bool,
+}
+
+/// Voice activity detector: push frames, get events.
 pub struct Vad {
     config: VadConfig,
+    detector: Box<dyn SpeechDetector>,
+    chunk: usize,
+    onset_chunks: usize,
+    pending: Vec<f32>,
     state: State,
-    /// Recent frame energies (dB) with their lengths, for the floor.
-    energies: VecDeque<(f32, usize)>,
-    energies_samples: usize,
-    floor_db: f32,
+    background: Background,
+    /// Recent chunk powers (linear), for the smoothed level.
+    smooth: VecDeque<f32>,
+    smooth_chunks: usize,
+    events: VecDeque<VadEvent>,
     /// Samples pushed so far.
     seen: u64,
+    /// Samples given to the detector so far (a multiple of the chunk length).
+    processed: u64,
     last_span: Option<Range<u64>>,
 }
 
+impl std::fmt::Debug for Vad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vad").field("detector", &self.detector.name()).field("config", &self.config).finish()
+    }
+}
+
 impl Vad {
+    /// The energy VAD of old (kept to compare against): adaptive threshold, no background.
     pub fn new(config: VadConfig) -> Self {
+        Self::with_detector(config, Box::new(EnergyDetector::new()))
+    }
+
+    pub fn with_detector(config: VadConfig, detector: Box<dyn SpeechDetector>) -> Self {
+        let chunk = detector.chunk_len().max(1);
+        let chunk_ms = chunk as f64 * 1000.0 / f64::from(config.sample_rate);
+        let onset_chunks = ((f64::from(config.onset_ms) / chunk_ms).round() as usize).max(1);
+        let smooth_chunks = config
+            .background
+            .as_ref()
+            .map(|b| ((f64::from(b.smooth_ms) / chunk_ms).round() as usize).max(1))
+            .unwrap_or(1);
         Self {
             config,
+            detector,
+            chunk,
+            onset_chunks,
+            pending: Vec::new(),
             state: State::idle(),
-            energies: VecDeque::new(),
-            energies_samples: 0,
-            floor_db: f32::NEG_INFINITY,
+            background: Background { level_db: f32::NEG_INFINITY, ..Background::default() },
+            smooth: VecDeque::new(),
+            smooth_chunks,
+            events: VecDeque::new(),
             seen: 0,
+            processed: 0,
             last_span: None,
         }
     }
@@ -135,15 +264,60 @@ impl Vad {
         &self.config
     }
 
-    /// True while an utterance is being collected (speech was detected and has not ended):
-    /// what barge-in watches during playback.
+    pub fn detector_name(&self) -> &str {
+        self.detector.name()
+    }
+
+    /// True while an utterance is being collected (speech was detected and has not ended).
     pub fn is_speech_now(&self) -> bool {
         matches!(self.state, State::Speaking { .. })
     }
 
-    /// The current noise floor estimate, in dBFS (RMS).
-    pub fn noise_floor_db(&self) -> f32 {
-        self.floor_db
+    /// True while a foreground utterance is being collected.
+    pub fn is_foreground_now(&self) -> bool {
+        matches!(self.state, State::Speaking { foreground: true, .. })
+    }
+
+    /// The utterance being collected so far, if any.
+    pub fn current_utterance(&self) -> Option<&[f32]> {
+        match &self.state {
+            State::Speaking { utterance, .. } => Some(utterance),
+            State::Idle { .. } => None,
+        }
+    }
+
+    /// Silence since the last speech chunk of the utterance being collected (0 when none).
+    pub fn silence_samples(&self) -> usize {
+        match &self.state {
+            State::Speaking { silence, .. } => *silence,
+            State::Idle { .. } => 0,
+        }
+    }
+
+    /// Where the speech begins in [`current_utterance`](Self::current_utterance) (0 when
+    /// none is being collected).
+    pub fn current_speech_start(&self) -> usize {
+        match &self.state {
+            State::Speaking { speech_start, .. } => *speech_start,
+            State::Idle { .. } => 0,
+        }
+    }
+
+    /// The background's level (dBFS) and whether it is speech.
+    pub fn background(&self) -> (f32, bool) {
+        (self.background.level_db, self.background.speaks)
+    }
+
+    /// Keeps the background as it is now (while Arthur speaks: the answer is not the
+    /// room), or lets it follow the room again.
+    pub fn freeze_background(&mut self, frozen: bool) {
+        self.background.frozen = frozen;
+    }
+
+    /// The level (dBFS) of the last chunks, smoothed.
+    pub fn level_db(&self) -> f32 {
+        let n = self.smooth.len().max(1) as f32;
+        10.0 * (self.smooth.iter().sum::<f32>() / n).max(1e-12).log10()
     }
 
     /// Samples pushed since creation.
@@ -156,36 +330,142 @@ impl Vad {
         self.last_span.clone()
     }
 
-    /// Drops any utterance in progress and the pre-roll; the noise floor is kept.
+    /// Drops any utterance in progress and the pre-roll; the background is kept.
     pub fn reset(&mut self) {
         self.state = State::idle();
+        self.events.clear();
     }
 
-    /// Feeds one frame (any length, typically 30 ms).
+    /// Feeds one frame (any length).
     pub fn push(&mut self, frame: &[f32]) -> Option<VadEvent> {
-        if frame.is_empty() {
-            return None;
-        }
-        let energy = energy_db(frame);
-        self.track_floor(energy, frame.len());
         self.seen += frame.len() as u64;
-        let onset_threshold = (self.floor_db + self.config.margin_db).max(self.config.min_level_dbfs);
-        let hold_threshold = (self.floor_db + self.config.margin_db - self.config.hysteresis_db)
-            .max(self.config.min_level_dbfs - self.config.hysteresis_db);
+        self.pending.extend_from_slice(frame);
+        let mut offset = 0;
+        while self.pending.len() - offset >= self.chunk {
+            let chunk = self.pending[offset..offset + self.chunk].to_vec();
+            offset += self.chunk;
+            self.processed += chunk.len() as u64;
+            if let Some(event) = self.chunk(chunk) {
+                self.events.push_back(event);
+            }
+        }
+        self.pending.drain(..offset);
+        self.events.pop_front()
+    }
+
+    /// Ends the utterance in progress now (the loop found it complete): it is emitted
+    /// (or discarded if too short), as at the end of the hangover.
+    pub fn end_utterance(&mut self) -> Option<VadEvent> {
+        self.events.clear();
+        match self.state {
+            State::Speaking { .. } => self.finish(),
+            State::Idle { .. } => None,
+        }
+    }
+
+    /// Ends the stream: an utterance in progress is emitted (or discarded if too short).
+    pub fn flush(&mut self) -> Option<VadEvent> {
+        if let Some(event) = self.events.pop_front() {
+            return Some(event);
+        }
+        match self.state {
+            State::Speaking { .. } => {
+                if !self.pending.is_empty() {
+                    let rest = std::mem::take(&mut self.pending);
+                    if let State::Speaking { utterance, .. } = &mut self.state {
+                        utterance.extend_from_slice(&rest);
+                    }
+                }
+                self.finish()
+            }
+            State::Idle { .. } => {
+                self.state = State::idle();
+                None
+            }
+        }
+    }
+
+    fn track_background(&mut self, energy: f32, speech: bool) {
+        let Some(bg) = &self.config.background else { return };
+        if self.background.frozen {
+            return;
+        }
+        let window = (self.config.samples(bg.window_ms) / self.chunk).max(1);
+        self.background.chunks.push_back((energy, speech));
+        while self.background.chunks.len() > window {
+            self.background.chunks.pop_front();
+        }
+        let mut values: Vec<f32> = self.background.chunks.iter().map(|c| c.0).collect();
+        let k = ((values.len() - 1) as f32 * bg.percentile.clamp(0.0, 1.0)).round() as usize;
+        let (_, v, _) = values.select_nth_unstable_by(k, f32::total_cmp);
+        self.background.level_db = *v;
+        // Until the room is known, the background is not taken as speech.
+        let speaking = self.background.chunks.iter().filter(|c| c.1).count();
+        self.background.speaks =
+            self.room_known() && speaking as f32 >= bg.speech_fraction * self.background.chunks.len() as f32;
+    }
+
+    /// Enough of the room was heard to judge it (300 ms).
+    fn room_known(&self) -> bool {
+        self.background.chunks.len() * self.chunk >= self.config.samples(300)
+    }
+
+    /// Whether the smoothed level stands `margin` above a speaking background.
+    fn above(&self, margin: f32) -> bool {
+        if !self.background.speaks {
+            return true;
+        }
+        self.level_db() >= self.background.level_db + margin
+    }
+
+    fn chunk(&mut self, chunk: Vec<f32>) -> Option<VadEvent> {
+        let p = self.detector.speech_probability(&chunk);
+        let energy = energy_db(&chunk);
+        let power = 10f32.powf(energy / 10.0);
+        self.smooth.push_back(power);
+        while self.smooth.len() > self.smooth_chunks {
+            self.smooth.pop_front();
+        }
+        let (margin, hold_margin) =
+            self.config.background.as_ref().map(|b| (b.margin_db, b.hold_margin_db)).unwrap_or((0.0, 0.0));
+        let speech_onset = p > self.config.onset_threshold;
+        let speech_hold = p > self.config.hold_threshold;
+        let fg_onset = speech_onset && self.above(margin);
+        let fg_hold = speech_hold && self.above(hold_margin);
+        // The user's own speech is not the room — for as long as a command lasts, once the
+        // room is known. Speech that goes on longer is the room after all (a television
+        // switched on never stops), and so is speech before the room was known.
+        let max_command = self.config.background.as_ref().map(|b| self.config.samples(b.max_command_ms)).unwrap_or(0);
+        let users = matches!(&self.state, State::Speaking { foreground: true, room_known: true, utterance, .. }
+            if utterance.len() < max_command);
+        if !users {
+            self.track_background(energy, speech_onset);
+        }
         let pre_roll = self.config.samples(self.config.pre_roll_ms);
         let hangover = self.config.samples(self.config.hangover_ms);
         let max_len = self.config.samples(self.config.max_utterance_ms);
+        let onset = self.onset_chunks;
+        let (background_db, background_speaks) = (self.background.level_db, self.background.speaks);
+        let room_known = self.room_known();
+        let chunk_len = chunk.len();
 
         match &mut self.state {
-            State::Idle { recent, recent_samples, run, run_samples } => {
-                recent.push_back(frame.to_vec());
-                *recent_samples += frame.len();
-                if energy > onset_threshold {
+            State::Idle { recent, recent_samples, run, run_samples, run_fg, run_fg_samples } => {
+                recent.push_back(chunk);
+                *recent_samples += chunk_len;
+                if speech_onset {
                     *run += 1;
-                    *run_samples += frame.len();
+                    *run_samples += chunk_len;
                 } else {
                     *run = 0;
                     *run_samples = 0;
+                }
+                if fg_onset {
+                    *run_fg += 1;
+                    *run_fg_samples += chunk_len;
+                } else {
+                    *run_fg = 0;
+                    *run_fg_samples = 0;
                 }
                 // Keep at most `pre_roll` samples before the current run.
                 while let Some(front) = recent.front() {
@@ -196,86 +476,165 @@ impl Vad {
                         break;
                     }
                 }
-                if *run >= self.config.onset_frames.max(1) {
+                let foreground = *run_fg >= onset;
+                if foreground || *run >= onset {
+                    let speech_len = if foreground { *run_fg_samples } else { *run_samples };
                     let utterance: Vec<f32> = recent.drain(..).flatten().collect();
-                    let speech_start = utterance.len() - *run_samples;
-                    let start = self.seen - utterance.len() as u64;
-                    tracing::debug!(energy_db = energy, floor_db = self.floor_db, at_sample = start, "speech started");
-                    self.state =
-                        State::Speaking { last_loud_end: utterance.len(), utterance, start, speech_start, silence: 0 };
-                    return Some(VadEvent::SpeechStarted);
+                    let speech_start = utterance.len() - speech_len;
+                    let start = self.processed - utterance.len() as u64;
+                    tracing::debug!(
+                        p,
+                        energy_db = energy,
+                        background_db,
+                        foreground,
+                        at_sample = start,
+                        "speech started"
+                    );
+                    let speech_power = &utterance[speech_start..];
+                    let power_sum = f64::from(crate::wav::rms(speech_power)).powi(2) * (speech_len / chunk_len) as f64;
+                    self.state = State::Speaking {
+                        foreground,
+                        room_known,
+                        last_speech_end: utterance.len(),
+                        utterance,
+                        start,
+                        speech_start,
+                        silence: 0,
+                        paused_told: false,
+                        power_sum,
+                        power_chunks: speech_len / chunk_len,
+                        background_db,
+                        background_speaks,
+                        run_fg: 0,
+                        run_fg_samples: 0,
+                    };
+                    return Some(VadEvent::SpeechStarted { foreground });
                 }
                 None
             }
-            State::Speaking { utterance, last_loud_end, silence, .. } => {
-                utterance.extend_from_slice(frame);
-                if energy > hold_threshold {
+            State::Speaking {
+                foreground,
+                utterance,
+                last_speech_end,
+                silence,
+                paused_told,
+                power_sum,
+                power_chunks,
+                run_fg,
+                run_fg_samples,
+                ..
+            } => {
+                utterance.extend_from_slice(&chunk);
+                let speaking = if *foreground { fg_hold } else { speech_hold };
+                if speaking {
                     *silence = 0;
-                    *last_loud_end = utterance.len();
+                    *paused_told = false;
+                    *last_speech_end = utterance.len();
+                    *power_sum += f64::from(power);
+                    *power_chunks += 1;
                 } else {
-                    *silence += frame.len();
+                    *silence += chunk_len;
+                }
+                if !*foreground {
+                    // The user speaking over a talking background: their utterance starts here.
+                    if fg_onset {
+                        *run_fg += 1;
+                        *run_fg_samples += chunk_len;
+                    } else {
+                        *run_fg = 0;
+                        *run_fg_samples = 0;
+                    }
+                    if *run_fg >= onset {
+                        let keep = (*run_fg_samples + pre_roll).min(utterance.len());
+                        let speech_len = *run_fg_samples;
+                        let tail = utterance.split_off(utterance.len() - keep);
+                        *last_speech_end = (*last_speech_end).min(utterance.len());
+                        let before = self.finish();
+                        let start = self.processed - tail.len() as u64;
+                        let speech_start = tail.len() - speech_len;
+                        let power_sum =
+                            f64::from(crate::wav::rms(&tail[speech_start..])).powi(2) * (speech_len / chunk_len) as f64;
+                        self.state = State::Speaking {
+                            foreground: true,
+                            room_known,
+                            last_speech_end: tail.len(),
+                            speech_start,
+                            utterance: tail,
+                            start,
+                            silence: 0,
+                            paused_told: false,
+                            power_sum,
+                            power_chunks: speech_len / chunk_len,
+                            background_db,
+                            background_speaks,
+                            run_fg: 0,
+                            run_fg_samples: 0,
+                        };
+                        tracing::debug!(background_db, "foreground speech over a talking background");
+                        // The user first (barge-in waits on it), then what the background said.
+                        self.events.push_back(VadEvent::SpeechStarted { foreground: true });
+                        self.events.extend(before);
+                        return None;
+                    }
                 }
                 if *silence >= hangover || utterance.len() >= max_len {
                     return self.finish();
                 }
-                None
-            }
-        }
-    }
-
-    /// Ends the stream: an utterance in progress is emitted (or discarded if too short).
-    pub fn flush(&mut self) -> Option<VadEvent> {
-        match self.state {
-            State::Speaking { .. } => self.finish(),
-            State::Idle { .. } => {
-                self.state = State::idle();
+                if *foreground
+                    && !*paused_told
+                    && self.config.pause_ms.is_some_and(|ms| *silence >= self.config.samples(ms))
+                {
+                    *paused_told = true;
+                    return Some(VadEvent::Paused);
+                }
                 None
             }
         }
     }
 
     fn finish(&mut self) -> Option<VadEvent> {
-        let State::Speaking { mut utterance, start, last_loud_end, speech_start, .. } =
-            std::mem::replace(&mut self.state, State::idle())
+        let State::Speaking {
+            mut utterance,
+            start,
+            last_speech_end,
+            speech_start,
+            foreground,
+            power_sum,
+            power_chunks,
+            background_db,
+            background_speaks,
+            ..
+        } = std::mem::replace(&mut self.state, State::idle())
         else {
             return None;
         };
-        let speech = last_loud_end - speech_start;
+        let speech = last_speech_end.saturating_sub(speech_start);
         if speech < self.config.samples(self.config.min_speech_ms) {
             tracing::debug!(speech_samples = speech, "speech too short, discarded");
             return Some(VadEvent::Discarded);
         }
-        let keep = (last_loud_end + self.config.samples(self.config.tail_ms)).min(utterance.len());
+        let keep = (last_speech_end + self.config.samples(self.config.tail_ms)).min(utterance.len());
         utterance.truncate(keep);
         self.last_span = Some(start..start + utterance.len() as u64);
-        tracing::debug!(samples = utterance.len(), at_sample = start, floor_db = self.floor_db, "utterance complete");
-        Some(VadEvent::Utterance(utterance))
+        let level_db = 10.0 * (power_sum / power_chunks.max(1) as f64).max(1e-12).log10() as f32;
+        tracing::debug!(
+            samples = utterance.len(),
+            at_sample = start,
+            level_db,
+            background_db,
+            foreground,
+            "utterance complete"
+        );
+        Some(VadEvent::Utterance(Utterance {
+            samples: utterance,
+            start,
+            speech: speech_start..last_speech_end,
+            level_db,
+            background_db,
+            background_speaks,
+            foreground,
+        }))
     }
-
-    fn track_floor(&mut self, energy: f32, len: usize) {
-        let window = self.config.samples(self.config.floor_window_ms).max(len);
-        self.energies.push_back((energy, len));
-        self.energies_samples += len;
-        while let Some(&(_, front_len)) = self.energies.front() {
-            if self.energies_samples - front_len >= window {
-                self.energies_samples -= front_len;
-                self.energies.pop_front();
-            } else {
-                break;
-            }
-        }
-        let mut values: Vec<f32> = self.energies.iter().map(|(e, _)| *e).collect();
-        let p = self.config.floor_percentile.clamp(0.0, 1.0);
-        let k = ((values.len() - 1) as f32 * p).round() as usize;
-        let (_, v, _) = values.select_nth_unstable_by(k, f32::total_cmp);
-        self.floor_db = *v;
-    }
-}
-
-/// Energy of a frame in dBFS (RMS), floored at -120 dB.
-pub fn energy_db(frame: &[f32]) -> f32 {
-    let rms = crate::wav::rms(frame);
-    20.0 * rms.max(1e-6).log10()
 }
 
 #[cfg(test)]
@@ -302,11 +661,13 @@ mod tests {
 
     fn run(vad: &mut Vad, signal: &[f32]) -> Vec<VadEvent> {
         let mut events: Vec<VadEvent> = signal.chunks(FRAME).filter_map(|f| vad.push(f)).collect();
-        events.extend(vad.flush());
+        while let Some(e) = vad.flush() {
+            events.push(e);
+        }
         events
     }
 
-    fn utterances(events: &[VadEvent]) -> Vec<&Vec<f32>> {
+    fn utterances(events: &[VadEvent]) -> Vec<&Utterance> {
         events
             .iter()
             .filter_map(|e| match e {
@@ -314,6 +675,25 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// A detector scripted by level: speech when a chunk is louder than -40 dBFS.
+    struct Loud;
+    impl SpeechDetector for Loud {
+        fn name(&self) -> &str {
+            "loud"
+        }
+        fn chunk_len(&self) -> usize {
+            512
+        }
+        fn speech_probability(&mut self, chunk: &[f32]) -> f32 {
+            if energy_db(chunk) > -40.0 {
+                0.9
+            } else {
+                0.0
+            }
+        }
+        fn reset(&mut self) {}
     }
 
     #[test]
@@ -332,13 +712,15 @@ mod tests {
         let mut vad = Vad::new(VadConfig::default());
         let events = run(&mut vad, &signal);
         assert_eq!(events.len(), 2, "{events:?}");
-        assert_eq!(events[0], VadEvent::SpeechStarted);
+        assert_eq!(events[0], VadEvent::SpeechStarted { foreground: true });
         let utt = utterances(&events);
         assert_eq!(utt.len(), 1);
         // 300 ms pre-roll + the tone + 300 ms tail.
-        assert_eq!(utt[0].len(), 4_800 + 32 * FRAME + 4_800);
+        assert_eq!(utt[0].samples.len(), 4_800 + 32 * FRAME + 4_800);
+        assert_eq!(utt[0].speech, 4_800..4_800 + 32 * FRAME);
+        assert!((utt[0].level_db - 20.0 * (0.3f32 / 2f32.sqrt()).log10()).abs() < 0.5, "{}", utt[0].level_db);
         let start = (34 * FRAME - 4_800) as u64;
-        assert_eq!(vad.last_utterance_span(), Some(start..start + utt[0].len() as u64));
+        assert_eq!(vad.last_utterance_span(), Some(start..start + utt[0].samples.len() as u64));
     }
 
     #[test]
@@ -350,17 +732,15 @@ mod tests {
         signal.extend(vec![0.0; 34 * FRAME]);
         let mut vad = Vad::new(VadConfig::default());
         let events = run(&mut vad, &signal);
-        assert_eq!(events, vec![VadEvent::SpeechStarted, VadEvent::Discarded]);
+        assert_eq!(events, vec![VadEvent::SpeechStarted { foreground: true }, VadEvent::Discarded]);
     }
 
     #[test]
-    fn steady_noise_becomes_the_floor() {
+    fn steady_noise_is_not_speech_for_the_energy_detector() {
         let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
         let signal: Vec<f32> = (0..16_000 * 6).map(|_| 0.1 * noise.uniform()).collect();
         let mut vad = Vad::new(VadConfig::default());
         assert!(run(&mut vad, &signal).is_empty());
-        let expected = 20.0 * (0.1f32 / 3f32.sqrt()).log10();
-        assert!((vad.noise_floor_db() - expected).abs() < 1.0, "{}", vad.noise_floor_db());
     }
 
     #[test]
@@ -374,7 +754,7 @@ mod tests {
         let utt = utterances(&events);
         assert!(utt.len() <= 1, "{}", utt.len());
         if let Some(u) = utt.first() {
-            assert!(u.len() < 16_000 * 5, "{} samples", u.len());
+            assert!(u.samples.len() < 16_000 * 5, "{} samples", u.samples.len());
         }
         assert!(!vad.is_speech_now());
     }
@@ -404,7 +784,71 @@ mod tests {
         events.extend(vad.flush());
         let utt = utterances(&events);
         assert!(utt.len() >= 2, "{events:?}");
-        assert!(utt.iter().all(|u| u.len() < 16_000 + FRAME));
+        assert!(utt.iter().all(|u| u.samples.len() < 16_000 + FRAME));
         assert!(!vad.is_speech_now());
+    }
+
+    #[test]
+    fn a_pause_is_reported_once_and_end_utterance_closes_early() {
+        let config = VadConfig { pause_ms: Some(200), ..VadConfig::room() };
+        let mut vad = Vad::with_detector(config, Box::new(Loud));
+        let mut signal = vec![0.0; 16_000];
+        signal.extend(tone(1.0, 0.3));
+        signal.extend(vec![0.0; 16_000]);
+        let mut events = Vec::new();
+        let mut closed_at = None;
+        for (i, frame) in signal.chunks(FRAME).enumerate() {
+            match vad.push(frame) {
+                Some(VadEvent::Paused) => {
+                    events.push(VadEvent::Paused);
+                    let e = vad.end_utterance().expect("an utterance");
+                    closed_at = Some(i * FRAME);
+                    events.push(e);
+                }
+                Some(e) => events.push(e),
+                None => {}
+            }
+        }
+        assert!(matches!(events[0], VadEvent::SpeechStarted { foreground: true }), "{events:?}");
+        assert_eq!(events[1], VadEvent::Paused);
+        let VadEvent::Utterance(u) = &events[2] else { panic!("{events:?}") };
+        assert_eq!(events.len(), 3, "{events:?}");
+        // Closed about 200 ms after the speech, not after the 600 ms hangover.
+        let closed = closed_at.unwrap() as f32 / 16_000.0;
+        assert!((2.15..2.35).contains(&closed), "closed at {closed} s");
+        assert!(u.speech_secs() > 0.9);
+    }
+
+    /// A speaking background (a talking tone at -30 dBFS that never stops) is measured;
+    /// speech 12 dB over it starts a foreground utterance of its own, which ends when the
+    /// user stops even though the background goes on.
+    #[test]
+    fn foreground_speech_over_a_talking_background_is_its_own_utterance() {
+        let mut vad = Vad::with_detector(VadConfig::room(), Box::new(Loud));
+        let bg_amp = 0.0447; // -30 dBFS RMS for a sine (×√2)
+        let mut signal = tone(10.0, bg_amp);
+        let user_at = 16_000 * 6;
+        let user = tone(1.5, bg_amp * 4.0); // +12 dB
+        for (i, s) in user.iter().enumerate() {
+            signal[user_at + i] += s;
+        }
+        let events = run(&mut vad, &signal);
+        let utt = utterances(&events);
+        // Before the room is known (300 ms), speech counts as the user's: skip it.
+        let fg: Vec<_> = utt.iter().filter(|u| u.foreground && u.start > 16_000 * 2).collect();
+        assert_eq!(
+            fg.len(),
+            1,
+            "{:?}",
+            utt.iter().map(|u| (u.start, u.samples.len(), u.foreground)).collect::<Vec<_>>()
+        );
+        let u = fg[0];
+        assert!(u.background_speaks);
+        assert!((u.background_db + 30.0).abs() < 1.5, "{}", u.background_db);
+        let start = u.start as usize + u.speech.start;
+        let end = u.start as usize + u.speech.end;
+        assert!(start.abs_diff(user_at) < 16_000 / 5, "starts at {start}, user at {user_at}");
+        assert!(end.abs_diff(user_at + user.len()) < 16_000 / 4, "ends at {end}");
+        assert!(utt.iter().any(|u| !u.foreground), "the background made utterances too");
     }
 }

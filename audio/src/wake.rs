@@ -203,11 +203,36 @@ pub enum Heard {
     Ignored,
 }
 
+/// What the loop knows about an utterance besides its words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UtteranceContext {
+    /// It stood out from the room's background (a television is not the user).
+    pub foreground: bool,
+    /// The offline parser reads it as a command.
+    pub reads_as_command: bool,
+    /// It began while Arthur was speaking and cut him: the user is talking to him.
+    pub after_barge_in: bool,
+}
+
+impl UtteranceContext {
+    /// Anything said in a window is for Arthur (the rule before background speech was
+    /// told apart).
+    pub fn permissive() -> Self {
+        Self { foreground: true, reads_as_command: true, after_barge_in: false }
+    }
+}
+
+/// At most this many words make a "short reply" to Arthur's question ("oui", "mardi
+/// prochain", "non, plutôt jeudi à dix heures").
+pub const SHORT_REPLY_WORDS: usize = 6;
+
 /// The hands-free state machine: idle → wake word → command → answer → follow-up window.
 #[derive(Debug, Clone)]
 pub struct Listener {
     config: ListenerConfig,
     window: Option<(Instant, WindowKind)>,
+    /// The last answer ended with a question.
+    asked: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,7 +243,7 @@ enum WindowKind {
 
 impl Listener {
     pub fn new(config: ListenerConfig) -> Self {
-        Self { config, window: None }
+        Self { config, window: None, asked: false }
     }
 
     pub fn config(&self) -> &ListenerConfig {
@@ -235,10 +260,40 @@ impl Listener {
         }
     }
 
-    /// Decides about one utterance transcribed at `now` (the end of the utterance). A
-    /// command closes the window (the turn runs; call [`Listener::answered`] after it).
+    /// Whether an utterance ending at `now` needs the wake word to be taken (no window).
+    pub fn needs_wake_word(&self, now: Instant) -> bool {
+        self.state(now) == ListenerState::Idle
+    }
+
+    /// Decides about one utterance transcribed at `now` (the end of the utterance), any
+    /// utterance inside a window being for Arthur. A command closes the window (the turn
+    /// runs; call [`Listener::answered`] after it).
     pub fn on_utterance(&mut self, transcript: &str, now: Instant) -> Heard {
-        let in_window = self.state(now) != ListenerState::Idle;
+        self.on_utterance_in(transcript, now, UtteranceContext::permissive())
+    }
+
+    /// What [`Listener::on_utterance_in`] would decide, without changing anything.
+    pub fn would_take(&self, transcript: &str, now: Instant, context: UtteranceContext) -> bool {
+        matches!(self.clone().on_utterance_in(transcript, now, context), Heard::Command(_))
+    }
+
+    /// Decides about one utterance in a room: inside a window, an utterance without the
+    /// wake word is taken only when it stood out from the background and, after an
+    /// answer, reads as a command, or is a short reply to Arthur's question, or cut
+    /// Arthur's answer; after the wake word said alone, when it stood out.
+    pub fn on_utterance_in(&mut self, transcript: &str, now: Instant, context: UtteranceContext) -> Heard {
+        let state = self.state(now);
+        let in_window = match state {
+            ListenerState::Idle => false,
+            ListenerState::AwaitingCommand { .. } => context.foreground,
+            ListenerState::FollowUp { .. } => {
+                let words = normalize(transcript).split(' ').filter(|w| !w.is_empty()).count();
+                context.foreground
+                    && (context.reads_as_command
+                        || context.after_barge_in
+                        || (self.asked && words <= SHORT_REPLY_WORDS))
+            }
+        };
         let heard = match strip_wake_word(transcript, &self.config.wake_word) {
             Some(rest) if rest.is_empty() => {
                 self.window = Some((now + self.config.command_wait, WindowKind::Command));
@@ -254,7 +309,7 @@ impl Listener {
                 Heard::Command(text.to_owned())
             }
             None => {
-                tracing::debug!("utterance without the wake word ignored");
+                tracing::debug!(?state, ?context, "utterance without the wake word ignored");
                 return Heard::Ignored;
             }
         };
@@ -264,7 +319,13 @@ impl Listener {
 
     /// Arthur finished answering at `now`: opens the follow-up window.
     pub fn answered(&mut self, now: Instant) {
+        self.answered_asking(now, false);
+    }
+
+    /// Arthur finished answering at `now`, with a question (`asked`) or not.
+    pub fn answered_asking(&mut self, now: Instant, asked: bool) {
         self.window = Some((now + self.config.follow_up, WindowKind::FollowUp));
+        self.asked = asked;
     }
 
     /// Closes any window (e.g. the user said goodbye).
@@ -379,5 +440,37 @@ mod tests {
         l.answered(t0 + s(20));
         l.close_window();
         assert_eq!(l.state(t0 + s(21)), ListenerState::Idle);
+    }
+
+    #[test]
+    fn in_a_room_the_window_is_for_the_user_only() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let tv = UtteranceContext { foreground: false, reads_as_command: true, after_barge_in: false };
+        let user = UtteranceContext { foreground: true, reads_as_command: false, after_barge_in: false };
+        let command = UtteranceContext { reads_as_command: true, ..user };
+        let mut l = Listener::default();
+        l.answered(t0);
+        assert_eq!(l.on_utterance_in("note du pain", t0 + s(1), tv), Heard::Ignored, "background speech");
+        assert_eq!(l.on_utterance_in("and then the weather", t0 + s(2), user), Heard::Ignored, "not a command");
+        assert!(l.would_take("note du pain", t0 + s(3), command));
+        assert_eq!(l.on_utterance_in("note du pain", t0 + s(3), command), Heard::Command("note du pain".into()));
+        // A short reply to a question is taken; a long one needs to read as a command.
+        l.answered_asking(t0 + s(10), true);
+        assert_eq!(l.on_utterance_in("mardi prochain", t0 + s(11), user), Heard::Command("mardi prochain".into()));
+        l.answered_asking(t0 + s(20), true);
+        assert_eq!(
+            l.on_utterance_in("so I was telling him about the trip we had last summer", t0 + s(21), user),
+            Heard::Ignored
+        );
+        // What cut Arthur is for him; the wake word always works, even over the television.
+        assert_eq!(
+            l.on_utterance_in("call my mother", t0 + s(22), UtteranceContext { after_barge_in: true, ..user }),
+            Heard::Command("call my mother".into())
+        );
+        assert_eq!(l.on_utterance_in("Arthur, note du pain", t0 + s(60), tv), Heard::Command("note du pain".into()));
+        // After the wake word alone, the next utterance must be the user's.
+        assert_eq!(l.on_utterance_in("Arthur", t0 + s(70), user), Heard::WakeOnly);
+        assert_eq!(l.on_utterance_in("note du pain", t0 + s(71), tv), Heard::Ignored);
     }
 }

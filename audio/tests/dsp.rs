@@ -213,7 +213,7 @@ fn one_spoken_phrase_is_exactly_one_utterance_in_silence_noise_and_hum() {
         let signal = mix(bg, total, &[(lead, &speech)]);
         let run = run_vad(&signal, dir.path());
         assert_eq!(run.events.len(), 2, "{bg:?}: {:?}", kinds(&run.events));
-        assert_eq!(run.events[0], VadEvent::SpeechStarted, "{bg:?}");
+        assert_eq!(run.events[0], VadEvent::SpeechStarted { foreground: true }, "{bg:?}");
         assert_eq!(utterance_count(&run.events), 1, "{bg:?}");
         let span = &run.spans[0];
         let (onset, end) = ((lead + first_loud) as u64, (lead + last_loud) as u64);
@@ -305,8 +305,9 @@ fn kinds(events: &[VadEvent]) -> Vec<String> {
     events
         .iter()
         .map(|e| match e {
-            VadEvent::SpeechStarted => "started".to_owned(),
-            VadEvent::Utterance(u) => format!("utterance({} samples)", u.len()),
+            VadEvent::SpeechStarted { .. } => "started".to_owned(),
+            VadEvent::Utterance(u) => format!("utterance({} samples)", u.samples.len()),
+            VadEvent::Paused => "paused".to_owned(),
             VadEvent::Discarded => "discarded".to_owned(),
         })
         .collect()

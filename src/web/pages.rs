@@ -334,10 +334,38 @@ pub async fn journal(State(state): State<Arc<WebState>>) -> Response {
                             }
                         }
                     }
+                    @if let Some(stages) = &t.stages { p.stages { "Voix : " (voice_stages(stages)) } }
                     @if let Some(w) = &t.written { pre.answer { (w) } }
                 }
             }
         },
+    )
+}
+
+/// A voice turn's stage timings (`MemoryStore::set_turn_stages`) in one line: what the
+/// user waited from the end of their speech to the first sound of the answer, and where
+/// it went. A stage not measured is said so, never shown as 0.
+fn voice_stages(stages: &serde_json::Value) -> String {
+    let ms = |key: &str| match stages[key].as_f64() {
+        Some(v) if v.fract() != 0.0 && v < 10.0 => format!("{} ms", format!("{v:.1}").replace('.', ",")),
+        Some(v) => format!("{v:.0} ms"),
+        None => "non mesuré".to_owned(),
+    };
+    let transcription = if stages["transcribed_in_pause"].as_bool() == Some(true) {
+        format!("{} (pendant la pause)", ms("transcription_ms"))
+    } else {
+        ms("transcription_ms")
+    };
+    format!(
+        "fin de la parole → premier son : {} (silence {}, transcription {}, routage {}, modèle {}, outils {}, tour {}, synthèse du premier son {})",
+        ms("felt_ms"),
+        ms("silence_ms"),
+        transcription,
+        ms("routing_ms"),
+        ms("model_ms"),
+        ms("tools_ms"),
+        ms("turn_ms"),
+        ms("first_audio_ms"),
     )
 }
 

@@ -2,6 +2,8 @@
 //! clock, the real tool registry, and fresh reads through a second connection pool.
 #![allow(dead_code)]
 
+pub mod noise;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 

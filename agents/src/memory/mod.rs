@@ -349,6 +349,10 @@ pub trait MemoryStore: Send + Sync {
         spoken: &str,
         now: DateTime<Utc>,
     ) -> StoreResult<()>;
+    /// Records how long each stage of a voice turn took (end of speech, transcription,
+    /// routing, tools, first audio), next to the turn's trace. Unknown turn: no error,
+    /// nothing written.
+    async fn set_turn_stages(&self, turn_id: i64, stages: &serde_json::Value) -> StoreResult<()>;
     /// The most recent turns, newest first.
     async fn list_turns(&self, limit: u32) -> StoreResult<Vec<TurnRecord>>;
     /// Records the write awaiting confirmation in a conversation (replacing any other).
@@ -411,4 +415,6 @@ pub struct TurnRecord {
     pub status: String,
     pub started_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// The voice turn's stage timings ([`MemoryStore::set_turn_stages`]), if it was one.
+    pub stages: Option<serde_json::Value>,
 }

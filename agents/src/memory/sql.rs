@@ -788,6 +788,17 @@ macro_rules! sql_memory_store {
                 }))
             }
 
+            async fn set_turn_stages(&self, turn_id: i64, stages: &serde_json::Value) -> StoreResult<()> {
+                let mut tx = self.write_tx().await?;
+                sqlx::query("UPDATE turn_traces SET stages = $1 WHERE id = $2")
+                    .bind(stages.to_string())
+                    .bind(turn_id)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(())
+            }
+
             async fn list_turns(&self, limit: u32) -> StoreResult<Vec<TurnRecord>> {
                 let rows = sqlx::query("SELECT * FROM turn_traces ORDER BY id DESC LIMIT $1")
                     .bind(i64::from(limit))
@@ -810,6 +821,11 @@ macro_rules! sql_memory_store {
                 status: row.try_get("status")?,
                 started_at: ts(row, "started_at", "turn_traces")?,
                 finished_at: opt_ts(row, "finished_at", "turn_traces")?,
+                stages: row
+                    .try_get::<Option<String>, _>("stages")?
+                    .map(|s| serde_json::from_str(&s))
+                    .transpose()
+                    .map_err(|e| StoreError::Corrupt { table: "turn_traces", detail: e.to_string() })?,
             })
         }
     };

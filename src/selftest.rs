@@ -1,0 +1,505 @@
+//! `arthur doctor --voix` — « Est-ce que tu me comprends ? ». French recognition accuracy
+//! can only be measured on the user's own voice: they read ten short commands shown on
+//! screen, and Arthur tells them, from what really happened, how many words whisper got
+//! wrong (word error rate), how many commands the offline parser would have understood
+//! (its tool and arguments against those of the sentence shown), how long each stage
+//! took, and whether a bigger whisper model would be worth it on this machine
+//! (`models/fetch --whisper …`). On a recording (`--input`), the ten sentences read one
+//! after the other; that is how it is tested (English model and sentences in CI: no
+//! French voice is reachable there).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context;
+use arthur_agents::offline::{self, OfflineAction};
+use arthur_audio::vad::{Vad, VadEvent};
+use arthur_audio::wav::{WavSource, FRAME_SAMPLES};
+use arthur_audio::{wake, SAMPLE_RATE_HZ};
+
+/// The sentences read in French, each a command the offline parser knows.
+pub const FRENCH: [&str; 10] = [
+    "Rappelle-moi d'appeler la banque demain à neuf heures.",
+    "Note : acheter du pain et du lait.",
+    "Je commence à travailler sur Atlas.",
+    "Combien j'ai travaillé cette semaine ?",
+    "Quels sont mes rappels ?",
+    "Le rappel numéro trois est fait.",
+    "Je fais une pause.",
+    "Je reprends le travail.",
+    "Quelles sont mes préférences ?",
+    "Fais-moi le bilan de la semaine.",
+];
+
+/// The sentences read in English (the language of the tests; the offline parser is
+/// French, so only the word error rate is measured).
+pub const ENGLISH: [&str; 10] = [
+    "Remind me to call the bank tomorrow at nine.",
+    "Add a note: buy bread and milk.",
+    "Start a work session on the garden project.",
+    "How long did I work this week?",
+    "What are my reminders for today?",
+    "Reminder number three is done.",
+    "I am taking a break.",
+    "I am back at work.",
+    "What are my preferences?",
+    "Give me the summary of the week.",
+];
+
+/// What became of one sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trial {
+    pub expected: String,
+    /// `None`: nothing was heard in time.
+    pub heard: Option<String>,
+    pub word_errors: usize,
+    pub words: usize,
+    /// The parser's reading of what was heard matches its reading of the sentence;
+    /// `None` when the parser does not know the language.
+    pub understood: Option<bool>,
+    /// Seconds of speech.
+    pub speech_secs: f64,
+    /// Silence waited after the speech before the utterance closed, ms.
+    pub close_ms: u64,
+    pub transcription_ms: u64,
+    /// The parser's time, when it ran (French only).
+    pub parse_us: Option<u64>,
+}
+
+/// The whole self-test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub language: String,
+    pub model: String,
+    pub trials: Vec<Trial>,
+}
+
+impl Report {
+    pub fn word_error_rate(&self) -> f64 {
+        let words: usize = self.trials.iter().map(|t| t.words).sum();
+        self.trials.iter().map(|t| t.word_errors).sum::<usize>() as f64 / words.max(1) as f64
+    }
+
+    /// (understood, out of) — `None` when the parser does not know the language.
+    pub fn understood(&self) -> Option<(usize, usize)> {
+        let judged: Vec<bool> = self.trials.iter().filter_map(|t| t.understood).collect();
+        (judged.len() == self.trials.len()).then(|| (judged.iter().filter(|u| **u).count(), judged.len()))
+    }
+
+    /// Transcription time over speech duration, heard sentences only.
+    pub fn real_time_factor(&self) -> Option<f64> {
+        let heard: Vec<&Trial> = self.trials.iter().filter(|t| t.heard.is_some()).collect();
+        let speech: f64 = heard.iter().map(|t| t.speech_secs).sum();
+        (speech > 0.0).then(|| heard.iter().map(|t| t.transcription_ms as f64 / 1000.0).sum::<f64>() / speech)
+    }
+}
+
+/// The sentences of a language.
+pub fn sentences(language: &str) -> Option<&'static [&'static str; 10]> {
+    match language {
+        "fr" => Some(&FRENCH),
+        "en" => Some(&ENGLISH),
+        _ => None,
+    }
+}
+
+/// Words for comparison: normalised (case, accents, punctuation) and numbers in digits
+/// ("neuf heures" and "9 h" are the same words to the user).
+pub fn comparable_words(text: &str) -> Vec<String> {
+    const EN: [&str; 21] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+    ];
+    // "9h30" is "9 h 30".
+    let mut spaced = String::new();
+    let mut prev: Option<char> = None;
+    for c in wake::normalize(text).chars() {
+        if prev.is_some_and(|p| p.is_ascii_digit() != c.is_ascii_digit() && p != ' ' && c != ' ') {
+            spaced.push(' ');
+        }
+        spaced.push(c);
+        prev = Some(c);
+    }
+    spaced
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .map(|w| match w {
+            "heure" | "heures" | "h" => "h".to_owned(),
+            _ => match EN.iter().position(|n| *n == w) {
+                Some(n) => n.to_string(),
+                None => arthur_agents::offline::when::number(w).map(|n| n.to_string()).unwrap_or_else(|| w.to_owned()),
+            },
+        })
+        .collect()
+}
+
+/// Word-level edit distance between what was expected and what was heard.
+pub fn word_errors(expected: &[String], heard: &[String]) -> usize {
+    let mut prev: Vec<usize> = (0..=heard.len()).collect();
+    for (i, e) in expected.iter().enumerate() {
+        let mut cur = vec![i + 1; heard.len() + 1];
+        for (j, h) in heard.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(e != h)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[heard.len()]
+}
+
+/// Whether the parser reads `heard` as it reads `expected` (same tool, same arguments);
+/// `None` for a language it does not know.
+pub fn understood(language: &str, expected: &str, heard: &str, now: chrono::DateTime<chrono::Utc>) -> Option<bool> {
+    if language != "fr" {
+        return None;
+    }
+    let tz = chrono_tz::Europe::Paris;
+    let want = offline::parse(expected, now, tz);
+    let got = offline::parse(heard, now, tz);
+    Some(want != OfflineAction::Unsupported && got == want)
+}
+
+/// What the machine offers a bigger model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Machine {
+    pub cores: usize,
+    pub memory_gib: f64,
+}
+
+impl Machine {
+    pub fn this_one() -> Self {
+        let cores = std::thread::available_parallelism().map(usize::from).unwrap_or(1);
+        let memory_gib = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| {
+                m.lines().find_map(|l| {
+                    l.strip_prefix("MemAvailable:").map(|v| v.trim().trim_end_matches("kB").trim().to_owned())
+                })
+            })
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map(|kb| kb / 1024.0 / 1024.0)
+            .unwrap_or(0.0);
+        Self { cores, memory_gib }
+    }
+}
+
+/// The models Arthur can use, smallest first: file stem, `models/fetch` name, memory it
+/// needs (GiB), time relative to base (whisper.cpp on CPU, rough).
+const LADDER: [(&str, &str, f64, f64); 4] = [
+    ("ggml-base", "", 0.5, 1.0),
+    ("ggml-small", "small", 1.0, 3.0),
+    ("ggml-large-v3-turbo-q5_0", "large-v3-turbo-q5_0", 2.0, 6.0),
+    ("ggml-medium", "medium", 2.6, 8.0),
+];
+
+/// The advice, from the figures: nothing to do, a bigger model (when the result is poor
+/// and the machine can afford it), or why not.
+pub fn advice(report: &Report, machine: Machine) -> String {
+    let wer = report.word_error_rate();
+    let understood = report.understood();
+    let poor = wer > 0.15 || understood.is_some_and(|(u, n)| u * 10 < n * 8);
+    let heard = report.trials.iter().filter(|t| t.heard.is_some()).count();
+    if heard * 2 < report.trials.len() {
+        return "Je n'ai presque rien entendu : vérifiez le micro (`arthur listen --devices`) et parlez plus près."
+            .to_owned();
+    }
+    if !poor {
+        return "Je vous comprends bien : rien à changer.".to_owned();
+    }
+    let rank = LADDER.iter().position(|(stem, ..)| report.model.starts_with(stem)).unwrap_or(0);
+    let current_factor = LADDER[rank].3;
+    let Some(rtf) = report.real_time_factor() else {
+        return "Résultat faible, mais le temps de transcription n'a pas pu être mesuré.".to_owned();
+    };
+    for (stem, fetch, memory, factor) in &LADDER[rank + 1..] {
+        // A 3 s command must still be transcribed in about a second and a half.
+        let next_rtf = rtf * factor / current_factor;
+        if next_rtf <= 0.5 && machine.memory_gib >= memory + 0.5 {
+            return format!(
+                "Résultat faible avec {}. Cette machine peut se permettre {stem} : `models/fetch --whisper {fetch}`, \
+                 puis relancez Arthur (transcription d'une commande de 3 s : environ {:.1} s au lieu de {:.1} s).",
+                report.model,
+                3.0 * next_rtf,
+                3.0 * rtf
+            );
+        }
+    }
+    format!(
+        "Résultat faible, et cette machine ({} cœurs, {:.1} Gio libres) serait trop lente pour un modèle plus gros \
+         que {} (il transcrit déjà {:.2} s par seconde de parole) : parlez plus près du micro, baissez le bruit \
+         de fond (télévision, musique).",
+        machine.cores, machine.memory_gib, report.model, rtf
+    )
+}
+
+/// The report as shown to the user.
+pub fn render(report: &Report, machine: Machine) -> String {
+    let mut out = String::new();
+    let wer = report.word_error_rate();
+    let words: usize = report.trials.iter().map(|t| t.words).sum();
+    let errors: usize = report.trials.iter().map(|t| t.word_errors).sum();
+    out.push_str(&format!(
+        "\nRésultat ({}, modèle {}) :\n  taux d'erreur de mots : {:.0} % ({errors} erreurs sur {words} mots)\n",
+        report.language,
+        report.model,
+        wer * 100.0
+    ));
+    match report.understood() {
+        Some((u, n)) => out.push_str(&format!("  commandes comprises : {u} sur {n}\n")),
+        None => out.push_str(
+            "  commandes comprises : non mesuré dans cette langue (l'analyseur hors ligne ne connaît que le français)\n",
+        ),
+    }
+    let heard: Vec<&Trial> = report.trials.iter().filter(|t| t.heard.is_some()).collect();
+    if !heard.is_empty() {
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let parse: Vec<f64> = heard.iter().filter_map(|t| t.parse_us).map(|us| us as f64 / 1000.0).collect();
+        out.push_str(&format!(
+            "  temps (médiane) : fin de parole → phrase close {:.0} ms, transcription {:.0} ms, analyse {}\n",
+            median(heard.iter().map(|t| t.close_ms as f64).collect()),
+            median(heard.iter().map(|t| t.transcription_ms as f64).collect()),
+            if parse.is_empty() {
+                "non mesurée (pas d'analyseur pour cette langue)".to_owned()
+            } else {
+                format!("{:.1} ms", median(parse))
+            },
+        ));
+    }
+    if let Some(rtf) = report.real_time_factor() {
+        out.push_str(&format!("  vitesse : {rtf:.2} s de calcul par seconde de parole\n"));
+    }
+    out.push_str(&format!("Conseil : {}\n", advice(report, machine)));
+    out
+}
+
+/// `arthur doctor --voix` as typed.
+#[derive(Debug, Clone, Default)]
+pub struct SelfTestArgs {
+    /// The ten sentences read one after the other, recorded (instead of the microphone).
+    pub input: Option<PathBuf>,
+    pub device: Option<String>,
+}
+
+/// Runs the self-test; prints as it goes; returns the report.
+pub async fn run(app: &crate::app::App, args: &SelfTestArgs) -> anyhow::Result<Report> {
+    let settings = &app.settings;
+    let language = settings.voice.stt_lang.clone();
+    let list = sentences(&language)
+        .with_context(|| format!("pas de phrases de test pour la langue {language:?} (ARTHUR_STT_LANG : fr ou en)"))?;
+    let model_path = crate::voice::whisper_model(settings)?;
+    let model = model_path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "Est-ce que je vous comprends ? (modèle {model}, langue {language})")?;
+    drop(out);
+    let transcriber = crate::voice::transcriber(app).await?;
+    let (_capture, mut frames) = match &args.input {
+        Some(path) => {
+            let source = WavSource::open(path, FRAME_SAMPLES).with_context(|| format!("reading {}", path.display()))?;
+            (None, crate::listen::replay(source, None))
+        }
+        None => {
+            let config = arthur_audio::capture::CaptureConfig {
+                device: args.device.clone().or_else(|| settings.voice.input_device.clone()),
+            };
+            let (capture, frames) = crate::listen::capture_frames(&config).context("aucun micro utilisable")?;
+            println!("Micro : {}. Lisez chaque phrase à voix haute quand elle s'affiche.", capture.info().device);
+            (Some(capture), frames)
+        }
+    };
+    let tuning = crate::listen::Tuning::default();
+    let mut vad = Vad::with_detector(
+        arthur_audio::vad::VadConfig { pause_ms: None, ..tuning.vad.clone() },
+        tuning.detector.build()?,
+    );
+    let now = app.ctx.now();
+    let mut trials = Vec::new();
+    let mut samples: u64 = 0;
+    // Each sentence waits this long (audio time) for an utterance.
+    let patience = SAMPLE_RATE_HZ as u64 * 20;
+    for (i, expected) in list.iter().enumerate() {
+        println!("\n{:>2}/10  « {expected} »", i + 1);
+        let deadline = samples + patience;
+        let mut heard_utterance = None;
+        while samples < deadline {
+            let Some(frame) = frames.recv().await else { break };
+            samples += frame.len() as u64;
+            if let Some(VadEvent::Utterance(u)) = vad.push(&frame) {
+                heard_utterance = Some((u, samples));
+                break;
+            }
+        }
+        if heard_utterance.is_none() {
+            if let Some(VadEvent::Utterance(u)) = vad.flush() {
+                heard_utterance = Some((u, samples));
+            }
+        }
+        let expected_words = comparable_words(expected);
+        let trial = match heard_utterance {
+            None => {
+                println!("       (rien entendu)");
+                Trial {
+                    expected: expected.to_string(),
+                    heard: None,
+                    word_errors: expected_words.len(),
+                    words: expected_words.len(),
+                    understood: (language == "fr").then_some(false),
+                    speech_secs: 0.0,
+                    close_ms: 0,
+                    transcription_ms: 0,
+                    parse_us: None,
+                }
+            }
+            Some((u, closed_at)) => {
+                let speech_end = u.start + u.speech.end as u64;
+                let close_ms = closed_at.saturating_sub(speech_end) * 1000 / u64::from(SAMPLE_RATE_HZ);
+                let started = Instant::now();
+                let pcm = u.samples.clone();
+                let t = transcriber.clone();
+                let text = tokio::task::spawn_blocking(move || t.transcribe(&pcm)).await??;
+                let transcription_ms = started.elapsed().as_millis() as u64;
+                let started = Instant::now();
+                let understood = understood(&language, expected, &text, now);
+                let parse_us = understood.map(|_| started.elapsed().as_micros() as u64);
+                let errors = word_errors(&expected_words, &comparable_words(&text));
+                println!(
+                    "       entendu : « {text} » — {errors} erreur(s) sur {} mots{}",
+                    expected_words.len(),
+                    match understood {
+                        Some(true) => " — compris",
+                        Some(false) => " — pas compris",
+                        None => "",
+                    }
+                );
+                Trial {
+                    expected: expected.to_string(),
+                    heard: Some(text),
+                    word_errors: errors,
+                    words: expected_words.len(),
+                    understood,
+                    speech_secs: u.speech_secs(),
+                    close_ms,
+                    transcription_ms,
+                    parse_us,
+                }
+            }
+        };
+        trials.push(trial);
+    }
+    let report = Report { language, model, trials };
+    print!("{}", render(&report, Machine::this_one()));
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> chrono::DateTime<chrono::Utc> {
+        use chrono::TimeZone;
+        chrono::Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap()
+    }
+
+    #[test]
+    fn every_french_sentence_is_a_command_the_parser_knows() {
+        for s in FRENCH {
+            assert_ne!(offline::parse(s, now(), chrono_tz::Europe::Paris), OfflineAction::Unsupported, "{s}");
+            assert_eq!(understood("fr", s, s, now()), Some(true), "{s}");
+        }
+    }
+
+    #[test]
+    fn understood_compares_tool_and_arguments() {
+        let s = FRENCH[0];
+        assert_eq!(understood("fr", s, "Rappelle-moi d'appeler la banque demain à 9h.", now()), Some(true));
+        assert_eq!(understood("fr", s, "Rappelle-moi d'appeler la banque demain à 10h.", now()), Some(false));
+        assert_eq!(understood("fr", s, "Appelle la banque.", now()), Some(false));
+        assert_eq!(understood("en", ENGLISH[0], ENGLISH[0], now()), None);
+    }
+
+    #[test]
+    fn word_errors_count_substitutions_insertions_deletions_not_number_spelling() {
+        let w = comparable_words;
+        assert_eq!(
+            word_errors(
+                &w("Rappelle-moi d'appeler la banque demain à neuf heures."),
+                &w("rappelle moi d appeler la banque demain a 9h")
+            ),
+            0,
+            "9h is nine hours"
+        );
+        assert_eq!(word_errors(&w("à neuf heures"), &w("à 9 h")), 0);
+        assert_eq!(word_errors(&w("remind me at nine"), &w("remind me at 9")), 0);
+        assert_eq!(word_errors(&w("a b c d"), &w("a x c")), 2);
+        assert_eq!(word_errors(&w("a b"), &w("")), 2);
+    }
+
+    fn trial(errors: usize, understood: Option<bool>, transcription_ms: u64) -> Trial {
+        Trial {
+            expected: "x".into(),
+            heard: Some("x".into()),
+            word_errors: errors,
+            words: 8,
+            understood,
+            speech_secs: 2.0,
+            close_ms: 600,
+            transcription_ms,
+            parse_us: understood.map(|_| 50),
+        }
+    }
+
+    #[test]
+    fn advice_follows_the_figures_and_the_machine() {
+        let big = Machine { cores: 8, memory_gib: 16.0 };
+        let small = Machine { cores: 2, memory_gib: 0.8 };
+        let good =
+            Report { language: "fr".into(), model: "ggml-base".into(), trials: vec![trial(0, Some(true), 300); 10] };
+        assert!(advice(&good, big).contains("rien à changer"));
+        let poor =
+            Report { language: "fr".into(), model: "ggml-base".into(), trials: vec![trial(3, Some(false), 200); 10] };
+        let a = advice(&poor, big);
+        assert!(a.contains("models/fetch --whisper small"), "{a}");
+        assert!(advice(&poor, small).contains("trop lente"), "not enough memory");
+        let slow =
+            Report { language: "fr".into(), model: "ggml-base".into(), trials: vec![trial(3, Some(false), 900); 10] };
+        assert!(advice(&slow, big).contains("trop lente"), "{}", advice(&slow, big));
+        // Understood 7 of 10 with few word errors is still poor.
+        let mut trials = vec![trial(0, Some(true), 200); 7];
+        trials.extend(vec![trial(0, Some(false), 200); 3]);
+        let half = Report { language: "fr".into(), model: "ggml-small".into(), trials };
+        assert!(advice(&half, big).contains("large-v3-turbo"), "{}", advice(&half, big));
+        let deaf = Report {
+            language: "en".into(),
+            model: "ggml-base".into(),
+            trials: vec![Trial { heard: None, ..trial(8, None, 0) }; 10],
+        };
+        assert!(advice(&deaf, big).contains("micro"));
+        let rendered = render(&good, big);
+        assert!(rendered.contains("taux d'erreur de mots : 0 %"), "{rendered}");
+        assert!(rendered.contains("commandes comprises : 10 sur 10"), "{rendered}");
+        let english =
+            Report { language: "en".into(), model: "ggml-base".into(), trials: vec![trial(1, None, 300); 10] };
+        assert!(render(&english, big).contains("non mesuré"), "unknown is said as unknown");
+    }
+}
