@@ -60,7 +60,7 @@ impl Variant {
     fn name(&self) -> &'static str {
         match self {
             Variant::Today => "today (energy VAD)",
-            Variant::Room(DetectorChoice::Silero(_)) => "room, Silero VAD",
+            Variant::Room(DetectorChoice::Silero { .. }) => "room, Silero VAD",
             Variant::Room(DetectorChoice::Earshot) => "room, earshot",
             Variant::Room(DetectorChoice::Energy) => "room, energy",
         }
@@ -85,9 +85,11 @@ impl Variant {
 }
 
 fn silero() -> DetectorChoice {
-    DetectorChoice::Silero(
-        arthur_audio::detect::SileroDetector::default_model_path().expect("models/fetch installs silero_vad.onnx"),
-    )
+    let dir = arthur::config::default_model_dir().expect("a data directory");
+    DetectorChoice::Silero {
+        model: arthur_audio::detect::SileroDetector::model_in(&dir).expect("models/fetch installs silero_vad.onnx"),
+        onnxruntime: arthur::config::default_onnxruntime().expect("models/fetch installs ONNX Runtime"),
+    }
 }
 
 /// The loop's variants: before, and after.
@@ -536,7 +538,7 @@ async fn part_rss(models: &Models, rss_start: u64, rss_loaded: u64) {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let dir = arthur_audio::stt::model_dir().expect("data dir");
+    let dir = arthur::config::default_model_dir().expect("data dir");
     let rss_start = vm_kib("VmRSS:");
     let whisper = Arc::new(
         Transcriber::load(
@@ -551,7 +553,7 @@ async fn main() {
         .expect("run models/fetch --offline"),
     );
     let voice: Arc<dyn Synthesizer> = Arc::new(
-        PiperVoice::load(&dir.join("en_US-joe-medium.onnx"), &PiperOptions::default()).expect("the joe voice"),
+        PiperVoice::load(&dir.join("en_US-joe-medium.onnx"), &PiperOptions { onnxruntime: arthur::config::default_onnxruntime(), ..PiperOptions::default() }).expect("the joe voice"),
     );
     voice.synthesize("Hello there.").unwrap();
     let rss_loaded = vm_kib("VmRSS:");

@@ -216,6 +216,7 @@ pub fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
+    export_speech_environment();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -228,6 +229,17 @@ pub fn main() -> ExitCode {
         Err(e) => {
             eprintln!("Erreur : {}\n  detail: {e:#}", french_summary(&e));
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Points espeak-ng (inside piper-rs) at the system's data, here while this is the only
+/// thread: the environment may only be changed before the runtime starts its workers.
+fn export_speech_environment() {
+    use arthur_audio::piper::{espeak_data_dir, ESPEAK_DATA_VAR};
+    if std::env::var_os(ESPEAK_DATA_VAR).is_none() {
+        if let Some(dir) = espeak_data_dir() {
+            std::env::set_var(ESPEAK_DATA_VAR, dir);
         }
     }
 }
@@ -352,7 +364,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Doctor { voix: true, input, device } => {
             let app = open().await?;
-            arthur_audio::piper::prepare_espeak_data();
             crate::selftest::run(&app, &crate::selftest::SelfTestArgs { input, device }).await?;
             Ok(ExitCode::SUCCESS)
         }

@@ -66,6 +66,64 @@ pub struct Voice {
     /// Speech during playback stops it (`ARTHUR_BARGE_IN`, default on). Off, the
     /// microphone is ignored while Arthur speaks (loudspeakers without echo cancellation).
     pub barge_in: bool,
+    /// Where `models/fetch` installs the speech models (`ARTHUR_MODEL_DIR`, else
+    /// `$XDG_DATA_HOME/arthur/models`, else `~/.local/share/arthur/models`); `None` when
+    /// there is no home. The audio crate never looks for it itself.
+    pub model_dir: Option<PathBuf>,
+    /// ONNX Runtime (`ORT_DYLIB_PATH`, else `libonnxruntime.so` in the model directory).
+    pub onnxruntime: Option<PathBuf>,
+    /// The speech detector (`ARTHUR_VAD`).
+    pub vad: VadSetting,
+}
+
+/// Which speech detector the voice loop uses (`ARTHUR_VAD`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum VadSetting {
+    /// Silero VAD when installed (with ONNX Runtime), else earshot.
+    #[default]
+    Auto,
+    Silero,
+    Earshot,
+    Energy,
+}
+
+impl VadSetting {
+    fn parse(raw: String) -> Result<Self, ConfigError> {
+        match raw.trim().to_lowercase().as_str() {
+            "" | "auto" => Ok(Self::Auto),
+            "silero" => Ok(Self::Silero),
+            "earshot" => Ok(Self::Earshot),
+            "energy" => Ok(Self::Energy),
+            _ => Err(ConfigError::Invalid { name: "ARTHUR_VAD", value: raw, expected: "silero, earshot or energy" }),
+        }
+    }
+}
+
+/// Arthur's model directory for this environment (see [`Voice::model_dir`]).
+pub fn model_dir_in(env: &dyn Env) -> Option<PathBuf> {
+    if let Some(dir) = env.var("ARTHUR_MODEL_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    let data = env
+        .var("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| env.var("HOME").map(|home| PathBuf::from(home).join(".local/share")))?;
+    Some(data.join("arthur").join("models"))
+}
+
+/// ONNX Runtime for this process's environment (see [`Voice::onnxruntime`]).
+pub fn default_onnxruntime() -> Option<PathBuf> {
+    ProcessEnv
+        .var("ORT_DYLIB_PATH")
+        .map(PathBuf::from)
+        .or_else(|| default_model_dir().as_deref().and_then(arthur_audio::piper::onnxruntime_in))
+}
+
+/// The model directory of this process's environment (tests and benches use it to find the
+/// models `models/fetch` installed).
+pub fn default_model_dir() -> Option<PathBuf> {
+    model_dir_in(&ProcessEnv)
 }
 
 #[derive(Debug, Clone)]
@@ -159,6 +217,9 @@ struct FileVoice {
     piper_voice: Option<PathBuf>,
     input_device: Option<String>,
     barge_in: Option<bool>,
+    model_dir: Option<PathBuf>,
+    onnxruntime: Option<PathBuf>,
+    vad: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -293,6 +354,12 @@ impl Settings {
                 .unwrap_or_else(|| DEFAULT_CLASSIFIER_MODEL.into()),
         };
         let fv = file.voice;
+        let model_dir = fv.model_dir.clone().filter(|_| env.var("ARTHUR_MODEL_DIR").is_none()).or_else(|| model_dir_in(env));
+        let onnxruntime = env
+            .var("ORT_DYLIB_PATH")
+            .map(PathBuf::from)
+            .or(fv.onnxruntime.clone())
+            .or_else(|| model_dir.as_deref().and_then(arthur_audio::piper::onnxruntime_in));
         let voice = Voice {
             stt_lang: env.var("ARTHUR_STT_LANG").or(fv.stt_lang).unwrap_or_else(|| "fr".into()),
             whisper_model: env.var("ARTHUR_WHISPER_MODEL").map(PathBuf::from).or(fv.whisper_model),
@@ -301,6 +368,12 @@ impl Settings {
             barge_in: match env.var("ARTHUR_BARGE_IN") {
                 Some(raw) => parse_bool("ARTHUR_BARGE_IN", raw)?,
                 None => fv.barge_in.unwrap_or(true),
+            },
+            model_dir,
+            onnxruntime,
+            vad: match env.var("ARTHUR_VAD").or(fv.vad) {
+                Some(raw) => VadSetting::parse(raw)?,
+                None => VadSetting::Auto,
             },
         };
         let fa = file.atlas;

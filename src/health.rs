@@ -69,8 +69,10 @@ pub fn model_files(settings: &Settings) -> ModelFiles {
             .piper_voice
             .clone()
             .filter(|p| p.is_file())
-            .or_else(|| arthur_audio::piper::default_voice_path(lang)),
-        onnxruntime: arthur_audio::piper::onnxruntime_path(None).filter(|p| p.is_file()),
+            .or_else(|| {
+                settings.voice.model_dir.as_deref().and_then(|dir| arthur_audio::piper::default_voice_path(dir, lang))
+            }),
+        onnxruntime: settings.voice.onnxruntime.clone().filter(|p| p.is_file()),
     }
 }
 

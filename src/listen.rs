@@ -133,24 +133,29 @@ pub enum DetectorChoice {
     Energy,
     /// earshot's network (pure Rust, weights in the binary).
     Earshot,
-    /// Silero VAD on ONNX Runtime, this model file.
-    Silero(PathBuf),
+    /// Silero VAD on ONNX Runtime: this model file, on this runtime.
+    Silero { model: PathBuf, onnxruntime: PathBuf },
 }
 
 impl DetectorChoice {
-    /// `ARTHUR_VAD` (`silero`, `earshot`, `energy`) when set; else Silero when
-    /// `models/fetch` installed it (and ONNX Runtime is there), else earshot.
-    pub fn best_available() -> Self {
-        match std::env::var("ARTHUR_VAD").as_deref() {
-            Ok("earshot") => return DetectorChoice::Earshot,
-            Ok("energy") => return DetectorChoice::Energy,
-            _ => {}
+    /// The configured detector (`ARTHUR_VAD`): earshot or energy when asked; else Silero
+    /// when `models/fetch` installed it and ONNX Runtime is there, else earshot.
+    pub fn for_voice(voice: &crate::config::Voice) -> Self {
+        use crate::config::VadSetting;
+        match voice.vad {
+            VadSetting::Earshot => return DetectorChoice::Earshot,
+            VadSetting::Energy => return DetectorChoice::Energy,
+            VadSetting::Auto | VadSetting::Silero => {}
         }
-        match SileroDetector::default_model_path() {
-            Some(path) if arthur_audio::piper::onnxruntime_path(None).is_some_and(|p| p.is_file()) => {
-                DetectorChoice::Silero(path)
+        let model = voice.model_dir.as_deref().and_then(SileroDetector::model_in);
+        match (model, voice.onnxruntime.clone().filter(|p| p.is_file())) {
+            (Some(model), Some(onnxruntime)) => DetectorChoice::Silero { model, onnxruntime },
+            _ => {
+                if voice.vad == VadSetting::Silero {
+                    tracing::warn!("ARTHUR_VAD=silero but Silero VAD or ONNX Runtime is not installed: using earshot");
+                }
+                DetectorChoice::Earshot
             }
-            _ => DetectorChoice::Earshot,
         }
     }
 
@@ -159,7 +164,9 @@ impl DetectorChoice {
         Ok(match self {
             DetectorChoice::Energy => Box::new(EnergyDetector::new()),
             DetectorChoice::Earshot => Box::new(EarshotDetector::new()),
-            DetectorChoice::Silero(path) => Box::new(SileroDetector::load(path).context("loading Silero VAD")?),
+            DetectorChoice::Silero { model, onnxruntime } => {
+                Box::new(SileroDetector::load(model, Some(onnxruntime)).context("loading Silero VAD")?)
+            }
         })
     }
 }
@@ -217,9 +224,21 @@ impl Tuning {
     }
 }
 
+impl Tuning {
+    /// A real room with the configured detector.
+    pub fn for_voice(voice: &crate::config::Voice) -> Self {
+        Self::room(DetectorChoice::for_voice(voice))
+    }
+}
+
+/// A real room with the detector this process's configuration gives (file and environment;
+/// the built-in defaults if they do not load): what tests and benches use.
 impl Default for Tuning {
     fn default() -> Self {
-        Self::room(DetectorChoice::best_available())
+        match crate::config::Settings::load() {
+            Ok(settings) => Self::for_voice(&settings.voice),
+            Err(_) => Self::room(DetectorChoice::Earshot),
+        }
     }
 }
 

@@ -328,7 +328,7 @@ pub async fn run(app: &crate::app::App, args: &SelfTestArgs) -> anyhow::Result<R
             (Some(capture), frames)
         }
     };
-    let tuning = crate::listen::Tuning::default();
+    let tuning = crate::listen::Tuning::for_voice(&settings.voice);
     let mut vad = Vad::with_detector(
         arthur_audio::vad::VadConfig { pause_ms: None, ..tuning.vad.clone() },
         tuning.detector.build()?,

@@ -292,10 +292,13 @@ async fn start_voice(
     let engine = app.engine.clone();
     let listener = arthur_audio::wake::ListenerConfig::default();
     let barge_in = app.settings.voice.barge_in;
+    let tuning = crate::listen::Tuning::for_voice(&app.settings.voice);
     let journal = app.store.clone();
     Ok(tokio::spawn(async move {
         let _capture = capture;
-        let voice_loop = VoiceLoop::new(engine.as_ref(), transcriber, synth, listener, barge_in).with_journal(journal);
+        let voice_loop = VoiceLoop::new(engine.as_ref(), transcriber, synth, listener, barge_in)
+            .with_tuning(tuning)
+            .with_journal(journal);
         let exchanges = voice_loop
             .hands_free_announcing(&mut frames, mouth.speaker(), Some(&mut announcements), stop.wait(), |event| {
                 tracing::info!(?event, "voice")

@@ -26,8 +26,11 @@ pub fn whisper_model(settings: &Settings) -> anyhow::Result<PathBuf> {
         }
         return Ok(path.clone());
     }
-    arthur_audio::stt::default_model_path()
-        .filter(|p| p.is_file())
+    settings
+        .voice
+        .model_dir
+        .as_deref()
+        .and_then(arthur_audio::stt::default_model_path)
         .context("no whisper model found: run models/fetch (or set ARTHUR_WHISPER_MODEL)")
 }
 
@@ -64,13 +67,15 @@ pub fn transcribe(settings: &Settings, wav: &Path, threads: Option<u32>) -> anyh
 /// voice that does not load is an error; an installed one falls back with a warning.
 pub fn synthesizer(settings: &Settings) -> anyhow::Result<Arc<dyn Synthesizer>> {
     let lang = if settings.voice.stt_lang.starts_with("en") { "en" } else { "fr" };
-    let options = PiperOptions::default();
+    let options = PiperOptions { onnxruntime: settings.voice.onnxruntime.clone(), ..PiperOptions::default() };
     if let Some(path) = &settings.voice.piper_voice {
         let voice =
             PiperVoice::load(path, &options).with_context(|| format!("ARTHUR_PIPER_VOICE={}", path.display()))?;
         return Ok(Arc::new(voice));
     }
-    if let Some(path) = arthur_audio::piper::default_voice_path(lang) {
+    if let Some(path) =
+        settings.voice.model_dir.as_deref().and_then(|dir| arthur_audio::piper::default_voice_path(dir, lang))
+    {
         match PiperVoice::load(&path, &options) {
             Ok(voice) => return Ok(Arc::new(voice)),
             Err(e) => {
@@ -196,7 +201,6 @@ pub async fn transcriber(app: &crate::app::App) -> anyhow::Result<Arc<Transcribe
 
 pub async fn listen(app: &crate::app::App, args: ListenArgs) -> anyhow::Result<()> {
     let settings = &app.settings;
-    arthur_audio::piper::prepare_espeak_data();
     let transcriber = transcriber(app).await?;
     let synth = {
         let settings = settings.clone();
@@ -209,6 +213,7 @@ pub async fn listen(app: &crate::app::App, args: ListenArgs) -> anyhow::Result<(
         ..Default::default()
     };
     let voice_loop = VoiceLoop::new(app.engine.as_ref(), transcriber, synth, listener, settings.voice.barge_in)
+        .with_tuning(crate::listen::Tuning::for_voice(&settings.voice))
         .with_journal(app.store.clone());
     tracing::info!(detector = ?voice_loop.tuning.detector, "speech detector");
 

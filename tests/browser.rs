@@ -3,7 +3,7 @@
 //! verified answer and the refusal report appear, and `/rappels` shows the reminder that was
 //! written. Screenshots are saved under target/test-artifacts/.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -22,9 +22,7 @@ impl Drop for Driver {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
+use crate::harness::free_port;
 
 fn artifacts() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target").join("test-artifacts");

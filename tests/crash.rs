@@ -10,7 +10,7 @@ use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Row};
 
 fn arthur(data_dir: &std::path::Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
+    let mut c = crate::common::arthur_command();
     c.env_clear()
         .env("ARTHUR_DATA_DIR", data_dir)
         .env("HOME", data_dir)

@@ -4,7 +4,7 @@
 //! a short reply to Arthur's question inside the window taken without the wake word, one
 //! outside it ignored; the round trip through our Piper voice and whisper; barge-in.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -34,7 +34,7 @@ fn silence(secs: f32) -> Vec<f32> {
 }
 
 fn english_transcriber() -> Arc<Transcriber> {
-    let model = arthur_audio::stt::model_dir().unwrap().join("ggml-base.bin");
+    let model = arthur::config::default_model_dir().unwrap().join("ggml-base.bin");
     assert!(model.is_file(), "run models/fetch --offline");
     Arc::new(
         Transcriber::load(
@@ -51,9 +51,9 @@ fn english_transcriber() -> Arc<Transcriber> {
 }
 
 fn joe() -> Arc<dyn Synthesizer> {
-    let model = arthur_audio::stt::model_dir().unwrap().join("en_US-joe-medium.onnx");
+    let model = arthur::config::default_model_dir().unwrap().join("en_US-joe-medium.onnx");
     assert!(model.is_file(), "run models/fetch --offline (it installs the joe voice)");
-    Arc::new(PiperVoice::load(&model, &PiperOptions::default()).expect("the Piper voice loads"))
+    Arc::new(PiperVoice::load(&model, &PiperOptions { onnxruntime: arthur::config::default_onnxruntime(), ..PiperOptions::default() }).expect("the Piper voice loads"))
 }
 
 fn write_input(dir: &Path, samples: &[f32]) -> std::path::PathBuf {

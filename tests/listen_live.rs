@@ -3,7 +3,7 @@
 //! played into the sink with paplay, the scripted model answers, the reminder lands in the
 //! database, the answer is written to `--output`, and SIGTERM ends the loop cleanly.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -30,11 +30,11 @@ async fn hands_free_on_a_live_microphone() {
     let _hush = Killed(
         Command::new("paplay").args(["-d", "arthur_null"]).arg(&hush).env("PULSE_SERVER", &address).spawn().unwrap(),
     );
-    let model = arthur_audio::stt::model_dir().unwrap().join("ggml-base.bin");
+    let model = arthur::config::default_model_dir().unwrap().join("ggml-base.bin");
     assert!(model.is_file(), "run models/fetch --offline");
     let data = dir.path().join("data");
     let output = dir.path().join("arthur.wav");
-    let child = Command::new(env!("CARGO_BIN_EXE_arthur"))
+    let child = crate::common::arthur_command()
         .args(["listen", "--device", "pulseaudio:arthur_null.monitor", "--output"])
         .arg(&output)
         .env("HOME", dir.path())
@@ -105,9 +105,9 @@ async fn on_a_loudspeaker_arthur_does_not_hear_himself_but_hears_the_user() {
     let _hush = Killed(
         Command::new("paplay").args(["-d", "arthur_null"]).arg(&hush).env("PULSE_SERVER", &address).spawn().unwrap(),
     );
-    let models = arthur_audio::stt::model_dir().unwrap();
+    let models = arthur::config::default_model_dir().unwrap();
     let data = dir.path().join("data");
-    let child = Command::new(env!("CARGO_BIN_EXE_arthur"))
+    let child = crate::common::arthur_command()
         .args(["listen", "--device", "pulseaudio:arthur_null.monitor"])
         .env("HOME", dir.path())
         .env("XDG_DATA_HOME", models.parent().unwrap().parent().unwrap())

@@ -9,7 +9,7 @@
 //! decoded only as far as its first words; each turn's stage timings reach /journal.
 //! Each test also runs what it guards against (the voice as it was), to show it can fail.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
@@ -25,7 +25,7 @@ use common::noise::{self, EchoPath, Noise, NoiseMaker, RATE};
 use common::spawn_turn_app;
 
 fn transcriber() -> Arc<Transcriber> {
-    let model = arthur_audio::stt::model_dir().unwrap().join("ggml-base.bin");
+    let model = arthur::config::default_model_dir().unwrap().join("ggml-base.bin");
     assert!(model.is_file(), "run models/fetch --offline");
     Arc::new(
         Transcriber::load(
@@ -42,9 +42,9 @@ fn transcriber() -> Arc<Transcriber> {
 }
 
 fn joe() -> Arc<dyn Synthesizer> {
-    let model = arthur_audio::stt::model_dir().unwrap().join("en_US-joe-medium.onnx");
+    let model = arthur::config::default_model_dir().unwrap().join("en_US-joe-medium.onnx");
     assert!(model.is_file(), "run models/fetch --offline (it installs the joe voice)");
-    Arc::new(PiperVoice::load(&model, &PiperOptions::default()).unwrap())
+    Arc::new(PiperVoice::load(&model, &PiperOptions { onnxruntime: arthur::config::default_onnxruntime(), ..PiperOptions::default() }).unwrap())
 }
 
 /// The user: espeak-ng (another voice than Arthur's), 16 kHz.

@@ -17,7 +17,7 @@ impl Home {
     }
 
     fn command(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
+        let mut c = crate::common::arthur_command();
         c.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.dir.path())
@@ -37,7 +37,7 @@ impl Home {
     }
 
     fn ask(&self, provider: Option<&str>, args: &[&str]) -> Value {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
+        let mut c = crate::common::arthur_command();
         c.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.dir.path())

@@ -2,7 +2,7 @@
 //! terminal), keys are sent with `send-keys`, the screen read with `capture-pane`. The
 //! microphone is a WAV file played in real time; Arthur's voice goes to a WAV file.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -65,7 +65,7 @@ async fn push_to_talk_records_between_two_presses_and_a_press_interrupts_the_ans
     let llm = ScriptedLlm::start().await;
     common::script_bank_reminder(&llm);
 
-    let model = arthur_audio::stt::model_dir().unwrap().join("ggml-base.bin");
+    let model = arthur::config::default_model_dir().unwrap().join("ggml-base.bin");
     assert!(model.is_file(), "run models/fetch --offline");
     let data = dir.path().join("data");
     let output = dir.path().join("arthur.wav");

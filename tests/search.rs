@@ -3,7 +3,7 @@
 //! that speaks the OpenAI/Mistral embeddings wire format over HTTP, and the fallback when
 //! that server fails.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -4,7 +4,7 @@
 //! `PRAGMA integrity_check`. First start writes the commented example configuration. The
 //! reminder notifier announces a due reminder once, across restarts.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -30,11 +30,11 @@ async fn serve_hears_a_command_shows_it_on_the_web_and_stops_cleanly() {
 
     let llm = ScriptedLlm::start().await;
     script_bank_reminder(&llm);
-    let model = arthur_audio::stt::model_dir().unwrap().join("ggml-base.bin");
+    let model = arthur::config::default_model_dir().unwrap().join("ggml-base.bin");
     assert!(model.is_file(), "run models/fetch --offline");
     let data = dir.path().join("data");
     let output = dir.path().join("arthur.wav");
-    let child = Command::new(env!("CARGO_BIN_EXE_arthur"))
+    let child = crate::common::arthur_command()
         .args(["serve", "--input"])
         .arg(&input_path)
         .arg("--output")
@@ -107,7 +107,7 @@ async fn without_models_serve_keeps_the_web_and_says_why_the_voice_is_off() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("arthur.toml");
     std::fs::write(&config, "").unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_arthur"))
+    let child = crate::common::arthur_command()
         .arg("serve")
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -186,7 +186,7 @@ fn spawn_serve(
 ) -> (Killed, mpsc::Receiver<String>, Vec<String>, String) {
     let config = dir.join("arthur.toml");
     std::fs::write(&config, "").unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arthur"));
+    let mut cmd = crate::common::arthur_command();
     cmd.args(["serve", "--no-voice"])
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())

@@ -3,7 +3,7 @@
 //! model. Total time is never negative, never counts a pause, sessions never overlap, and
 //! each command's outcome is the one the model predicts.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! Every tool × every outcome branch, against a real SQLite file. Receipts are compared
 //! with what a fresh connection reads back; refusals are checked to have written nothing.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

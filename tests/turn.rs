@@ -5,7 +5,7 @@
 //! unknown and foreign tools, the five-call cap, briefings, router garbage, preference
 //! injection, souvenirs never injected, no draft ever streamed, traces stored.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};

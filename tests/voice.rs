@@ -6,14 +6,14 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn model(name: &str) -> PathBuf {
-    let dir = arthur_audio::stt::model_dir().expect("a data directory");
+    let dir = arthur::config::default_model_dir().expect("a data directory");
     let path = dir.join(name);
     assert!(path.is_file(), "{} is missing: run models/fetch --offline", path.display());
     path
 }
 
 fn arthur(home: &std::path::Path, envs: &[(&str, &std::ffi::OsStr)], args: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
+    let mut c = crate::common::arthur_command();
     c.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", home)
@@ -102,7 +102,7 @@ fn the_voice_self_test_runs_on_a_recording_end_to_end() {
     // The installed models (whisper, Silero VAD, ONNX Runtime) where the child looks.
     let data = home.path().join("data").join("arthur");
     std::fs::create_dir_all(&data).unwrap();
-    std::os::unix::fs::symlink(arthur_audio::stt::model_dir().unwrap(), data.join("models")).unwrap();
+    std::os::unix::fs::symlink(arthur::config::default_model_dir().unwrap(), data.join("models")).unwrap();
     let mut pcm = vec![0.0f32; 16_000];
     for (i, sentence) in arthur::selftest::ENGLISH.iter().enumerate() {
         let path = home.path().join(format!("s{i}.wav"));

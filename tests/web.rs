@@ -2,7 +2,7 @@
 //! escaping of user and model text, the access token off loopback, cross-site and demo
 //! protections, concurrent conversations, and the iCalendar feed checked by a parser.
 
-mod common;
+use crate::common;
 
 use arthur_agents::llm::scripted::Reply;
 use arthur_agents::memory::MemoryStore;
@@ -142,7 +142,7 @@ async fn off_loopback_needs_a_token_and_the_token_is_enforced() {
 #[tokio::test]
 async fn the_cli_refuses_to_listen_off_loopback_without_a_token() {
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arthur"))
+    let out = crate::common::arthur_command()
         .env_clear()
         .env("HOME", dir.path())
         .env("ARTHUR_DATA_DIR", dir.path())

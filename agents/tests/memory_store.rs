@@ -3,8 +3,7 @@
 //! binary's private PostgreSQL cluster), so that the two give the same results, orders and
 //! refusals, including when writers race.
 
-#[path = "../../tests/postgres/harness.rs"]
-mod harness;
+use crate::harness;
 
 use std::sync::Arc;
 
@@ -38,6 +37,7 @@ macro_rules! suite {
         mod postgres {
             use super::*;
             $(
+                #[cfg_attr(not(feature = "system-tests"), ignore = "system tier: PostgreSQL (--features system-tests)")]
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     let _slot = PG_SLOTS.acquire().await.unwrap();
@@ -842,6 +842,7 @@ async fn racing_creations_create_one_project(store: Store) {
 
 /// The keyword search of both backends on one corpus: the same souvenirs, in the same
 /// order, for every query (FTS5 and its PostgreSQL rendition).
+#[cfg_attr(not(feature = "system-tests"), ignore = "system tier: PostgreSQL (--features system-tests)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keyword_search_is_the_same_on_both_backends() {
     let _slot = PG_SLOTS.acquire().await.unwrap();
@@ -911,6 +912,7 @@ async fn keyword_search_is_the_same_on_both_backends() {
 /// The PostgreSQL keyword search reads only the souvenirs holding a term: a row that
 /// cannot be decoded, holding none of the terms, never breaks it (reading the whole table
 /// would); its statistics come from `souvenirs_stats`, which follows every write.
+#[cfg_attr(not(feature = "system-tests"), ignore = "system tier: PostgreSQL (--features system-tests)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_keyword_search_reads_only_the_matching_souvenirs() {
     let _slot = PG_SLOTS.acquire().await.unwrap();
@@ -936,6 +938,7 @@ async fn postgres_keyword_search_reads_only_the_matching_souvenirs() {
 }
 
 /// The advisory lock of the PostgreSQL writers is the one documented.
+#[cfg_attr(not(feature = "system-tests"), ignore = "system tier: PostgreSQL (--features system-tests)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_writers_hold_the_arth_advisory_lock() {
     use arthur_agents::memory::postgres::{WRITE_LOCK_CLASS, WRITE_LOCK_KEY};

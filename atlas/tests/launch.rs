@@ -423,6 +423,7 @@ fn held_reason(audits: &[arthur_atlas::store::AuditRow]) -> Option<String> {
         .and_then(|a| a.detail["reason"].as_str().map(str::to_string))
 }
 
+#[cfg_attr(not(feature = "system-tests"), ignore = "system tier: Dovecot (--features system-tests)")]
 #[tokio::test(flavor = "multi_thread")]
 async fn only_verified_authors_start_claude_the_others_wait_for_the_founder() {
     use arthur_atlas::imap::ImapAccount;

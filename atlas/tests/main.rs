@@ -2,13 +2,16 @@
 //! loopback, ClamAV with a generated EICAR database, Tesseract, git, a real pseudo-terminal
 //! with a fake `claude` speaking stream-json, an SMTP server, a scripted model server — and
 //! the store on SQLite and on a private PostgreSQL cluster. Shared helpers: `support`.
+//! Dovecot, clamd, SMTP and PostgreSQL runs are the system tier (feature `system-tests`).
 
 #[path = "../../tests/postgres/harness.rs"]
 mod harness;
 mod support;
 
 mod classify;
+#[cfg(feature = "system-tests")]
 mod dovecot;
+#[cfg(feature = "system-tests")]
 mod intake;
 mod launch;
 mod migrations;
@@ -16,7 +19,9 @@ mod persona;
 mod pty;
 mod recap;
 mod report;
+#[cfg(feature = "system-tests")]
 mod scan;
 mod storage;
+#[cfg(feature = "system-tests")]
 mod workers;
 mod worktree;

@@ -1525,12 +1525,14 @@ macro_rules! suite {
         }
         mod postgres {
             $(
+                #[cfg_attr(not(feature = "system-tests"), ignore = "system tier: PostgreSQL (--features system-tests)")]
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $t() {
                     super::$t(super::Fx::postgres().await).await
                 }
             )*
             $(
+                #[cfg_attr(not(feature = "system-tests"), ignore = "system tier: PostgreSQL (--features system-tests)")]
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $p() {
                     super::$p(super::Fx::postgres().await).await

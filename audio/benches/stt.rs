@@ -3,6 +3,9 @@
 //! (Python), same base weights, 2 threads, greedy, side by side in one run.
 //! Needs `models/fetch --offline`; the faster-whisper column needs `models/bench-setup`.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -97,7 +100,7 @@ fn main() {
     let commands: Vec<&str> = COMMANDS_TXT.lines().filter(|l| !l.trim().is_empty()).collect();
     let dir = tempfile::tempdir().unwrap();
     let (clips, audio_secs) = corpus(dir.path(), &commands);
-    let models = arthur_audio::stt::model_dir().expect("data dir");
+    let models = common::model_dir();
     let base = models.join("ggml-base.bin");
     assert!(base.is_file(), "run models/fetch --offline");
     println!(

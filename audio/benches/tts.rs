@@ -5,6 +5,9 @@
 //! against synthesising the answer in one call (what streaming by piece buys).
 //! Needs `models/fetch --offline`; the Python column needs `models/bench-setup`.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -96,7 +99,7 @@ fn python(voice: &Path, dir: &Path, threads: usize) -> Option<Vec<Row>> {
 }
 
 fn main() {
-    let models = arthur_audio::stt::model_dir().expect("data dir");
+    let models = common::model_dir();
     let voice_path = models.join("en_US-joe-medium.onnx");
     assert!(voice_path.is_file(), "run models/fetch --offline");
     let dir = tempfile::tempdir().unwrap();
@@ -119,7 +122,7 @@ fn main() {
     };
     for threads in [1, 2] {
         let load = Instant::now();
-        let voice = PiperVoice::load(&voice_path, &PiperOptions { onnxruntime: None, threads }).expect("voice");
+        let voice = PiperVoice::load(&voice_path, &PiperOptions { threads, ..common::piper_options() }).expect("voice");
         let load_s = load.elapsed().as_secs_f64();
         let rs = summary(&format!("piper-rs {threads} thr"), &piper_rs(&voice));
         drop(voice);

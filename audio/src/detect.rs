@@ -167,12 +167,13 @@ pub struct SileroDetector {
 impl SileroDetector {
     const CONTEXT: usize = 64;
 
-    /// Loads the model (`silero_vad.onnx`), ONNX Runtime from the same place Piper's does.
-    pub fn load(model: &Path) -> Result<Self, DetectorError> {
+    /// Loads the model (`silero_vad.onnx`) on ONNX Runtime (`onnxruntime`, or the one
+    /// already loaded for Piper).
+    pub fn load(model: &Path, onnxruntime: Option<&Path>) -> Result<Self, DetectorError> {
         if !model.is_file() {
             return Err(DetectorError::ModelMissing(model.to_owned()));
         }
-        crate::piper::init_onnxruntime(None).map_err(|e| DetectorError::Runtime(e.to_string()))?;
+        crate::piper::init_onnxruntime(onnxruntime).map_err(|e| DetectorError::Runtime(e.to_string()))?;
         let runtime = |e: ort::Error<_>| DetectorError::Runtime(e.to_string());
         let session = ort::session::Session::builder()
             .map_err(|e| DetectorError::Runtime(e.to_string()))?
@@ -190,9 +191,9 @@ impl SileroDetector {
         })
     }
 
-    /// The model installed by `models/fetch`, if any.
-    pub fn default_model_path() -> Option<PathBuf> {
-        crate::stt::model_dir().map(|d| d.join(SILERO_FILE)).filter(|p| p.is_file())
+    /// The model `models/fetch` installed in `model_dir`, if any.
+    pub fn model_in(model_dir: &Path) -> Option<PathBuf> {
+        Some(model_dir.join(SILERO_FILE)).filter(|p| p.is_file())
     }
 
     fn infer(&mut self, chunk: &[f32]) -> Result<f32, ort::Error> {

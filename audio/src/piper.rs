@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, Once, OnceLock};
+
 use std::time::Instant;
 
 use crate::tts::{Pcm, Synthesizer, TtsError};
@@ -17,7 +18,8 @@ pub const ONNXRUNTIME_FILE: &str = "libonnxruntime.so";
 /// How a Piper voice runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PiperOptions {
-    /// `libonnxruntime.so`; `None`: `ORT_DYLIB_PATH`, then the model directory.
+    /// `libonnxruntime.so`, as the binary's configuration resolved it; `None`: the runtime
+    /// an earlier [`init_onnxruntime`] loaded (this crate never looks for it itself).
     pub onnxruntime: Option<PathBuf>,
     /// ONNX Runtime threads for one synthesis: two made synthesis 1.45× faster than one on
     /// the 2-core machines (`cargo bench -p arthur-audio --bench tts`).
@@ -56,7 +58,7 @@ impl PiperVoice {
             .map_err(|e| TtsError::Unavailable(format!("Piper voice config {}: {e}", config_path.display())))?;
         let config: piper_rs::ModelConfig = serde_json::from_str(&config_text)
             .map_err(|e| TtsError::Unavailable(format!("Piper voice config {}: {e}", config_path.display())))?;
-        prepare_espeak_data();
+        warn_if_espeak_data_unset();
         init_onnxruntime(options.onnxruntime.as_deref())?;
         let session = ort::session::Session::builder()
             .map_err(|e| TtsError::Unavailable(format!("ONNX Runtime: {e}")))?
@@ -157,66 +159,73 @@ fn clauses(text: &str) -> Vec<(String, Option<char>)> {
     out
 }
 
-/// The ONNX Runtime library: the explicit path, `ORT_DYLIB_PATH`, then the model directory.
-pub fn onnxruntime_path(explicit: Option<&Path>) -> Option<PathBuf> {
-    if let Some(p) = explicit {
-        return Some(p.to_path_buf());
-    }
-    if let Some(p) = std::env::var_os("ORT_DYLIB_PATH") {
-        return Some(PathBuf::from(p));
-    }
-    crate::stt::model_dir().map(|d| d.join(ONNXRUNTIME_FILE)).filter(|p| p.is_file())
+/// ONNX Runtime in a model directory (`models/fetch` installs it there), if it is there.
+pub fn onnxruntime_in(model_dir: &Path) -> Option<PathBuf> {
+    Some(model_dir.join(ONNXRUNTIME_FILE)).filter(|p| p.is_file())
 }
 
-pub(crate) fn init_onnxruntime(explicit: Option<&Path>) -> Result<(), TtsError> {
+/// Loads ONNX Runtime from `path`, once per process (Piper and Silero VAD share it). With
+/// `None`, succeeds only if an earlier call loaded it: the path is configuration, which
+/// the binary resolves (`ORT_DYLIB_PATH`, the model directory), not this crate.
+pub fn init_onnxruntime(path: Option<&Path>) -> Result<(), TtsError> {
     static INIT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let Some(path) = path else {
+        return match INIT.get() {
+            Some(Ok(_)) => Ok(()),
+            Some(Err(e)) => Err(TtsError::Unavailable(e.clone())),
+            None => Err(TtsError::Unavailable(
+                "ONNX Runtime not found (run models/fetch, or set ORT_DYLIB_PATH)".to_string(),
+            )),
+        };
+    };
     let result = INIT.get_or_init(|| {
-        let path = onnxruntime_path(explicit)
-            .ok_or_else(|| "ONNX Runtime not found (run models/fetch, or set ORT_DYLIB_PATH)".to_string())?;
         if !path.is_file() {
             return Err(format!("ONNX Runtime not found at {}", path.display()));
         }
-        let builder = ort::init_from(&path).map_err(|e| format!("loading {}: {e}", path.display()))?;
+        let builder = ort::init_from(path).map_err(|e| format!("loading {}: {e}", path.display()))?;
         builder.commit();
         tracing::info!(path = %path.display(), "ONNX Runtime loaded");
-        Ok(path)
+        Ok(path.to_path_buf())
     });
     result.as_ref().map(|_| ()).map_err(|e| TtsError::Unavailable(e.clone()))
 }
 
-/// Points espeak-ng (inside piper-rs) at the system's `espeak-ng-data` when
-/// `PIPER_ESPEAKNG_DATA_DIRECTORY` is not set; without it the library falls back to a copy
-/// inside the build directory that only exists on the machine that compiled it. Call it
-/// early (before threads start); later calls do nothing.
-pub fn prepare_espeak_data() {
+/// The variable espeak-ng (inside piper-rs) reads for its data directory.
+pub const ESPEAK_DATA_VAR: &str = "PIPER_ESPEAKNG_DATA_DIRECTORY";
+
+/// The system's `espeak-ng-data` parent directory, for [`ESPEAK_DATA_VAR`]: without it the
+/// library falls back to a copy inside the build directory that only exists on the machine
+/// that compiled it. Only looks: the binary sets the variable before any thread starts
+/// (`std::env::set_var` is unsound once other threads may read the environment).
+pub fn espeak_data_dir() -> Option<PathBuf> {
+    [
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/usr/lib64",
+        "/usr/lib",
+        "/usr/share",
+        "/usr/local/share",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|d| d.join("espeak-ng-data").join("phontab").is_file())
+}
+
+fn warn_if_espeak_data_unset() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        if std::env::var_os("PIPER_ESPEAKNG_DATA_DIRECTORY").is_some() {
-            return;
-        }
-        let candidates = [
-            "/usr/lib/x86_64-linux-gnu",
-            "/usr/lib/aarch64-linux-gnu",
-            "/usr/lib64",
-            "/usr/lib",
-            "/usr/share",
-            "/usr/local/share",
-        ];
-        match candidates.iter().map(Path::new).find(|d| d.join("espeak-ng-data").join("phontab").is_file()) {
-            Some(dir) => {
-                tracing::debug!(dir = %dir.display(), "espeak-ng data found");
-                std::env::set_var("PIPER_ESPEAKNG_DATA_DIRECTORY", dir);
-            }
-            None => tracing::warn!("espeak-ng-data not found (Debian: apt-get install espeak-ng-data)"),
+        if std::env::var_os(ESPEAK_DATA_VAR).is_none() {
+            tracing::warn!(
+                "{ESPEAK_DATA_VAR} is not set: espeak-ng uses its build-time data (Debian: apt-get install espeak-ng-data)"
+            );
         }
     });
 }
 
-/// Finds an installed Piper voice for `lang` ("fr", "en") in the model directory (voice
-/// files are named after their locale: `fr_FR-siwis-medium.onnx`).
-pub fn default_voice_path(lang: &str) -> Option<PathBuf> {
-    let dir = crate::stt::model_dir()?;
-    let mut voices: Vec<PathBuf> = std::fs::read_dir(&dir)
+/// Finds an installed Piper voice for `lang` ("fr", "en") in `model_dir` (voice files are
+/// named after their locale: `fr_FR-siwis-medium.onnx`).
+pub fn default_voice_path(model_dir: &Path, lang: &str) -> Option<PathBuf> {
+    let mut voices: Vec<PathBuf> = std::fs::read_dir(model_dir)
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "onnx") && p.with_extension("onnx.json").is_file())

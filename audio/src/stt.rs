@@ -258,24 +258,13 @@ fn fold(text: &str) -> String {
     out
 }
 
-/// Arthur's model directory: `$XDG_DATA_HOME/arthur/models`, else
-/// `~/.local/share/arthur/models` (where `models/fetch` installs).
-pub fn model_dir() -> Option<PathBuf> {
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")))?;
-    Some(data.join("arthur").join("models"))
-}
-
 /// Bigger multilingual models `models/fetch --whisper NAME` installs, preferred to base in
 /// this order (the user fetched one because base understood them poorly).
 pub const BIGGER_MODEL_FILES: [&str; 3] = ["ggml-large-v3-turbo-q5_0.bin", "ggml-medium.bin", "ggml-small.bin"];
 
-/// The default model in [`model_dir`]: a bigger one `models/fetch --whisper` installed,
-/// else `ggml-base.bin`, if installed.
-pub fn default_model_path() -> Option<PathBuf> {
-    let dir = model_dir()?;
+/// The default model in `dir` (Arthur's model directory, resolved by the binary's
+/// configuration): a bigger one `models/fetch --whisper` installed, else `ggml-base.bin`.
+pub fn default_model_path(dir: &Path) -> Option<PathBuf> {
     BIGGER_MODEL_FILES.iter().chain([&DEFAULT_MODEL_FILE]).map(|f| dir.join(f)).find(|p| p.is_file())
 }
 

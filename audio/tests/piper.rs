@@ -5,16 +5,18 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use arthur_audio::piper::{PiperOptions, PiperVoice};
+use arthur_audio::piper::PiperVoice;
+
+use crate::common::{model_dir, piper_options};
 use arthur_audio::tts::{self, Synthesizer, TtsError};
 use arthur_audio::wav;
 
 fn joe() -> &'static PiperVoice {
     static VOICE: OnceLock<PiperVoice> = OnceLock::new();
     VOICE.get_or_init(|| {
-        let path = arthur_audio::stt::model_dir().unwrap().join("en_US-joe-medium.onnx");
+        let path = model_dir().join("en_US-joe-medium.onnx");
         assert!(path.is_file(), "{} is missing: run models/fetch --offline", path.display());
-        PiperVoice::load(&path, &PiperOptions::default()).expect("the joe voice loads")
+        PiperVoice::load(&path, &piper_options()).expect("the joe voice loads")
     })
 }
 
@@ -57,13 +59,13 @@ fn punctuation_becomes_pauses() {
 fn a_missing_voice_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("fr_FR-nobody-medium.onnx");
-    let err = PiperVoice::load(&missing, &PiperOptions::default()).unwrap_err();
+    let err = PiperVoice::load(&missing, &piper_options()).unwrap_err();
     assert!(matches!(err, TtsError::Unavailable(_)));
     assert!(err.to_string().contains("fr_FR-nobody-medium.onnx"), "{err}");
 
     // The model without its .onnx.json beside it.
     let lonely: PathBuf = dir.path().join("en_US-lonely-medium.onnx");
     std::fs::write(&lonely, b"not a model").unwrap();
-    let err = PiperVoice::load(&lonely, &PiperOptions::default()).unwrap_err();
+    let err = PiperVoice::load(&lonely, &piper_options()).unwrap_err();
     assert!(err.to_string().contains("en_US-lonely-medium.onnx.json"), "{err}");
 }

@@ -164,7 +164,7 @@ fn speech_played_into_the_sink_is_captured_at_16_khz_and_understood(dir: &Path, 
     assert!(frames.lock().unwrap().iter().all(|n| *n == arthur_audio::wav::FRAME_SAMPLES), "fixed-size frames");
     assert!(wav::rms(&samples) > 0.01, "the speech arrived, not silence");
 
-    let model = arthur_audio::stt::model_dir().unwrap().join("ggml-base.bin");
+    let model = crate::common::model_dir().join("ggml-base.bin");
     assert!(model.is_file(), "run models/fetch --offline");
     let transcriber =
         Transcriber::load(&model, SttOptions { language: "en".into(), adaptive_audio_ctx: true, ..Default::default() })

@@ -10,8 +10,10 @@ use std::process::Command;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
-use arthur_audio::piper::{PiperOptions, PiperVoice};
-use arthur_audio::stt::{is_hallucination, model_dir, SttOptions, Transcriber};
+use arthur_audio::piper::PiperVoice;
+use arthur_audio::stt::{is_hallucination, SttOptions, Transcriber};
+
+use crate::common::{model_dir, piper_options};
 use arthur_audio::tts::Synthesizer;
 use arthur_audio::SAMPLE_RATE_HZ;
 
@@ -32,7 +34,7 @@ fn one_model_at_a_time() -> MutexGuard<'static, ()> {
 }
 
 fn models() -> PathBuf {
-    model_dir().expect("neither XDG_DATA_HOME nor HOME is set")
+    model_dir()
 }
 
 /// The installed model `name`, or a failure that says how to get it.
@@ -119,7 +121,7 @@ fn joe_corpus() -> &'static Vec<(&'static str, Vec<f32>)> {
     CORPUS.get_or_init(|| {
         let voice_path = models().join("en_US-joe-medium.onnx");
         assert!(voice_path.is_file(), "{} is missing: run models/fetch --offline", voice_path.display());
-        let voice = PiperVoice::load(&voice_path, &PiperOptions::default()).expect("the joe voice loads");
+        let voice = PiperVoice::load(&voice_path, &piper_options()).expect("the joe voice loads");
         let dir = tempfile::tempdir().expect("temp dir");
         commands()
             .into_iter()

@@ -18,7 +18,7 @@ struct Env {
 impl Env {
     /// `arthur ARGS` with only this environment (a private data dir, no user config).
     fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
+        let mut c = crate::common::arthur_command();
         c.args(args).env_clear().env("PATH", std::env::var("PATH").unwrap()).env("HOME", self.data.path());
         c.env("ARTHUR_DATA_DIR", self.data.path()).env("XDG_CONFIG_HOME", self.data.path().join("config"));
         for (k, v) in &self.vars {

@@ -108,7 +108,7 @@ impl Cluster {
 
     /// `arthur ARGS` as `worker` (its data dir, repository and claude), with this environment only.
     fn command(&self, worker: &Worker, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_arthur"));
+        let mut c = crate::common::arthur_command();
         c.args(args).env_clear().env("PATH", std::env::var("PATH").unwrap()).env("HOME", worker.data.path());
         c.env("ARTHUR_DATA_DIR", worker.data.path()).env("XDG_CONFIG_HOME", worker.data.path().join("config"));
         c.env("ATLAS_REPO", worker._repo.path()).env("ATLAS_CLAUDE_BIN", &worker.claude);

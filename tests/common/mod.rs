@@ -14,6 +14,11 @@ use arthur_agents::tools::{Outcome, Receipt, Refusal, ToolBox, ToolContext};
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::Value;
 
+/// The `arthur` binary this test run built: the one way the tests start it.
+pub fn arthur_command() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_arthur"))
+}
+
 /// Monday 30 November 2026, 10:00 in Paris.
 pub fn start_time() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap()

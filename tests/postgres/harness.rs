@@ -225,7 +225,9 @@ pub fn bin_dir() -> PathBuf {
     versions.pop().map(|(_, bin)| bin).expect("no /usr/lib/postgresql/<version>/bin/initdb")
 }
 
-fn free_port() -> u16 {
+/// A loopback TCP port that was free a moment ago: the one `free_port` of every test binary
+/// (each includes this harness).
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("probe a free port").port()
 }
 

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -176,10 +176,7 @@ impl Drop for Clamd {
     }
 }
 
-/// A loopback TCP port that was free a moment ago (and nothing listens on now).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
+pub use crate::harness::free_port;
 
 /// A PNG of `text` in black DejaVu Sans on white, rendered by ImageMagick.
 pub fn render_png(text: &str) -> Vec<u8> {

@@ -3,13 +3,9 @@
 //! PostgreSQL for two workers), and the web pages of Atlas. The library's own tests are in
 //! atlas/tests; their fixtures (`support`) are shared with this binary.
 
-#[path = "../common/mod.rs"]
-mod common;
-#[path = "../postgres/harness.rs"]
-mod harness;
-#[path = "../../atlas/tests/support/mod.rs"]
-mod support;
-
+// The Dovecot, ClamAV, SMTP and PostgreSQL runs are the system tier.
+#[cfg(feature = "system-tests")]
 mod cli;
 mod web;
+#[cfg(feature = "system-tests")]
 mod workers;

@@ -4,8 +4,7 @@
 //! give the same tables and columns as the SQLite schema, keep the SQLite schema's
 //! invariants, and advisory locks behave as the launcher's lock needs.
 
-mod harness;
-
+use crate::harness;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
