@@ -44,7 +44,7 @@ pub enum AtlasCmd {
         #[arg(long)]
         retry_failed: bool,
     },
-    /// Launch Claude Code on classified messages (the launcher's issue).
+    /// Launch Claude Code on classified messages; every 5 minutes, or once.
     Launch {
         #[arg(long)]
         once: bool,
@@ -545,7 +545,7 @@ fn poll_line(r: &arthur_atlas::pipeline::PollReport) -> String {
     )
 }
 
-/// `arthur atlas list --json`: one object per e-mail (DESIGN §8).
+/// `arthur atlas list --json`: one object per e-mail (docs/interface.md §3.3).
 pub fn list_json(r: &EmailRow) -> Value {
     json!({
         "id": r.id,

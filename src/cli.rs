@@ -34,7 +34,7 @@ pub enum Command {
     Chat,
     /// One turn: `arthur ask "rappelle-moi d'appeler la banque demain à 9 h"`.
     Ask {
-        /// Print the turn as one JSON object (DESIGN §8).
+        /// Print the turn as one JSON object (docs/interface.md §3.1).
         #[arg(long)]
         json: bool,
         /// Continue this conversation (a new one otherwise).
@@ -132,7 +132,7 @@ pub enum Command {
     },
     /// Everything the memory holds.
     Export {
-        /// Print JSON (the only format for now).
+        /// Print JSON (accepted: JSON is the only format).
         #[arg(long)]
         json: bool,
     },

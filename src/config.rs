@@ -1,5 +1,5 @@
 //! Typed settings: built-in defaults, then `arthur.toml`, then the environment (the names of
-//! DESIGN §8). Secrets are wrapped so that printing the settings never prints a key.
+//! docs/interface.md §2). Secrets are wrapped so that printing the settings never prints a key.
 
 use std::path::{Path, PathBuf};
 

@@ -52,7 +52,7 @@ pub struct ServeArgs {
     pub io: crate::voice::AudioIo,
     pub no_voice: bool,
     pub reminder_check: Duration,
-    /// Period of the Atlas poller (DESIGN §6: every minute).
+    /// Period of the Atlas poller (every minute by default).
     pub atlas_poll: Duration,
     /// Period of the Atlas launcher (5 minutes) and its offset after the start (2 minutes).
     pub atlas_launch: Duration,

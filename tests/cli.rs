@@ -1,5 +1,5 @@
 //! The command line as a user and outside tools see it: first start, `export --json`
-//! (DESIGN §8 shape), briefings, tool exit codes, the terminal chat, and clear errors.
+//! (docs/interface.md §3.2), briefings, tool exit codes, the terminal chat, and clear errors.
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

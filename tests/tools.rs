@@ -80,7 +80,7 @@ fn each_agent_gets_exactly_its_tools_from_the_design_table() {
 
 #[test]
 fn schemas_use_exactly_the_interface_argument_names() {
-    // DESIGN §8, "Tool arguments": name → (all properties, required ones). The read filters
+    // docs/interface.md §4, "Tool arguments": name → (all properties, required ones). The read filters
     // (`contient`, `debut`/`fin` of lister_rappels) are optional extensions of it.
     let table: &[(&str, &[&str], &[&str])] = &[
         ("creer_note", &["texte", "projet"], &["texte"]),

@@ -177,7 +177,7 @@ impl FromStr for EmailState {
     }
 }
 
-/// The audit events of the intake and classification (seed §1, §5; DESIGN §6).
+/// The audit events of the intake and classification (seed §1, §5).
 pub mod audit {
     pub const POLL_INSERTED: &str = "poll_inserted";
     pub const POLL_DUPLICATE: &str = "poll_duplicate";

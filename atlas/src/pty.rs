@@ -2,7 +2,7 @@
 //! bare pipe, so the child gets a PTY, its stream-json is read line by line as it arrives (each
 //! event handed to the caller, who persists it live), and a watchdog kills the whole session on
 //! silence, on the hard ceiling or on Atlas' budget. The `result` event, not the exit code,
-//! says whether the run succeeded (seed §4, DESIGN §6.5).
+//! says whether the run succeeded (seed §4; docs/interface.md §6.4).
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -62,7 +62,7 @@ pub struct LaunchSpec {
 }
 
 impl LaunchSpec {
-    /// The defaults of DESIGN §8 (1200 s idle, 6600 s hard, 2400 s budget, 5 s grace, 400
+    /// The defaults of docs/interface.md §2 (1200 s idle, 6600 s hard, 2400 s budget, 5 s grace, 400
     /// columns) and the base allowlisted environment (PATH, HOME, USER, LANG/LC_*, TZ).
     pub fn new(program: impl Into<PathBuf>, args: Vec<String>, cwd: impl Into<PathBuf>) -> Self {
         LaunchSpec {

@@ -1,6 +1,6 @@
 //! Text-to-speech. The answer is cut into sentences and synthesised one by one, so the
 //! first sentence can play while the rest is being made. espeak-ng is the fallback voice
-//! when no Piper voice is installed (the Piper voice arrives with the voice issue).
+//! when no Piper voice is installed (Piper voices: [`crate::piper`]).
 
 use std::io::Cursor;
 use std::process::{Command, Stdio};

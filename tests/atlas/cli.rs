@@ -1,4 +1,4 @@
-//! `arthur atlas …` as a process, configured only through the environment of DESIGN §8:
+//! `arthur atlas …` as a process, configured only through the environment (docs/interface.md §2):
 //! clients, a poll against Dovecot with the scripted model and clamscan, the JSON shapes of
 //! `list` and `show`, the report, and clear French errors that never print the password.
 

@@ -1,5 +1,7 @@
-//! Access to language-model providers. For now: embeddings over the OpenAI-compatible wire
-//! format that Mistral, OpenAI, llama.cpp and Ollama all speak.
+//! Access to language-model providers: the provider-neutral types, the two wire formats
+//! (OpenAI-compatible chat completions, spoken by Mistral, OpenAI, llama.cpp and Ollama; and
+//! Anthropic Messages), the fallback client over the configured providers, embeddings, and
+//! the scripted test server (feature `scripted`).
 
 pub mod embeddings;
 pub mod types;

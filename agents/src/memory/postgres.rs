@@ -82,7 +82,7 @@ impl PgStore {
         Ok(self.pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY").await?)
     }
 
-    /// Souvenirs written before their tokens were stored (migration 0008) get them, once.
+    /// Souvenirs written before their tokens were stored (migration 0010) get them, once.
     async fn index_missing_souvenirs(&self) -> StoreResult<()> {
         let mut tx = self.write_tx().await?;
         let rows = sqlx::query("SELECT id, texte FROM souvenirs WHERE mots IS NULL").fetch_all(&mut *tx).await?;

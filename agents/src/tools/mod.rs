@@ -124,7 +124,7 @@ impl AgentKind {
     }
 }
 
-/// Tools of the Intendant only (DESIGN §3).
+/// Tools of the Intendant only (docs/interface.md §4).
 pub const INTENDANT_OWN: [&str; 3] = ["lister_rappels", "marquer_rappel_fait", "lire_briefing_hebdo"];
 /// Tools of the Mentor only.
 pub const MENTOR_OWN: [&str; 6] =

@@ -67,7 +67,7 @@ pub struct TurnResult {
 }
 
 impl TurnResult {
-    /// Exactly the object of `arthur ask --json` (DESIGN §8).
+    /// Exactly the object of `arthur ask --json` (docs/interface.md §3.1).
     pub fn to_ask_json(&self) -> Value {
         json!({
             "written": self.written,
