@@ -4,12 +4,12 @@
 //! model call is measured by timing the model separately (a scripted server answers at once).
 //! `ATLAS_BENCH_MESSAGES` sets the count (default 2000).
 
-#[path = "../tests/postgres/harness.rs"]
-mod harness;
 #[path = "../atlas/tests/support/clamav.rs"]
 mod clamav;
 #[path = "../atlas/tests/support/dovecot.rs"]
 mod dovecot;
+#[path = "../tests/postgres/harness.rs"]
+mod harness;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -553,7 +553,11 @@ async fn main() {
         .expect("run models/fetch --offline"),
     );
     let voice: Arc<dyn Synthesizer> = Arc::new(
-        PiperVoice::load(&dir.join("en_US-joe-medium.onnx"), &PiperOptions { onnxruntime: arthur::config::default_onnxruntime(), ..PiperOptions::default() }).expect("the joe voice"),
+        PiperVoice::load(
+            &dir.join("en_US-joe-medium.onnx"),
+            &PiperOptions { onnxruntime: arthur::config::default_onnxruntime(), ..PiperOptions::default() },
+        )
+        .expect("the joe voice"),
     );
     voice.synthesize("Hello there.").unwrap();
     let rss_loaded = vm_kib("VmRSS:");

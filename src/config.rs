@@ -354,7 +354,8 @@ impl Settings {
                 .unwrap_or_else(|| DEFAULT_CLASSIFIER_MODEL.into()),
         };
         let fv = file.voice;
-        let model_dir = fv.model_dir.clone().filter(|_| env.var("ARTHUR_MODEL_DIR").is_none()).or_else(|| model_dir_in(env));
+        let model_dir =
+            fv.model_dir.clone().filter(|_| env.var("ARTHUR_MODEL_DIR").is_none()).or_else(|| model_dir_in(env));
         let onnxruntime = env
             .var("ORT_DYLIB_PATH")
             .map(PathBuf::from)
@@ -491,6 +492,38 @@ mod tests {
         assert_eq!(s.atlas.hard_timeout_s, 6600);
         assert_eq!(s.atlas.budget_s, 2400);
         assert_eq!(s.preferences_cap, DEFAULT_PREFERENCES_CAP);
+    }
+
+    #[test]
+    fn the_speech_paths_are_resolved_here_environment_then_file_then_xdg() {
+        let models = tempfile::tempdir().unwrap();
+        std::fs::write(models.path().join(arthur_audio::piper::ONNXRUNTIME_FILE), b"").unwrap();
+        let dir = models.path().to_str().unwrap();
+        // Defaults: the XDG data home, else HOME; ONNX Runtime only if it is in the model dir.
+        let s =
+            Settings::merge(FileSettings::default(), &env(&[("ARTHUR_DATA_DIR", "/d"), ("HOME", "/h")]), None).unwrap();
+        assert_eq!(s.voice.model_dir, Some(PathBuf::from("/h/.local/share/arthur/models")));
+        assert_eq!(s.voice.onnxruntime, None, "nothing installed there");
+        assert_eq!(s.voice.vad, VadSetting::Auto);
+        let xdg = env(&[("ARTHUR_DATA_DIR", "/d"), ("HOME", "/h"), ("XDG_DATA_HOME", "/x"), ("ARTHUR_VAD", "Energy")]);
+        let s = Settings::merge(FileSettings::default(), &xdg, None).unwrap();
+        assert_eq!(s.voice.model_dir, Some(PathBuf::from("/x/arthur/models")));
+        assert_eq!(s.voice.vad, VadSetting::Energy);
+        // The file names the model dir; ONNX Runtime is found in it; the environment wins.
+        let file: FileSettings = toml::from_str(&format!("[voice]\nmodel_dir = \"{dir}\"\nvad = \"earshot\"")).unwrap();
+        let s = Settings::merge(file, &env(&[("ARTHUR_DATA_DIR", "/d"), ("HOME", "/h")]), None).unwrap();
+        assert_eq!(s.voice.model_dir.as_deref(), Some(models.path()));
+        assert_eq!(s.voice.onnxruntime, Some(models.path().join(arthur_audio::piper::ONNXRUNTIME_FILE)));
+        assert_eq!(s.voice.vad, VadSetting::Earshot);
+        let file: FileSettings = toml::from_str(&format!("[voice]\nmodel_dir = \"{dir}\"")).unwrap();
+        let over = env(&[("ARTHUR_DATA_DIR", "/d"), ("ARTHUR_MODEL_DIR", "/m"), ("ORT_DYLIB_PATH", "/o/libort.so")]);
+        let s = Settings::merge(file, &over, None).unwrap();
+        assert_eq!(s.voice.model_dir, Some(PathBuf::from("/m")));
+        assert_eq!(s.voice.onnxruntime, Some(PathBuf::from("/o/libort.so")));
+        // A detector that does not exist is said, not guessed.
+        let bad = env(&[("ARTHUR_DATA_DIR", "/d"), ("ARTHUR_VAD", "webrtc")]);
+        let err = Settings::merge(FileSettings::default(), &bad, None).unwrap_err();
+        assert!(err.to_string().contains("ARTHUR_VAD"), "{err}");
     }
 
     #[test]

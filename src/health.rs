@@ -64,14 +64,9 @@ pub fn model_files(settings: &Settings) -> ModelFiles {
     let lang = if settings.voice.stt_lang.starts_with("en") { "en" } else { "fr" };
     ModelFiles {
         whisper: crate::voice::whisper_model(settings).ok(),
-        piper_voice: settings
-            .voice
-            .piper_voice
-            .clone()
-            .filter(|p| p.is_file())
-            .or_else(|| {
-                settings.voice.model_dir.as_deref().and_then(|dir| arthur_audio::piper::default_voice_path(dir, lang))
-            }),
+        piper_voice: settings.voice.piper_voice.clone().filter(|p| p.is_file()).or_else(|| {
+            settings.voice.model_dir.as_deref().and_then(|dir| arthur_audio::piper::default_voice_path(dir, lang))
+        }),
         onnxruntime: settings.voice.onnxruntime.clone().filter(|p| p.is_file()),
     }
 }

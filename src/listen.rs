@@ -508,10 +508,7 @@ const SHORT_HANGOVER_SAMPLES: usize = SAMPLE_RATE_HZ as usize * 2 / 5;
 /// Whether the offline parser reads `text` as a whole command, nothing guessed.
 pub fn parses_whole(text: &str, now: chrono::DateTime<chrono::Utc>, tz: chrono_tz::Tz) -> bool {
     use arthur_agents::offline::OfflineAction;
-    matches!(
-        arthur_agents::offline::parse(text, now, tz),
-        OfflineAction::Tool { confident: true, .. }
-    )
+    matches!(arthur_agents::offline::parse(text, now, tz), OfflineAction::Tool { confident: true, .. })
 }
 
 /// Whether the offline parser takes `text` for a command.

@@ -53,7 +53,13 @@ fn english_transcriber() -> Arc<Transcriber> {
 fn joe() -> Arc<dyn Synthesizer> {
     let model = arthur::config::default_model_dir().unwrap().join("en_US-joe-medium.onnx");
     assert!(model.is_file(), "run models/fetch --offline (it installs the joe voice)");
-    Arc::new(PiperVoice::load(&model, &PiperOptions { onnxruntime: arthur::config::default_onnxruntime(), ..PiperOptions::default() }).expect("the Piper voice loads"))
+    Arc::new(
+        PiperVoice::load(
+            &model,
+            &PiperOptions { onnxruntime: arthur::config::default_onnxruntime(), ..PiperOptions::default() },
+        )
+        .expect("the Piper voice loads"),
+    )
 }
 
 fn write_input(dir: &Path, samples: &[f32]) -> std::path::PathBuf {

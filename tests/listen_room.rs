@@ -44,7 +44,13 @@ fn transcriber() -> Arc<Transcriber> {
 fn joe() -> Arc<dyn Synthesizer> {
     let model = arthur::config::default_model_dir().unwrap().join("en_US-joe-medium.onnx");
     assert!(model.is_file(), "run models/fetch --offline (it installs the joe voice)");
-    Arc::new(PiperVoice::load(&model, &PiperOptions { onnxruntime: arthur::config::default_onnxruntime(), ..PiperOptions::default() }).unwrap())
+    Arc::new(
+        PiperVoice::load(
+            &model,
+            &PiperOptions { onnxruntime: arthur::config::default_onnxruntime(), ..PiperOptions::default() },
+        )
+        .unwrap(),
+    )
 }
 
 /// The user: espeak-ng (another voice than Arthur's), 16 kHz.

@@ -4,6 +4,8 @@
 //! whisper; and our rodio `DeviceSpeaker` playing into the sink, stopped mid-answer.
 //! Alone in its test binary, one test: it points the process at its own server.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -164,7 +166,7 @@ fn speech_played_into_the_sink_is_captured_at_16_khz_and_understood(dir: &Path, 
     assert!(frames.lock().unwrap().iter().all(|n| *n == arthur_audio::wav::FRAME_SAMPLES), "fixed-size frames");
     assert!(wav::rms(&samples) > 0.01, "the speech arrived, not silence");
 
-    let model = crate::common::model_dir().join("ggml-base.bin");
+    let model = common::model_dir().join("ggml-base.bin");
     assert!(model.is_file(), "run models/fetch --offline");
     let transcriber =
         Transcriber::load(&model, SttOptions { language: "en".into(), adaptive_audio_ctx: true, ..Default::default() })

@@ -20,6 +20,7 @@ pub fn model_dir() -> PathBuf {
 
 /// Piper on the ONNX Runtime `models/fetch` installed (or `ORT_DYLIB_PATH`).
 pub fn piper_options() -> PiperOptions {
-    let onnxruntime = std::env::var_os("ORT_DYLIB_PATH").map(PathBuf::from).unwrap_or_else(|| model_dir().join(ONNXRUNTIME_FILE));
+    let onnxruntime =
+        std::env::var_os("ORT_DYLIB_PATH").map(PathBuf::from).unwrap_or_else(|| model_dir().join(ONNXRUNTIME_FILE));
     PiperOptions { onnxruntime: Some(onnxruntime), ..PiperOptions::default() }
 }
