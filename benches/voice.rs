@@ -162,9 +162,10 @@ fn push_reminder_turn(llm: &ScriptedLlm, n: usize) {
 
 /// A long spoken answer for every turn (router and specialist alike get it: the router
 /// falls back, the specialist's text is the conversation answer).
-const LONG_ANSWER: &str = "Here is the plan for your day. In the morning you see the bank at nine, \
-    then you have lunch with your mother at noon. In the afternoon the garden party starts at four, \
-    and it goes on until the evening.";
+/// Conversation that states nothing about the user (so it is spoken as written: a plan
+/// of the user's day told without a read would be withheld).
+const LONG_ANSWER: &str = "Here is an idea for a quiet evening. A slow walk by the river before dinner \
+    helps the mind settle, then some music and a good book, and a warm cup of tea before an early night.";
 
 fn say(models: &Models, text: &str) -> Vec<f32> {
     let pcm = models.voice.synthesize(text).unwrap();

@@ -66,9 +66,10 @@ fn voice_loop<'a>(engine: &'a TurnEngine, transcriber: Arc<Transcriber>, tuning:
     VoiceLoop::new(engine, transcriber, joe(), ListenerConfig::default(), true).with_tuning(tuning)
 }
 
-const LONG_ANSWER: &str = "Here is the plan for your day. In the morning you see the bank at nine, \
-    then you have lunch with your mother at noon. In the afternoon the garden party starts at four, \
-    and it goes on until the evening.";
+/// Conversation that states nothing about the user (so it is spoken as written: a plan
+/// of the user's day told without a read would be withheld).
+const LONG_ANSWER: &str = "Here is an idea for a quiet evening. A slow walk by the river before dinner \
+    helps the mind settle, then some music and a good book, and a warm cup of tea before an early night.";
 
 async fn run(vl: &VoiceLoop<'_>, input: Vec<f32>, echo: Option<EchoPath>) -> (Vec<Exchange>, noise::RoomSpeaker) {
     let (mut frames, mut speaker) = noise::room(input, echo, None);
@@ -127,7 +128,7 @@ async fn arthurs_own_answer_in_the_microphone_never_cuts_it_and_a_command_over_i
     // muffled, and whisper base mishears it in about one run out of four — the bench counts
     // how often it is heard.)
     let next = commands[1].to_lowercase();
-    assert!(!["plan", "garden", "lunch", "noon"].iter().any(|w| next.contains(w)), "{exchanges:#?}");
+    assert!(!["walk", "river", "music", "book", "tea"].iter().any(|w| next.contains(w)), "{exchanges:#?}");
     assert!(!next.starts_with("stop"), "the stop word is not part of the command");
 
     // Without echo cancellation, the same room cuts Arthur with his own voice.

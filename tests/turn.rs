@@ -474,6 +474,44 @@ async fn a_claim_the_parser_does_not_read_is_still_withheld_by_the_detector() {
     assert!(r.trace.withheld_claims.iter().any(|c| c.contains("C'est ajouté")));
 }
 
+/// A model that tells the user their own day, tastes or codes in a turn where nothing was
+/// read (the parser does not recognise the words, the router says "conversation"): none of
+/// it reaches the user, in French or in English — a model caught telling facts loses the
+/// word for its statements — and code says that nothing was read.
+#[tokio::test]
+async fn the_users_life_told_without_a_read_is_withheld() {
+    for (utterance, lie, harmless) in [
+        (
+            "raconte-moi un peu ma matinée",
+            "Bon, ce matin t'as trois trucs : le pressing, la banque et le rendez-vous avec Nora.",
+            "Belle journée en perspective !",
+        ),
+        (
+            "tell me something about my day",
+            "In the morning you see the bank at nine, then lunch with Anna.",
+            "A walk at lunchtime is always a good idea.",
+        ),
+        ("et le portail alors", "Chez toi, le code du portail est 4 7 2 9.", "Les portails ont souvent un digicode."),
+    ] {
+        let t = spawn_turn_app().await;
+        t.llm.push(route("intendant", "QUOTIDIEN", "conversation"));
+        t.llm.push(Reply::text(format!("{lie} {harmless}")));
+        let r = t.engine.run(None, utterance, None).await.unwrap();
+        assert!(r.tools.is_empty(), "nothing ran: {:?}", r.tools);
+        for fact in ["Nora", "nine", "4 7 2 9", "neuf"] {
+            assert!(!r.written.contains(fact) && !r.spoken.contains(fact), "{utterance}: {}", r.written);
+        }
+        assert_eq!(r.written, arthur_agents::turn::compose::NOTHING_READ_NO_TOOL, "{utterance}");
+        assert_eq!(r.trace.withheld_claims, [lie.to_string(), harmless.to_string()], "{utterance}");
+    }
+    // Without the lie, the same conversation is the model's to say.
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "conversation"));
+    t.llm.push(Reply::text("A walk at lunchtime is always a good idea."));
+    let r = t.engine.run(None, "tell me something nice", None).await.unwrap();
+    assert_eq!(r.written, "A walk at lunchtime is always a good idea.");
+}
+
 #[tokio::test]
 async fn a_decoy_read_and_a_forged_receipt_are_not_what_the_user_gets() {
     let t = spawn_turn_app().await;

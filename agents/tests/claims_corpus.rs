@@ -1,6 +1,6 @@
 //! The claim detector measured on adversarial corpora kept in the repository
 //! (`agents/tests/corpus/*.tsv`: label, kind, sentence). `claims.tsv` was written with the
-//! detector; `claims_holdout.tsv` was written independently by someone who never saw the
+//! detector; `claims_holdout.tsv` (and `claims_blind*.tsv`, the fifth on stated stored facts: agenda, counts, durations, stored values, in French and English) was written independently by someone who never saw the
 //! detector, and is not tuned on sentence by sentence. Goal on both: every lie withheld,
 //! at most 5 % of innocent sentences withheld. The figures are printed.
 
@@ -93,4 +93,14 @@ fn third_blind_corpus() {
 #[test]
 fn fourth_blind_corpus() {
     check("claims_blind4.tsv", include_str!("corpus/claims_blind4.tsv"));
+}
+
+#[test]
+fn fifth_blind_corpus_stored_facts() {
+    check("claims_blind5.tsv", include_str!("corpus/claims_blind5.tsv"));
+}
+
+#[test]
+fn sixth_blind_corpus_user_facts() {
+    check("claims_blind6.tsv", include_str!("corpus/claims_blind6.tsv"));
 }

@@ -2100,7 +2100,401 @@ pub fn claim(sentence: &str) -> Option<ClaimKind> {
     if quoted && possessive_noun && copula && !clauses.iter().any(|c| c.question_led) {
         return Some(ClaimKind::StoredFact);
     }
-    None
+    // "Ton code wifi, c'est…", "Ton créneau de sport, c'est le mardi": the user's thing,
+    // then its value.
+    let owned_thing = before_cest.is_some_and(|head| {
+        let head_words: Vec<&str> = head.split_whitespace().collect();
+        head_words.len() <= 8
+            && head_words.iter().any(|w| matches!(*w, "ton" | "ta" | "tes" | "votre" | "vos"))
+            && head_words.iter().any(|w| SCHEDULE_NOUNS.contains(w) || is_memory_word(w))
+    });
+    if owned_thing && !clauses.iter().any(|c| c.asks || c.question_led) {
+        return Some(ClaimKind::StoredFact);
+    }
+    // "Alors, pour demain : réveil à six heures, puis…", "Au programme : dentiste à 10 h
+    // 30": a day's plan announced, then listed.
+    if let Some((head, tail)) = sentence.split_once(':') {
+        const ANNOUNCES: &[&str] = &[
+            " pour demain ",
+            " pour aujourdhui ",
+            " pour ce soir ",
+            " pour cette semaine ",
+            " au programme ",
+            " programme ",
+            " ta journee ",
+            " ta semaine ",
+            " demain ",
+            " aujourdhui ",
+            " ce matin ",
+            " ce soir ",
+            " for today ",
+            " for tomorrow ",
+            " today ",
+            " tomorrow ",
+            " tonight ",
+            " on the agenda ",
+            " this week ",
+            " your day ",
+            " your week ",
+        ];
+        let head =
+            format!(" {} ", words_of(&protect(head)).iter().map(|w| w.folded.as_str()).collect::<Vec<_>>().join(" "));
+        let tail_clauses = self::clauses(tail);
+        let announced = head.split_whitespace().count() <= 5 && ANNOUNCES.iter().any(|a| head.ends_with(a));
+        let listed = tail_clauses.iter().any(|c| has_specific_time(c) || has_number(c));
+        if announced && listed && !sentence.contains('?') {
+            return Some(ClaimKind::StoredFact);
+        }
+    }
+    // "Le code du portail est 4 7 2 9": a secret value told.
+    const SECRETS: &[&str] =
+        &["code", "digicode", "pin", "password", "identifiant", "numero", "number", "iban", "login"];
+    let secret = words.iter().any(|w| SECRETS.contains(&w.folded.as_str()));
+    let spelled_digits = words.iter().filter(|w| w.folded.chars().all(|c| c.is_ascii_digit())).count() >= 2
+        || words.windows(2).any(|w| w.iter().all(|w| NUMBER_WORDS.contains(&w.folded.as_str())));
+    let users = possessive_noun || folded.contains(" toi ") || folded.contains(" your ");
+    if secret && (spelled_digits || digits && users) && copula && !clauses.iter().any(|c| c.asks || c.question_led) {
+        return Some(ClaimKind::StoredFact);
+    }
+    // A figure or a named day anywhere in the sentence ("…, starting Saturday morning").
+    const DAYS: &[&str] = &[
+        "lundi",
+        "mardi",
+        "mercredi",
+        "jeudi",
+        "vendredi",
+        "samedi",
+        "dimanche",
+        "weekend",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+    ];
+    let sentence_counted = clauses.iter().any(counted) || words.iter().any(|w| DAYS.contains(&w.folded.as_str()));
+    let sentence_specific = sentence_counted || clauses.iter().any(has_specific_time);
+    clauses.iter().find_map(|c| about_the_user(c, sentence_specific, sentence_counted))
+}
+
+/// Verbs after "tu"/"you" that talk about the conversation or pay a compliment, not about
+/// the user's life ("tu as raison", "you're welcome", "tu sais, …").
+const EVALUATIVE: &[&str] = &[
+    "es", "etes", "are", "re", "sais", "vois", "know", "see", "mean", "imagine", "sembles", "seem", "sound", "sounds",
+    "look", "looks", "connais",
+];
+
+/// What follows "tu as" / "you have" in a compliment or a figure of speech.
+const EVALUATIVE_OBJECTS: &[&str] = &[
+    "raison",
+    "tort",
+    "l air",
+    "bien fait",
+    "fait du",
+    "le droit",
+    "besoin",
+    "right",
+    "a point",
+    "earned",
+    "done well",
+];
+
+/// Verbs of taste and habit: "tu préfères le thé", "you don't drink coffee".
+const TASTE_VERBS: &[&str] = &[
+    "preferes",
+    "aimes",
+    "adores",
+    "detestes",
+    "bois",
+    "manges",
+    "prefer",
+    "like",
+    "love",
+    "hate",
+    "drink",
+    "eat",
+    "decided",
+    "decide",
+    "decides",
+    "logged",
+    "set",
+    "worked",
+    "travailles",
+    "travaille",
+    "prends",
+    "take",
+    "takes",
+    "choisi",
+    "opte",
+    "chose",
+    "chosen",
+    "picked",
+];
+
+/// What a day is made of, beside the memory's own nouns.
+const SCHEDULE_NOUNS: &[&str] = &[
+    "rendezvous",
+    "rdv",
+    "reunion",
+    "meeting",
+    "appointment",
+    "call",
+    "appel",
+    "programme",
+    "plan",
+    "planning",
+    "agenda",
+    "schedule",
+    "calendar",
+    "calendrier",
+    "deadline",
+    "echeance",
+    "priorite",
+    "priority",
+    "code",
+    "numero",
+    "number",
+    "password",
+    "anniversaire",
+    "birthday",
+    "cours",
+    "piscine",
+    "sport",
+    "gym",
+    "dejeuner",
+    "lunch",
+    "diner",
+    "dinner",
+    "dentiste",
+    "dentist",
+    "medecin",
+    "doctor",
+    "semaine",
+    "week",
+    "journee",
+    "day",
+    "standup",
+    "point",
+    "trucs",
+    "things",
+    "review",
+    "demo",
+    "class",
+    "lesson",
+    "flight",
+    "vol",
+    "train",
+    "rent",
+    "loyer",
+    "bill",
+    "facture",
+    "garde",
+];
+
+/// Words a stated fact may open with before the user's thing ("Ensuite ton…", "I think
+/// your…", "Demain, ta…").
+const LEAD_OK: &[&str] = &[
+    "bon",
+    "alors",
+    "ensuite",
+    "puis",
+    "d",
+    "abord",
+    "enfin",
+    "demain",
+    "aujourdhui",
+    "ce",
+    "matin",
+    "soir",
+    "cette",
+    "semaine",
+    "today",
+    "tomorrow",
+    "tonight",
+    "this",
+    "morning",
+    "week",
+    "i",
+    "think",
+    "believe",
+    "guess",
+    "il",
+    "me",
+    "semble",
+    "je",
+    "crois",
+    "pense",
+    "so",
+    "well",
+    "ok",
+    "and",
+    "then",
+    "first",
+    "next",
+    "au",
+    "fait",
+    "by",
+    "the",
+    "way",
+    "et",
+    "oh",
+    "also",
+    "aussi",
+    "sinon",
+];
+
+/// Words after which "tu"/"you" opens a subordinate or is an object, not the subject of
+/// a statement ("si tu as besoin", "ce que tu choisis", "help you plan").
+const SUBORDINATE_OR_OBJECT: &[&str] = &[
+    "si", "quand", "que", "qu", "lorsque", "ou", "dont", "comme", "des", "if", "when", "whenever", "what", "that",
+    "whatever", "which", "where", "while", "until", "once", "before", "after", "as", "help", "meet", "thank", "thanks",
+    "remind", "tell", "ask", "give", "show", "let", "for", "with", "to", "about", "see", "hear", "let", "see", "get",
+    "make", "want", "like", "love", "than", "because", "since", "so",
+];
+
+/// The last line against a model that tells the user their own life: in a conversation
+/// turn nothing was read, so a statement about the user's day, things, tastes or figures —
+/// "tu as le point avec Marc", "you see the bank at nine", "ton code, c'est…", "your next
+/// meeting is…", "il te reste…" — can only come from the model's memory of earlier turns
+/// or from nowhere, and only code may state stored facts. Kept out: suggestions (modals),
+/// imperatives ("prends ton temps"), subordinates ("si tu as besoin"), questions that
+/// carry no figure, hypotheticals, compliments, and the conversation itself ("ta
+/// question").
+/// A figure in the clause: a number, or an English hour said in words ("at nine"), which
+/// the shared number words leave out.
+fn counted(c: &Clause) -> bool {
+    const HOURS: &[&str] = &[
+        "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "noon", "midnight", "twenty", "thirty", "forty",
+        "fifty",
+    ];
+    has_number(c) || c.words.iter().any(|w| HOURS.contains(&w.folded.as_str()))
+}
+
+fn about_the_user(c: &Clause, sentence_specific: bool, sentence_counted: bool) -> Option<ClaimKind> {
+    // "Pour ajouter un rappel, dis…" frames advice; "pour aujourd'hui, t'as…" dates a fact.
+    const DATED: &[&str] = &[" pour aujourdhui ", " pour demain ", " pour ce soir ", " pour cette semaine "];
+    let framed = FRAME_LEADS.iter().any(|f| c.joined.starts_with(f)) && !DATED.iter().any(|d| c.joined.starts_with(d));
+    if c.inherited_frame || c.words.is_empty() || framed {
+        return None;
+    }
+    let counted = counted(c);
+    let specific = has_specific_time(c) || counted;
+    let named = c.words.iter().skip(1).any(|w| w.capital && !matches!(w.folded.as_str(), "arthur" | "i"));
+    let thing = c.words.iter().any(|w| is_memory_word(&w.folded) || SCHEDULE_NOUNS.contains(&w.folded.as_str()));
+    let possessive = |w: &str| matches!(w, "ton" | "ta" | "tes" | "votre" | "vos" | "your" | "yours");
+    let possessive_at = c.words.iter().position(|w| possessive(&w.folded));
+    let asking = c.asks || c.sentence_asks;
+    // "Tu préfères le thé le matin." (no question mark) states a taste.
+    if !asking && (c.joined.starts_with(" tu preferes ") || c.joined.starts_with(" you prefer ")) {
+        return Some(ClaimKind::StoredFact);
+    }
+    if asking || c.question_led {
+        // "Tu veux que je décale ton rendez-vous de dix heures ?": the figure is the claim
+        // ("ta sœur arrive samedi ?" only echoes a day).
+        return (possessive_at.is_some() && counted).then_some(ClaimKind::StoredFact);
+    }
+    if c.has(" te reste ") || c.has(" te rester ") || c.has(" t en reste ") || c.has(" you have left ") {
+        return Some(ClaimKind::StoredFact);
+    }
+    // "Voici ton programme", "Here is your plan": the user's thing presented.
+    const PRESENTING: &[&str] =
+        &[" voici ", " voila ", " here is ", " here s ", " here are ", " au programme ", " on the agenda "];
+    if PRESENTING.iter().any(|p| c.joined.starts_with(p)) && possessive_at.is_some_and(|at| at <= 3) {
+        return Some(ClaimKind::StoredFact);
+    }
+    if let Some(at) = possessive_at {
+        // "Ton code wifi, c'est …", "Your haircut got moved to Saturday": the user's thing
+        // is the subject of the statement.
+        let leads = c.words[..at].iter().all(|w| LEAD_OK.contains(&w.folded.as_str()));
+        let owned = c.folded(at + 1);
+        // A verb of state: a bare list ("tes notes, tes décisions") states nothing.
+        const STATES: &[&str] =
+            &["est", "sont", "etait", "is", "are", "was", "were", "got", "has", "commence", "starts", "tombe", "falls"];
+        let stated = c.words[at..].iter().any(|w| STATES.contains(&w.folded.as_str()));
+        // "Ton médecin pourra mieux te conseiller": advice about someone, not a fact.
+        let advice = c.words.iter().any(|w| {
+            MODALS.contains(&w.folded.as_str()) || matches!(w.folded.as_str(), "pourra" | "pourront" | "saura")
+        });
+        if leads
+            && !advice
+            && !CONVERSATION_NOUNS.contains(&owned)
+            && (specific || named || c.has(" c est ") || thing && stated || stated && sentence_specific)
+        {
+            return Some(ClaimKind::StoredFact);
+        }
+    }
+    // "Tu dois rendre le rapport avant vendredi", "tu dois quarante euros à Julien": an
+    // obligation or a debt on record ("tu dois boire de l'eau" is advice).
+    let owes = c.words.windows(2).any(|w| {
+        matches!(w[0].folded.as_str(), "tu" | "vous" | "you")
+            && matches!(w[1].folded.as_str(), "dois" | "devez" | "owe")
+    });
+    if owes && (named || has_specific_time(c)) {
+        return Some(ClaimKind::StoredFact);
+    }
+    if modal_clause(c) && !c.words.iter().any(|w| matches!(w.folded.as_str(), "preferes" | "prefer")) {
+        return None;
+    }
+    // "D'abord tu as le point avec Marc", "In the morning you see the bank at nine", "You
+    // decided to…": the user as the subject of a statement about their life.
+    let mut subject = None;
+    for (i, w) in c.words.iter().enumerate() {
+        let prev = if i == 0 { "" } else { c.folded(i - 1) };
+        let next = c.folded(i + 1);
+        let is_subject = match w.folded.as_str() {
+            "tu" => true,
+            // "t'as", "t'es": "t'" is the subject only before avoir and être.
+            "t" => matches!(next, "as" | "es" | "avais" | "etais" | "auras" | "seras"),
+            "you" | "vous" => true,
+            _ => false,
+        };
+        // "pour savoir combien de temps tu passes": a subordinate a few words back.
+        let subordinate = c.words[i.saturating_sub(3)..i]
+            .iter()
+            .any(|w| matches!(w.folded.as_str(), "combien" | "savoir" | "whenever" | "whatever"));
+        // "Je vous souhaite…", "I'll call you": an object after a subject.
+        let object = matches!(prev, "je" | "j" | "il" | "elle" | "on" | "nous" | "ils" | "elles" | "i" | "we" | "they");
+        if is_subject && !SUBORDINATE_OR_OBJECT.contains(&prev) && !subordinate && !object {
+            subject = Some(i);
+            break;
+        }
+    }
+    let subject = subject?;
+    let verb_at = after_clitics(c, subject + 1);
+    let verb = c.folded(verb_at);
+    // "Tu vas adorer ce film" looks ahead; "tu vas courir le dimanche à sept heures" tells.
+    if verb.is_empty() || matches!(verb, "vas" | "allez" | "va") && !specific {
+        return None;
+    }
+    // "Tu préfères le thé" states a taste; "tu préfères que je…" asks.
+    let prefers = matches!(verb, "preferes" | "prefer") && !matches!(c.folded(verb_at + 1), "que" | "qu" | "to" | "i");
+    if (MODALS.contains(&verb)
+        || matches!(verb, "want" | "wants" | "wish" | "need" | "pouvez" | "voulez" | "pourriez" | "devriez" | "savez"))
+        && !prefers
+    {
+        return None;
+    }
+    // "Tu es de garde ce week-end, du samedi 8 h…", "tu vois ta conseillère. C'est à
+    // quinze heures.": the figure elsewhere in the sentence makes it a fact.
+    let figured = counted || sentence_counted && matches!(verb, "es" | "etes" | "re" | "are" | "vois" | "see");
+    if EVALUATIVE.contains(&verb) && !figured {
+        return None;
+    }
+    let rest = c.words[verb_at + 1..].iter().map(|w| w.folded.as_str()).collect::<Vec<_>>().join(" ");
+    if matches!(verb, "as" | "have" | "ve")
+        && EVALUATIVE_OBJECTS.iter().any(|o| rest == *o || rest.starts_with(&format!("{o} ")))
+    {
+        return None;
+    }
+    let taste = c.words[verb_at..].iter().take(3).any(|w| TASTE_VERBS.contains(&w.folded.as_str()));
+    let owned_object = c
+        .words
+        .get(verb_at + 1)
+        .is_some_and(|w| matches!(w.folded.as_str(), "ton" | "ta" | "tes" | "votre" | "vos" | "your"));
+    (specific || named || thing || taste || prefers || owned_object && sentence_counted)
+        .then_some(ClaimKind::StoredFact)
 }
 
 /// Does this one sentence claim (or deny) that an action was performed, promise one, or

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use serde_json::Value;
 
-use super::claims::{claim, is_question, sentences};
+use super::claims::{claim, is_question, sentences, ClaimKind};
 use super::supervisor::ExpectedAction;
 use crate::llm::ToolCall;
 use crate::report::{compose_spoken, compose_written, spoken_text};
@@ -56,6 +56,8 @@ pub const NOTHING_RECORDED_NO_TOOL: &str =
 pub const NOTHING_READ_NO_TOOL: &str =
     "Je n'ai rien lu dans ta mémoire : aucun outil n'a été utilisé pour cette demande. Redis-la si tu veux que je regarde.";
 pub const NOTHING_RECORDED: &str = "Je n'ai rien enregistré.";
+/// Said before the kept conversation when what was withheld told the user's own facts.
+pub const NOTHING_READ: &str = "Je n'ai rien lu dans ta mémoire.";
 pub const CALL_CAP: &str = "Je n'ai pas terminé : la limite de cinq appels au modèle est atteinte.";
 pub const MODEL_FAILED: &str = "Le modèle de langage ne répond plus : je n'ai pas pu terminer.";
 pub const NO_MODEL: &str = "Aucun modèle de langage n'est configuré : je suis hors ligne et je ne comprends pas encore les phrases libres sans lui. Rien n'a été fait.";
@@ -286,18 +288,19 @@ pub fn compose(
                     }
                 }
                 let kept = kept.join(" ");
+                // What was withheld told the user's own life (their day, tastes, codes):
+                // nothing was read, which is what the user needs to hear.
+                let told_facts = withheld.iter().any(|s| claim(s) == Some(ClaimKind::StoredFact))
+                    && withheld.iter().all(|s| matches!(claim(s), None | Some(ClaimKind::StoredFact)));
+                let read_expected = signals.expected == Some(ExpectedAction::Lecture) || told_facts;
                 if withheld.is_empty() {
                     if !kept.trim().is_empty() {
                         parts.push(AnswerPart { source: PartSource::Model, spoken: spoken_text(&kept), written: kept });
                     }
                 } else if kept.trim().is_empty() {
-                    parts.push(fixed(if signals.expected == Some(ExpectedAction::Lecture) {
-                        NOTHING_READ_NO_TOOL
-                    } else {
-                        NOTHING_RECORDED_NO_TOOL
-                    }));
+                    parts.push(fixed(if read_expected { NOTHING_READ_NO_TOOL } else { NOTHING_RECORDED_NO_TOOL }));
                 } else {
-                    parts.push(fixed(NOTHING_RECORDED));
+                    parts.push(fixed(if told_facts { NOTHING_READ } else { NOTHING_RECORDED }));
                     parts.push(AnswerPart { source: PartSource::Model, spoken: spoken_text(&kept), written: kept });
                 }
             }
