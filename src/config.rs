@@ -144,6 +144,31 @@ pub struct Settings {
     pub atlas: AtlasSettings,
     /// The config file that was read, if any.
     pub config_file: Option<PathBuf>,
+    /// Where each setting came from, by its environment variable (`arthur doctor`).
+    pub origins: Vec<(&'static str, Origin)>,
+}
+
+/// Where a setting's value came from: each setting is read in one place, in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Its environment variable.
+    Environment,
+    /// The configuration file.
+    File,
+    /// The built-in default (or the value derived from others).
+    Default,
+}
+
+impl Settings {
+    /// Where the setting named by `var` came from (`Default` for a name it does not know).
+    pub fn origin(&self, var: &str) -> Origin {
+        self.origins.iter().find(|(v, _)| *v == var).map(|(_, o)| *o).unwrap_or(Origin::Default)
+    }
+
+    /// The settings that did not come from the defaults, by origin.
+    pub fn set_from(&self, origin: Origin) -> Vec<&'static str> {
+        self.origins.iter().filter(|(_, o)| *o == origin).map(|(v, _)| *v).collect()
+    }
 }
 
 // ---- the file, as written by the user (every field optional) ----
@@ -312,6 +337,7 @@ impl Settings {
     }
 
     fn merge(file: FileSettings, env: &dyn Env, config_file: Option<PathBuf>) -> Result<Self, ConfigError> {
+        let origins = origins(&file, env);
         let data_dir = env
             .var("ARTHUR_DATA_DIR")
             .map(PathBuf::from)
@@ -458,8 +484,83 @@ impl Settings {
             voice,
             atlas,
             config_file,
+            origins,
         })
     }
+}
+
+/// Each setting by its environment variable, and whether the file set it: the one list of
+/// what `merge` reads, so that `arthur doctor` can say where each value came from.
+fn origins(file: &FileSettings, env: &dyn Env) -> Vec<(&'static str, Origin)> {
+    let (fp, fm, fv, fa) = (&file.providers, &file.models, &file.voice, &file.atlas);
+    let keys = |p: &FileProvider| p.api_key.as_deref().is_some_and(|k| !k.trim().is_empty());
+    let table: [(&'static str, bool); 52] = [
+        ("ARTHUR_DATA_DIR", file.data_dir.is_some()),
+        ("ARTHUR_DATABASE_URL", file.database_url.is_some()),
+        ("ARTHUR_TIMEZONE", file.timezone.is_some()),
+        ("ARTHUR_PREFERENCES_CAP", file.memory.preferences_cap.is_some()),
+        ("ARTHUR_WEB_ADDR", file.web.addr.is_some()),
+        ("ARTHUR_WEB_TOKEN", file.web.token.is_some()),
+        ("ARTHUR_DEMO", file.demo.is_some()),
+        ("MISTRAL_API_KEY", keys(&fp.mistral)),
+        ("MISTRAL_BASE_URL", fp.mistral.base_url.is_some()),
+        ("ANTHROPIC_API_KEY", keys(&fp.anthropic)),
+        ("ANTHROPIC_BASE_URL", fp.anthropic.base_url.is_some()),
+        ("OPENAI_API_KEY", keys(&fp.openai)),
+        ("OPENAI_BASE_URL", fp.openai.base_url.is_some()),
+        ("ARTHUR_ROUTER_MODEL", fm.router.is_some()),
+        ("ARTHUR_CHAT_MODEL", fm.chat.is_some()),
+        ("ARTHUR_EMBED_MODEL", fm.embed.is_some()),
+        ("ATLAS_CLASSIFIER_MODEL", fm.atlas_classifier.is_some()),
+        ("ARTHUR_STT_LANG", fv.stt_lang.is_some()),
+        ("ARTHUR_WHISPER_MODEL", fv.whisper_model.is_some()),
+        ("ARTHUR_PIPER_VOICE", fv.piper_voice.is_some()),
+        ("ARTHUR_AUDIO_INPUT", fv.input_device.is_some()),
+        ("ARTHUR_BARGE_IN", fv.barge_in.is_some()),
+        ("ARTHUR_MODEL_DIR", fv.model_dir.is_some()),
+        ("ORT_DYLIB_PATH", fv.onnxruntime.is_some()),
+        ("ARTHUR_VAD", fv.vad.is_some()),
+        ("ATLAS_IMAP_URL", fa.imap_url.is_some()),
+        ("ATLAS_SMTP_URL", fa.smtp_url.is_some()),
+        ("ATLAS_FOUNDER_EMAIL", fa.founder_email.is_some()),
+        ("ATLAS_MAILBOX_EMAIL", fa.mailbox_email.is_some()),
+        ("ATLAS_REPO", fa.repo.is_some()),
+        ("ATLAS_CLAUDE_BIN", fa.claude_bin.is_some()),
+        ("ATLAS_DEPLOY_CMD", fa.deploy_cmd.is_some()),
+        ("ATLAS_QA_CMD", fa.qa_cmd.is_some()),
+        ("ATLAS_DISABLED", fa.disabled.is_some()),
+        ("ATLAS_IDLE_TIMEOUT_S", fa.idle_timeout_s.is_some()),
+        ("ATLAS_HARD_TIMEOUT_S", fa.hard_timeout_s.is_some()),
+        ("ATLAS_BUDGET_S", fa.budget_s.is_some()),
+        ("ATLAS_CLAMD_ADDR", fa.clamd_addr.is_some()),
+        ("ATLAS_CLAMSCAN_DB", fa.clamscan_db.is_some()),
+        ("ATLAS_DKIM_KEYS", fa.dkim_keys.is_some()),
+        ("ATLAS_BASE_BRANCH", fa.base_branch.is_some()),
+        ("ATLAS_PERMISSION_MODE", fa.permission_mode.is_some()),
+        ("ATLAS_CLAUDE_MODEL", fa.claude_model.is_some()),
+        ("ATLAS_ALLOWED_TOOLS", fa.allowed_tools.is_some()),
+        ("ATLAS_FOUNDER_SIGNATURE", fa.founder_signature.is_some()),
+        ("ATLAS_STRICT_MCP", fa.strict_mcp.is_some()),
+        ("ATLAS_TRUST_UNSIGNED_FOUNDER", fa.trust_unsigned_founder.is_some()),
+        ("ATLAS_CHILD_ENV", fa.child_env.is_some()),
+        ("ATLAS_MAX_RETRIES", fa.max_retries.is_some()),
+        ("ATLAS_WORKTREE", fa.worktree.is_some()),
+        ("XDG_DATA_HOME", false),
+        ("ARTHUR_CONFIG", false),
+    ];
+    table
+        .into_iter()
+        .map(|(var, in_file)| {
+            let origin = if env.var(var).is_some() {
+                Origin::Environment
+            } else if in_file {
+                Origin::File
+            } else {
+                Origin::Default
+            };
+            (var, origin)
+        })
+        .collect()
 }
 
 fn read_file(path: &Path) -> Result<FileSettings, ConfigError> {
@@ -524,6 +625,35 @@ mod tests {
         let bad = env(&[("ARTHUR_DATA_DIR", "/d"), ("ARTHUR_VAD", "webrtc")]);
         let err = Settings::merge(FileSettings::default(), &bad, None).unwrap_err();
         assert!(err.to_string().contains("ARTHUR_VAD"), "{err}");
+    }
+
+    #[test]
+    fn each_setting_says_where_it_came_from() {
+        let file: FileSettings = toml::from_str(
+            "timezone = \"America/Montreal\"\n[web]\naddr = \"127.0.0.1:9000\"\n[atlas]\nmax_retries = 3",
+        )
+        .unwrap();
+        let s = Settings::merge(
+            file,
+            &env(&[("ARTHUR_DATA_DIR", "/d"), ("ARTHUR_WEB_ADDR", "127.0.0.1:9100"), ("MISTRAL_API_KEY", "k")]),
+            None,
+        )
+        .unwrap();
+        assert_eq!(s.origin("ARTHUR_TIMEZONE"), Origin::File);
+        assert_eq!(s.origin("ARTHUR_WEB_ADDR"), Origin::Environment, "the environment wins over the file");
+        assert_eq!(s.web_addr, "127.0.0.1:9100");
+        assert_eq!(s.origin("ATLAS_MAX_RETRIES"), Origin::File);
+        assert_eq!(s.origin("ARTHUR_BARGE_IN"), Origin::Default);
+        assert_eq!(s.set_from(Origin::Environment), ["ARTHUR_DATA_DIR", "ARTHUR_WEB_ADDR", "MISTRAL_API_KEY"]);
+        assert_eq!(s.set_from(Origin::File), ["ARTHUR_TIMEZONE", "ATLAS_MAX_RETRIES"]);
+        // Every variable the origins list names is one `merge` reads: none is invented.
+        let source = include_str!("config.rs");
+        let code = &source[..source.find("#[cfg(test)]").unwrap()];
+        for (var, _) in &s.origins {
+            // Once in the origins' table, at least once where it is read.
+            let named = code.matches(&format!("\"{var}\"")).count();
+            assert!(named >= 2, "{var} is read by the settings (named {named} times)");
+        }
     }
 
     #[test]

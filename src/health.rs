@@ -242,6 +242,25 @@ pub fn report(
             None => "configuration : aucun fichier (valeurs par défaut et variables d'environnement)".into(),
         },
     );
+    // Where each value came from: the variables and file keys that changed a default.
+    let from_env = settings.set_from(crate::config::Origin::Environment);
+    let from_file = settings.set_from(crate::config::Origin::File);
+    line(
+        true,
+        match (from_env.is_empty(), from_file.is_empty()) {
+            (true, true) => "réglages : tous par défaut".to_string(),
+            _ => {
+                let mut parts = Vec::new();
+                if !from_env.is_empty() {
+                    parts.push(format!("de l'environnement : {}", from_env.join(", ")));
+                }
+                if !from_file.is_empty() {
+                    parts.push(format!("du fichier : {}", from_file.join(", ")));
+                }
+                format!("réglages : {} ; le reste par défaut", parts.join(" ; "))
+            }
+        },
+    );
     match &files.whisper {
         Some(p) => line(true, format!("reconnaissance vocale : {}", p.display())),
         None => line(false, "reconnaissance vocale : aucun modèle whisper — lancez models/fetch".into()),

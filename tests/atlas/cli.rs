@@ -158,6 +158,10 @@ async fn errors_are_french_and_never_print_the_password() {
     // The doctor says what Atlas lacks: no repository, no SMTP.
     let doctor = String::from_utf8_lossy(&env.arthur(&["doctor"]).stdout).into_owned();
     assert!(doctor.contains("[ok] Atlas : configuré"), "{doctor}");
+    // Where the values came from: this environment set Atlas' mailbox, nothing came from a file.
+    let origins = doctor.lines().find(|l| l.contains("réglages :")).unwrap_or_default();
+    assert!(origins.contains("de l'environnement : ") && origins.contains("ATLAS_IMAP_URL"), "{doctor}");
+    assert!(!origins.contains("du fichier"), "{doctor}");
     assert!(doctor.contains("[ok] Atlas · antivirus : clamscan"), "{doctor}");
     assert!(doctor.contains("[--] Atlas · lanceur : ATLAS_REPO manquant"), "{doctor}");
     assert!(doctor.contains("[--] Atlas · récapitulatifs : ATLAS_SMTP_URL manquant"), "{doctor}");
