@@ -53,7 +53,7 @@ impl App {
 }
 
 /// The Atlas classifier's model: the same fallback chain, with `ATLAS_CLASSIFIER_MODEL` as
-/// the first provider's small model and the seed's 30 s budget for the whole call.
+/// the first provider's small model and the spec's 30 s budget for the whole call.
 pub fn classifier_llm(settings: &Settings) -> anyhow::Result<Option<Arc<dyn ChatModel>>> {
     let mut s = settings.clone();
     s.models.router = settings.models.atlas_classifier.clone();

@@ -25,7 +25,7 @@ use crate::app::App;
 
 /// How often `arthur atlas poll` (and `serve`) polls the mailbox.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(60);
-/// How often the launcher runs (seed §10: every 5 minutes, 2 minutes after the poll).
+/// How often the launcher runs (spec §10: every 5 minutes, 2 minutes after the poll).
 pub const LAUNCH_INTERVAL: Duration = Duration::from_secs(300);
 pub const LAUNCH_OFFSET: Duration = Duration::from_secs(120);
 

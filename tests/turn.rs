@@ -1,5 +1,5 @@
 //! The honest turn against a scripted model that speaks the real chat-completions wire
-//! format over HTTP: the seed's four families of lies scripted as a lying model, the
+//! format over HTTP: the spec's four families of lies scripted as a lying model, the
 //! paraphrased lies of the second round (no tool and a claim, a decoy read, a forged
 //! receipt, a misreported read, a wrong target, an invented third party), mixed batches,
 //! unknown and foreign tools, the five-call cap, briefings, router garbage, preference

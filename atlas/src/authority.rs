@@ -16,7 +16,7 @@ pub const UNSIGNED_DETAIL: &str = "no DKIM-Signature";
 /// Everything the decision reads, all of it recorded at intake or in the database.
 #[derive(Debug, Clone, Copy)]
 pub struct AuthorFacts<'a> {
-    /// The From address (what the seed calls the envelope).
+    /// The From address (what the spec calls the envelope).
     pub from: Option<&'a EmailAddress>,
     /// A valid DKIM signature aligned with the From domain (computed at intake).
     pub dkim_pass: bool,

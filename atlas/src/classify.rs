@@ -1,4 +1,4 @@
-//! The classifier's guards (seed §5.3) around one model call: the prompt sandwich (verified
+//! The classifier's guards (spec §5.3) around one model call: the prompt sandwich (verified
 //! client context from the database, then the body between delimiters, truncated), strict
 //! validation of the JSON answer, and the code that corrects what the model may get wrong.
 //! Everything here is pure: the pipeline does the I/O.
@@ -57,7 +57,7 @@ pub fn parse_verdict(content: &str) -> Result<ModelVerdict, String> {
     Ok(ModelVerdict { intent, complexity, confidence, justification })
 }
 
-/// The two pre-model short-circuits (seed §5.3), which act only on a DKIM-verified message.
+/// The two pre-model short-circuits (spec §5.3), which act only on a DKIM-verified message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ShortCircuit {
     /// The founder re-forwards an Atlas recap ("Fwd: [Atlas] …").
@@ -194,7 +194,7 @@ pub struct GuardContext<'a> {
     /// The client the ENVELOPE resolves to (never the body): the anti-silence guard reads
     /// only this one.
     pub envelope_client: Option<&'a Client>,
-    /// The REAL sender's client (seed §5.3, « expéditeur RÉEL »): the envelope's, or the one
+    /// The REAL sender's client (spec §5.3, « expéditeur RÉEL »): the envelope's, or the one
     /// quoted in a forward whose envelope is the verified founder (DKIM pass, or
     /// `ATLAS_TRUST_UNSIGNED_FOUNDER`). A body line from anyone else is not evidence.
     pub real_sender_client: Option<&'a Client>,

@@ -1,4 +1,4 @@
-//! Which client an e-mail is about (seed §3.4). A forward always carries the founder's
+//! Which client an e-mail is about (spec §3.4). A forward always carries the founder's
 //! address in its envelope; the real sender only lives in the forwarded body. Three rules
 //! in order: envelope → forwarded body → unknown, and unknown on a forward fails closed.
 

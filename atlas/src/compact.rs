@@ -1,4 +1,4 @@
-//! A run's transcript, compacted for a relaunch prompt or a recap (seed §4.4.7): the
+//! A run's transcript, compacted for a relaunch prompt or a recap (spec §4.4.7): the
 //! stream-json events become short markdown in which past turns lose their thinking, partial
 //! `stream_event`s disappear (the full assistant message carries the same text), each tool
 //! call is one line and each tool output is cleaned of terminal noise, reduced to a status
@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::Value;
 
-/// How hard to compact. `Default` is the seed's rule: thinking of the last turn only, tool
+/// How hard to compact. `Default` is the spec's rule: thinking of the last turn only, tool
 /// outputs over 20 lines cut to the first 5 and the last 10.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CompactOptions {
@@ -238,7 +238,7 @@ static PROGRESS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\d(?:\.\d+)?\s?%|[█▓▒░■□▏▎▍▌▋▊▉]{2,}|\[[=#>\-. ]{5,}\]|^\s*[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏⣾⣽⣻⢿⡿⣟⣯⣷]")
         .expect("progress pattern compiles")
 });
-/// Words that make an output worth reading (the seed's warning/error/deprecated/fail, and a
+/// Words that make an output worth reading (the spec's warning/error/deprecated/fail, and a
 /// few cousins such as npm's `ERR!` or a panic); counts of zero do not.
 static WARNING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)warn|error|\berr\b|deprecat|fail|panic|fatal|exception|traceback")
@@ -424,7 +424,7 @@ mod tests {
         CompactOptions::default()
     }
 
-    /// The seed's raw transcript (§4.4.7), line for line.
+    /// The spec's raw transcript (§4.4.7), line for line.
     fn seed_transcript() -> Vec<Value> {
         [
             r#"{"role":"user","content":[{"type":"text","text":"Crée hello.txt avec 'Hello World' et vérifie son contenu."}],"timestamp":"2026-09-21T07:15:00.000Z"}"#,

@@ -1,4 +1,4 @@
-//! Draft replies to a client (seed §6.4–6.5): asked by the founder for a finished run,
+//! Draft replies to a client (spec §6.4–6.5): asked by the founder for a finished run,
 //! written with the client's own provider and model (Mistral by default), checked by code
 //! (formal "vous", 3 to 6 sentences), signed by code, stored and shown — never sent.
 

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::audit;
 
-/// One audit event of the launcher (seed §3, §4, §9; issues 17 and 18).
+/// One audit event of the launcher (spec §3, §4, §9; issues 17 and 18).
 #[derive(Debug, Clone, PartialEq)]
 pub enum LaunchEvent {
     /// The author is not verified: the launch waits for the founder.

@@ -1,4 +1,4 @@
-//! The launcher (seed §3, §4, §9): picks classified e-mails, takes a lease per message,
+//! The launcher (spec §3, §4, §9): picks classified e-mails, takes a lease per message,
 //! checks the author's authority, runs Claude Code in a pseudo-terminal inside an isolated
 //! worktree with the prompt its intent and complexity call for, journals every event
 //! (redacted) live, then performs the steps `machine::next` decides — deploy, QA per route,
@@ -43,11 +43,11 @@ pub const MAX_PER_CYCLE: i64 = 3;
 pub const QUIET_WINDOW_MINUTES: i64 = 60;
 /// `--max-turns` for run + leger; 0 (unlimited) otherwise.
 pub const MAX_TURNS_RUN_LEGER: u32 = 40;
-/// Deploy command timeout (seed §9: 900 s).
+/// Deploy command timeout (spec §9: 900 s).
 pub const DEPLOY_TIMEOUT: Duration = Duration::from_secs(900);
 /// QA command timeout per route.
 pub const QA_TIMEOUT: Duration = Duration::from_secs(900);
-/// QA iterations before a human is asked (seed §9).
+/// QA iterations before a human is asked (spec §9).
 pub const MAX_QA_ITERATIONS: u32 = 3;
 /// …when only the mock-up conformity failed.
 pub const MAX_ISO_ITERATIONS: u32 = 8;
@@ -63,7 +63,7 @@ pub const RICH_PROMPT: &str = include_str!("../../prompts/atlas/rich.txt");
 pub const PLAN_ADDENDUM: &str = include_str!("../../prompts/atlas/plan_addendum.txt");
 pub const ITERATION_PROMPT: &str = include_str!("../../prompts/atlas/iteration.txt");
 
-/// Which system prompt a launch gets (seed §3.1).
+/// Which system prompt a launch gets (spec §3.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PromptKind {
     /// Lean, for run + leger.
@@ -109,7 +109,7 @@ impl PromptKind {
     }
 }
 
-/// The lane after the run (seed §9): question/negociation/conseil never code; run codes
+/// The lane after the run (spec §9): question/negociation/conseil never code; run codes
 /// only with complexity plan.
 pub fn is_no_code(intent: Intent, complexity: Complexity) -> bool {
     match intent {
@@ -180,7 +180,7 @@ pub fn read_contract(path: &Path) -> (Contract, ContractSource) {
     }
 }
 
-/// What the code lane does with a contract (seed §9.3).
+/// What the code lane does with a contract (spec §9.3).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CodeDecision {
     /// Commits without a tenant or without routes: an anomaly.
@@ -253,7 +253,7 @@ pub struct LauncherConfig {
     pub trust_unsigned_founder: bool,
     /// Retries of a timed-out launch before it is escalated (`ATLAS_MAX_RETRIES`, 2).
     pub max_retries: u32,
-    /// `ATLAS_WORKTREE=0` (false): the seed's emergency switch, runs work in the trunk.
+    /// `ATLAS_WORKTREE=0` (false): the spec's emergency switch, runs work in the trunk.
     pub use_worktree: bool,
 }
 
@@ -360,7 +360,7 @@ impl Launcher {
         }
     }
 
-    /// Whether this message's author may start Claude Code (seed §5.3's distrust of From,
+    /// Whether this message's author may start Claude Code (spec §5.3's distrust of From,
     /// applied to the launch itself).
     pub async fn authority(&self, row: &EmailRow) -> Result<Result<Authority, HoldReason>, AtlasStoreError> {
         let founder = self.cfg.founder.as_deref().and_then(EmailAddress::parse).map(Founder);
@@ -1111,7 +1111,7 @@ impl Launcher {
         Ok((launch_id, run))
     }
 
-    /// The persona the run puts on (seed §2.4: briefing "metier", lessons, the founder's
+    /// The persona the run puts on (spec §2.4: briefing "metier", lessons, the founder's
     /// preferences). A loading failure is audited and said, never turned into an empty text.
     async fn persona_block(
         &self,
@@ -1147,7 +1147,7 @@ impl Launcher {
         }
     }
 
-    /// The journal of a launch, compacted (seed §4.4.7) and cut to `max` characters.
+    /// The journal of a launch, compacted (spec §4.4.7) and cut to `max` characters.
     async fn compacted_transcript(&self, launch_id: i64, max: usize) -> Result<String, AtlasStoreError> {
         let events: Vec<Value> = self
             .store
@@ -1174,7 +1174,7 @@ struct Pass {
     session_mode: &'static str,
 }
 
-/// A QA output, line by line, sorted by kind (seed §3.4: L1 HTTP errors, L2 browser
+/// A QA output, line by line, sorted by kind (spec §3.4: L1 HTTP errors, L2 browser
 /// errors). The QA command may tag its lines (`L1:`/`HTTP`, `L2:`/`BROWSER`/`console`);
 /// untagged lines are recognised by what they say, the rest stays "other".
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -9,6 +9,9 @@
 //! (`migrations/atlas`), its settings ([`settings::AtlasSettings`]) and its workers, shaped
 //! `run(deps, shutdown)` with a `CancellationToken`; the binary wires them from its
 //! configuration and reads their status ([`worker::PollStatus`]).
+//!
+//! "spec §N" in this crate's comments is section N of `docs/specs/atlas-harness.md`, the
+//! founding specification of the harness, kept in the repository.
 
 pub mod authority;
 pub mod child_env;
@@ -41,7 +44,7 @@ pub mod worktree;
 use std::fmt;
 use std::str::FromStr;
 
-/// What an e-mail asks for (seed §5.1). `chantier` is not an intent: large work is
+/// What an e-mail asks for (spec §5.1). `chantier` is not an intent: large work is
 /// `Run` with `Complexity::Plan`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Intent {
@@ -177,7 +180,7 @@ impl FromStr for EmailState {
     }
 }
 
-/// The audit events of the intake and classification (seed §1, §5).
+/// The audit events of the intake and classification (spec §1, §5).
 pub mod audit {
     pub const POLL_INSERTED: &str = "poll_inserted";
     pub const POLL_DUPLICATE: &str = "poll_duplicate";
@@ -199,7 +202,7 @@ pub mod audit {
     pub const SHORT_CIRCUIT_VALIDATION_COPY: &str = "short_circuit_validation_copy";
     pub const MATERIALISED: &str = "materialised";
     pub const CHANTIER_LINKED: &str = "chantier_linked";
-    // The launcher (seed §3, §4, §9).
+    // The launcher (spec §3, §4, §9).
     pub const LAUNCH_DISABLED: &str = "launch_disabled";
     pub const SPAWN_STARTED: &str = "spawn_started";
     pub const SPAWN_ACTION_DONE: &str = "spawn_action_done";

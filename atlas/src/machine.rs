@@ -3,7 +3,7 @@
 //! refused —, deploy, QA the routes, merge back, finish) and a pure `next(progress, step,
 //! observation)` that says what comes next and records the facts the recap will state. The
 //! launcher performs each step (PTY, git, commands) and feeds back what it observed; the
-//! rules of seed §9 (lanes, downgrade, code decision, 3 / 8 iterations) and of the bounded
+//! rules of spec §9 (lanes, downgrade, code decision, 3 / 8 iterations) and of the bounded
 //! retries live here, where a table of cases tests them without a PTY, git or SMTP.
 
 use super::launch::{
@@ -182,7 +182,7 @@ impl MergeFact {
 pub enum FailReason {
     /// Claude Code failed (an error result, a crash, bad arguments).
     Run(ExitClass),
-    /// Commits without a deployment target or without routes to check (seed §9.3).
+    /// Commits without a deployment target or without routes to check (spec §9.3).
     MissingTenantOrRoutes,
     DeployFailed,
     /// A resumed pass was refused twice in a row.

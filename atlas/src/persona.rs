@@ -1,10 +1,10 @@
-//! The persona Claude Code puts on before an Atlas launch (seed §2.4): an agent read from
+//! The persona Claude Code puts on before an Atlas launch (spec §2.4): an agent read from
 //! `atlas_agents`, rendered at one of three token budgets, with its lessons (its own first,
 //! then global ones) and the founder's preferences. Loading never degrades to an empty
 //! string: an unknown agent, a database or an embedding failure is an error the caller sees.
 //!
 //! The visual ring is derived here, from the family alone (plus Atlas' dedicated centre), so
-//! the seed's divergence between a stored `orbite` and a recomputed ring cannot recur: there
+//! the spec's divergence between a stored `orbite` and a recomputed ring cannot recur: there
 //! is no second field to disagree with.
 
 use std::borrow::Cow;
@@ -42,7 +42,7 @@ pub enum PersonaError {
     Embedding(#[from] EmbedError),
 }
 
-/// The functional family of an agent (seed §2.2, §7), the source of truth for its ring.
+/// The functional family of an agent (spec §2.2, §7), the source of truth for its ring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Group {
     Direction,
@@ -89,7 +89,7 @@ impl fmt::Display for Group {
 }
 
 /// The visual ring of a family: Direction 1, Cadrage and Exécution 2, Validation 3 — the
-/// seed's Réacteur (`ringMap`, §7.2), the picture the founder already knows. Atlas, the
+/// spec's Réacteur (`ringMap`, §7.2), the picture the founder already knows. Atlas, the
 /// only orchestrator, sits at [`ORCHESTRATOR_RING`] (0) instead: see [`Persona::ring`].
 pub fn ring(group: Group) -> u8 {
     match group {
@@ -227,7 +227,7 @@ pub async fn list_active(store: &dyn AtlasStore) -> Result<Vec<Persona>, Persona
 
 // ---------- briefing ----------
 
-/// How much of the persona a briefing carries (seed §2.4), by token budget.
+/// How much of the persona a briefing carries (spec §2.4), by token budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BriefingLevel {
     /// ~150 tokens: cognitive frame and minimal identity (fast path, sub-agents).
@@ -590,7 +590,7 @@ pub async fn bundle(
 
 // ---------- which agent a launch puts on ----------
 
-/// A prompt domain (seed §7.3) and the agent it routes to. Mirrors the seeded
+/// A prompt domain (spec §7.3) and the agent it routes to. Mirrors the seeded
 /// `prompt_domains` (tested both ways).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DomainAgent {

@@ -34,7 +34,7 @@ pub const FETCH_BATCH: usize = 50;
 pub const PASS_LIMIT: i64 = 200;
 /// Images OCR'd per message.
 pub const MAX_OCR_IMAGES: usize = 10;
-/// The classifier's call (seed §5.2: timeout 30 s).
+/// The classifier's call (spec §5.2: timeout 30 s).
 pub const CLASSIFY_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, thiserror::Error)]

@@ -2,7 +2,7 @@
 //! bare pipe, so the child gets a PTY, its stream-json is read line by line as it arrives (each
 //! event handed to the caller, who persists it live), and a watchdog kills the whole session on
 //! silence, on the hard ceiling or on Atlas' budget. The `result` event, not the exit code,
-//! says whether the run succeeded (seed §4; docs/interface.md §6.4).
+//! says whether the run succeeded (spec §4; docs/interface.md §6.4).
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -79,7 +79,7 @@ impl LaunchSpec {
     }
 }
 
-/// How a run ended, with the exit code the seed's wrapper gave each case.
+/// How a run ended, with the exit code the spec's wrapper gave each case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitClass {
     /// `result` with `is_error: false`.
@@ -213,7 +213,7 @@ pub fn claude_args(a: &ClaudeArgs) -> Vec<String> {
         args.push("--strict-mcp-config".to_string());
     }
     args.push("--include-partial-messages".to_string());
-    // Hook lifecycle events in the stream too (seed §4.2), so the journal shows them.
+    // Hook lifecycle events in the stream too (spec §4.2), so the journal shows them.
     args.push("--include-hook-events".to_string());
     if let Some(tools) = a.allowed_tools.as_deref().filter(|t| !t.is_empty()) {
         args.extend(["--allowed-tools".to_string(), tools.to_string()]);

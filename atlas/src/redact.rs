@@ -1,4 +1,4 @@
-//! Secrets never reach the journal (seed §4.3): every stream-json event of a run is passed
+//! Secrets never reach the journal (spec §4.3): every stream-json event of a run is passed
 //! through [`redact_json`] (or its text through [`redact`]) before it is written, so database
 //! passwords, `.env` lines, private keys and API tokens that an agent printed are replaced by
 //! `[REDACTED:<kind>]`.

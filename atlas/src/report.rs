@@ -1,4 +1,4 @@
-//! The classifier's calibration report (seed §8), markdown on stdout: volume and confidence
+//! The classifier's calibration report (spec §8), markdown on stdout: volume and confidence
 //! per intent, uncertainty rate, failures, a success proxy, and the phase-3 gate — counted
 //! on run + plan, the functional heir of the removed `chantier` intent, so that it can open.
 

@@ -57,7 +57,7 @@ pub struct AtlasSettings {
     pub child_env: ChildEnv,
     /// Retries of a timed-out launch before it is escalated (`ATLAS_MAX_RETRIES`, default 2).
     pub max_retries: u32,
-    /// `ATLAS_WORKTREE` (default on); `0` is the seed's emergency switch: runs work in the trunk.
+    /// `ATLAS_WORKTREE` (default on); `0` is the spec's emergency switch: runs work in the trunk.
     pub worktree: bool,
 }
 

@@ -1,4 +1,4 @@
-//! The lock watchdog (seed §10: "alerte si un advisory lock zombie traîne plus de 10 min"): a
+//! The lock watchdog (spec §10: "alerte si un advisory lock zombie traîne plus de 10 min"): a
 //! task of its own in `arthur serve`, independent of the launch cycle — which can run for
 //! hours and must not silence it. Every check audits each launch lock held for more than 10
 //! minutes and e-mails the founder once per lock (a notice keyed by message, holder and
@@ -15,7 +15,7 @@ use super::notify::Notifier;
 use super::store::{AtlasStore, AtlasStoreError, NewNotice};
 use tokio_util::sync::CancellationToken;
 
-/// The watchdog's period (seed §10: every 15 minutes).
+/// The watchdog's period (spec §10: every 15 minutes).
 pub const PERIOD: Duration = Duration::from_secs(15 * 60);
 
 #[derive(Clone)]

@@ -1,5 +1,5 @@
 //! `/atlas/agents`: the personas Atlas can make Claude Code put on, grouped by family, each
-//! with its ring computed by `arthur_atlas::persona` from the family (the seed drew rings from one
+//! with its ring computed by `arthur_atlas::persona` from the family (the spec drew rings from one
 //! field and stored another; here there is only one). Everything read from the table goes
 //! through maud, which escapes it.
 

@@ -430,7 +430,7 @@ async fn invariants_carried_by_constraints_hold_on_postgres() {
         must_fail(&pool, &format!("a second row in {table}"), &insert, UNIQUE, Some(&constraint)).await;
     }
 
-    // One orchestrator (the seed's Atlas is the one).
+    // One orchestrator (the spec's Atlas is the one).
     let agent = |codename: &str, group: &str, orchestrator: i64| {
         format!(
             "INSERT INTO atlas_agents (codename, nickname, role, group_name, orchestrator, cognitive_frame, \

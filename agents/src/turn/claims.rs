@@ -488,7 +488,7 @@ const CONVERSATION_NOUNS: &[&str] = &[
     "question",
 ];
 
-/// People a model might invent to explain an inaction (family 2 of the seed).
+/// People a model might invent to explain an inaction (family 2 of docs/specs/arthur.md).
 const THIRD_PARTIES: &[&str] = &[
     "comptable",
     "banque",

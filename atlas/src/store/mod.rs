@@ -377,7 +377,7 @@ pub trait AtlasStore: Send + Sync {
     async fn unsent_notices(&self, max_attempts: i64, limit: i64) -> StoreResult<Vec<NoticeRow>>;
     async fn notices(&self, email_id: Option<i64>) -> StoreResult<Vec<NoticeRow>>;
 
-    // ---- the personas a launch puts on (seed §2) ----
+    // ---- the personas a launch puts on (spec §2) ----
     /// The agent `codename`, active or not.
     async fn agent(&self, codename: &str) -> StoreResult<Option<Persona>>;
     /// Every active agent, the orchestrator first, then by codename.
