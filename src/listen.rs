@@ -300,26 +300,14 @@ struct Residual {
     gaps: std::collections::VecDeque<f32>,
     /// Recent played levels, dB (smoothed like the VAD's level).
     played: std::collections::VecDeque<f32>,
-    /// Frames since something last played.
-    quiet: usize,
 }
 
 impl Residual {
     const WINDOW: usize = 200; // frames: 6 s of playback
-    const PAUSE_FRAMES: usize = 60; // frames: 1.8 s
     /// Until enough playback was heard, the echo is assumed to come back unattenuated.
     const UNKNOWN_DB: f32 = 0.0;
 
     fn observe(&mut self, cleaned_db: f32, played_db: f32, user_speaking: bool) {
-        let playing = played_db > -50.0;
-        if playing && self.quiet > Self::PAUSE_FRAMES {
-            // A sound server that starved between answers (transcription and synthesis
-            // take both cores) buffers anew: the echo comes back a few milliseconds later
-            // or earlier, and the canceller takes a moment to follow. What it achieved
-            // before says nothing about that moment.
-            self.gaps.clear();
-        }
-        self.quiet = if playing { 0 } else { self.quiet.saturating_add(1) };
         self.played.push_back(played_db);
         while self.played.len() > 5 {
             self.played.pop_front();
