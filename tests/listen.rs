@@ -70,6 +70,7 @@ fn write_input(dir: &Path, samples: &[f32]) -> std::path::PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spoken_command_with_the_wake_word_writes_a_reminder_and_is_answered_aloud() {
+    let _voice = common::one_voice_at_a_time().await;
     let dir = tempfile::tempdir().unwrap();
     let mut input = silence(1.0);
     input.extend(speech("Arthur, remind me to call the bank.", dir.path(), "a.wav"));
@@ -129,6 +130,7 @@ async fn a_spoken_command_with_the_wake_word_writes_a_reminder_and_is_answered_a
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_piper_voice_is_understood_by_our_whisper() {
+    let _voice = common::one_voice_at_a_time().await;
     let dir = tempfile::tempdir().unwrap();
     let mut input = silence(0.5);
     input.extend(speech("Arthur, what are my reminders?", dir.path(), "a.wav"));
@@ -160,6 +162,7 @@ async fn our_piper_voice_is_understood_by_our_whisper() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn speaking_over_the_answer_stops_it_and_is_heard_without_the_wake_word() {
+    let _voice = common::one_voice_at_a_time().await;
     let dir = tempfile::tempdir().unwrap();
     let mut input = silence(0.5);
     input.extend(speech("Arthur, what are my reminders?", dir.path(), "a.wav"));
@@ -200,6 +203,7 @@ async fn speaking_over_the_answer_stops_it_and_is_heard_without_the_wake_word() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_barge_in_the_answer_plays_to_the_end_and_the_microphone_is_ignored() {
+    let _voice = common::one_voice_at_a_time().await;
     let dir = tempfile::tempdir().unwrap();
     let mut input = silence(0.5);
     input.extend(speech("Arthur, what are my reminders?", dir.path(), "a.wav"));

@@ -16,6 +16,7 @@ use common::{lines_of, script_bank_reminder, sigterm, start_pulseaudio, wait_exi
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hands_free_on_a_live_microphone() {
+    let _voice = common::one_voice_at_a_time().await;
     let dir = tempfile::tempdir().unwrap();
     let (_pulse, address) = start_pulseaudio(dir.path());
     let llm = ScriptedLlm::start().await;
@@ -89,6 +90,7 @@ async fn hands_free_on_a_live_microphone() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "known gap: the live device's reference drifts against the capture (see the doc comment)"]
 async fn on_a_loudspeaker_arthur_does_not_hear_himself_but_hears_the_user() {
+    let _voice = common::one_voice_at_a_time().await;
     let dir = tempfile::tempdir().unwrap();
     let (_pulse, address) = start_pulseaudio(dir.path());
     let llm = ScriptedLlm::start().await;

@@ -88,6 +88,7 @@ fn answer_start(speaker: &noise::RoomSpeaker) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn arthurs_own_answer_in_the_microphone_never_cuts_it_and_a_command_over_it_does() {
+    let _voice = common::one_voice_at_a_time().await;
     let m = maker();
     let whisper = transcriber();
     let echo = EchoPath::new(60.0, 0.5, 200.0);
@@ -145,6 +146,7 @@ async fn arthurs_own_answer_in_the_microphone_never_cuts_it_and_a_command_over_i
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_television_12_db_below_the_user_neither_cuts_answers_nor_becomes_commands() {
+    let _voice = common::one_voice_at_a_time().await;
     let m = maker();
     let whisper = transcriber();
     // The television is on before the user speaks (the room is learnt), and goes on.
@@ -179,6 +181,7 @@ async fn a_television_12_db_below_the_user_neither_cuts_answers_nor_becomes_comm
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_during_or_right_after_an_answer_only_cuts_it_and_the_session_keeps_running() {
+    let _voice = common::one_voice_at_a_time().await;
     let m = maker();
     let whisper = transcriber();
     let t = spawn_turn_app().await;
@@ -238,6 +241,7 @@ async fn stop_during_or_right_after_an_answer_only_cuts_it_and_the_session_keeps
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_complete_command_closes_at_the_pause_and_its_stages_reach_the_journal() {
+    let _voice = common::one_voice_at_a_time().await;
     let m = maker();
     let web = common::spawn_web_app(false, None).await;
     let t = &web.turn;
@@ -295,6 +299,7 @@ async fn a_complete_command_closes_at_the_pause_and_its_stages_reach_the_journal
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_split_by_an_interruption_runs_once_whole() {
+    let _voice = common::one_voice_at_a_time().await;
     let m = maker();
     let whisper = transcriber();
     let t = spawn_turn_app().await;
@@ -318,6 +323,7 @@ async fn a_command_split_by_an_interruption_runs_once_whole() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_utterance_without_the_wake_word_is_decoded_only_as_far_as_its_start() {
+    let _voice = common::one_voice_at_a_time().await;
     let m = maker();
     let t = spawn_turn_app().await;
     let talk = "The committee met on Tuesday to discuss the budget for the new library, and after a long \

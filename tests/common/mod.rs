@@ -14,6 +14,15 @@ use arthur_agents::tools::{Outcome, Receipt, Refusal, ToolBox, ToolContext};
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::Value;
 
+/// The tests that run whisper and Piper share two cores with the rest of the test binary:
+/// they take turns, so that a room test hears the room it builds rather than the load of
+/// the other tests (the loop's echo handling depends on how fast it keeps up: the closing
+/// note of issue 20 gives the figures under load).
+pub async fn one_voice_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    static VOICE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    VOICE.lock().await
+}
+
 /// The `arthur` binary this test run built: the one way the tests start it.
 pub fn arthur_command() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_arthur"))
