@@ -12,9 +12,7 @@ use std::sync::Arc;
 use arthur::listen::VoiceLoop;
 use arthur_agents::llm::scripted::Reply;
 use arthur_agents::memory::MemoryStore;
-use arthur_audio::piper::{PiperOptions, PiperVoice};
-use arthur_audio::stt::{SttOptions, Transcriber};
-use arthur_audio::tts::{EspeakNg, Synthesizer};
+use arthur_audio::tts::EspeakNg;
 use arthur_audio::wake::ListenerConfig;
 use arthur_audio::wav;
 use common::{route, spawn_turn_app};
@@ -31,35 +29,6 @@ fn speech(text: &str, dir: &Path, name: &str) -> Vec<f32> {
 
 fn silence(secs: f32) -> Vec<f32> {
     vec![0.0; (secs * 16_000.0) as usize]
-}
-
-fn english_transcriber() -> Arc<Transcriber> {
-    let model = arthur::config::default_model_dir().unwrap().join("ggml-base.bin");
-    assert!(model.is_file(), "run models/fetch --offline");
-    Arc::new(
-        Transcriber::load(
-            &model,
-            SttOptions {
-                language: "en".into(),
-                initial_prompt: Some("Arthur".into()),
-                adaptive_audio_ctx: true,
-                ..Default::default()
-            },
-        )
-        .unwrap(),
-    )
-}
-
-fn joe() -> Arc<dyn Synthesizer> {
-    let model = arthur::config::default_model_dir().unwrap().join("en_US-joe-medium.onnx");
-    assert!(model.is_file(), "run models/fetch --offline (it installs the joe voice)");
-    Arc::new(
-        PiperVoice::load(
-            &model,
-            &PiperOptions { onnxruntime: arthur::config::default_onnxruntime(), ..PiperOptions::default() },
-        )
-        .expect("the Piper voice loads"),
-    )
 }
 
 fn write_input(dir: &Path, samples: &[f32]) -> std::path::PathBuf {
@@ -94,7 +63,7 @@ async fn a_spoken_command_with_the_wake_word_writes_a_reminder_and_is_answered_a
 
     let voice_loop = VoiceLoop::new(
         &t.engine,
-        english_transcriber(),
+        common::english_transcriber(),
         Arc::new(EspeakNg::new("fr")),
         ListenerConfig::default(),
         true,
@@ -143,8 +112,8 @@ async fn our_piper_voice_is_understood_by_our_whisper() {
     t.llm.push(route("intendant", "QUOTIDIEN", "conversation"));
     t.llm.push(Reply::text("A garden party on a sunny Sunday afternoon sounds lovely."));
 
-    let transcriber = english_transcriber();
-    let voice_loop = VoiceLoop::new(&t.engine, transcriber.clone(), joe(), ListenerConfig::default(), true);
+    let transcriber = common::english_transcriber();
+    let voice_loop = VoiceLoop::new(&t.engine, transcriber.clone(), common::joe(), ListenerConfig::default(), true);
     let output = dir.path().join("arthur.wav");
     let exchanges = voice_loop.run_wav(&input_path, Some(&output)).await.unwrap();
     assert_eq!(exchanges.len(), 1, "{exchanges:#?}");
@@ -182,9 +151,9 @@ async fn speaking_over_the_answer_stops_it_and_is_heard_without_the_wake_word() 
     t.llm.push(route("intendant", "QUOTIDIEN", "conversation"));
     t.llm.push(Reply::text("Of course."));
 
-    let synth = joe();
+    let synth = common::joe();
     let full = arthur_audio::tts::speak(synth.as_ref(), long_answer, |_| {}).unwrap();
-    let voice_loop = VoiceLoop::new(&t.engine, english_transcriber(), synth, ListenerConfig::default(), true);
+    let voice_loop = VoiceLoop::new(&t.engine, common::english_transcriber(), synth, ListenerConfig::default(), true);
     let output = dir.path().join("arthur.wav");
     let exchanges = voice_loop.run_wav(&input_path, Some(&output)).await.unwrap();
     assert_eq!(exchanges[0].spoken.as_deref(), Some(long_answer), "{exchanges:#?}");
@@ -226,7 +195,7 @@ async fn without_barge_in_the_answer_plays_to_the_end_and_the_microphone_is_igno
     t.llm.push(Reply::text("You have no reminder today."));
     let voice_loop = VoiceLoop::new(
         &t.engine,
-        english_transcriber(),
+        common::english_transcriber(),
         Arc::new(EspeakNg::new("en")),
         ListenerConfig::default(),
         false,

@@ -17,43 +17,11 @@ use arthur::listen::{Exchange, Tuning, VoiceLoop};
 use arthur_agents::llm::scripted::Reply;
 use arthur_agents::memory::MemoryStore;
 use arthur_agents::turn::TurnEngine;
-use arthur_audio::piper::{PiperOptions, PiperVoice};
-use arthur_audio::stt::{SttOptions, Transcriber};
-use arthur_audio::tts::Synthesizer;
+use arthur_audio::stt::Transcriber;
 use arthur_audio::wake::ListenerConfig;
 use common::noise::{self, EchoPath, Noise, NoiseMaker, RATE};
 use common::spawn_turn_app;
 
-fn transcriber() -> Arc<Transcriber> {
-    let model = arthur::config::default_model_dir().unwrap().join("ggml-base.bin");
-    assert!(model.is_file(), "run models/fetch --offline");
-    Arc::new(
-        Transcriber::load(
-            &model,
-            SttOptions {
-                language: "en".into(),
-                initial_prompt: Some("Arthur".into()),
-                adaptive_audio_ctx: true,
-                ..Default::default()
-            },
-        )
-        .unwrap(),
-    )
-}
-
-fn joe() -> Arc<dyn Synthesizer> {
-    let model = arthur::config::default_model_dir().unwrap().join("en_US-joe-medium.onnx");
-    assert!(model.is_file(), "run models/fetch --offline (it installs the joe voice)");
-    Arc::new(
-        PiperVoice::load(
-            &model,
-            &PiperOptions { onnxruntime: arthur::config::default_onnxruntime(), ..PiperOptions::default() },
-        )
-        .unwrap(),
-    )
-}
-
-/// The user: espeak-ng (another voice than Arthur's), 16 kHz.
 fn user(maker: &NoiseMaker, text: &str) -> Vec<f32> {
     maker.espeak(text, "en-us+m3", 150, 50)
 }
@@ -63,7 +31,7 @@ fn silence(secs: f32) -> Vec<f32> {
 }
 
 fn voice_loop<'a>(engine: &'a TurnEngine, transcriber: Arc<Transcriber>, tuning: Tuning) -> VoiceLoop<'a> {
-    VoiceLoop::new(engine, transcriber, joe(), ListenerConfig::default(), true).with_tuning(tuning)
+    VoiceLoop::new(engine, transcriber, common::joe(), ListenerConfig::default(), true).with_tuning(tuning)
 }
 
 /// Conversation that states nothing about the user (so it is spoken as written: a plan
@@ -96,7 +64,7 @@ fn answer_start(speaker: &noise::RoomSpeaker) -> usize {
 async fn arthurs_own_answer_in_the_microphone_never_cuts_it_and_a_command_over_it_does() {
     let _voice = common::one_voice_at_a_time().await;
     let m = maker();
-    let whisper = transcriber();
+    let whisper = common::english_transcriber();
     let echo = EchoPath::new(60.0, 0.5, 200.0);
     let mut question = silence(0.5);
     question.extend(user(&m, "Arthur, what is my plan for today?"));
@@ -154,7 +122,7 @@ async fn arthurs_own_answer_in_the_microphone_never_cuts_it_and_a_command_over_i
 async fn a_television_12_db_below_the_user_neither_cuts_answers_nor_becomes_commands() {
     let _voice = common::one_voice_at_a_time().await;
     let m = maker();
-    let whisper = transcriber();
+    let whisper = common::english_transcriber();
     // The television is on before the user speaks (the room is learnt), and goes on.
     let mut tv = m.make(Noise::Tv, 90.0, 5);
     let commands =
@@ -189,7 +157,7 @@ async fn a_television_12_db_below_the_user_neither_cuts_answers_nor_becomes_comm
 async fn stop_during_or_right_after_an_answer_only_cuts_it_and_the_session_keeps_running() {
     let _voice = common::one_voice_at_a_time().await;
     let m = maker();
-    let whisper = transcriber();
+    let whisper = common::english_transcriber();
     let t = spawn_turn_app().await;
     t.app.done("creer_projet", serde_json::json!({"nom": "Atlas"})).await;
     t.app.done("demarrer_session", serde_json::json!({"projet": "Atlas"})).await;
@@ -261,7 +229,8 @@ async fn a_complete_command_closes_at_the_pause_and_its_stages_reach_the_journal
     let end_of_speech = (input.len() + noise::last_voiced_sample(&said)) as f64 / f64::from(RATE);
     input.extend(said);
     input.extend(silence(6.0));
-    let vl = voice_loop(&t.engine, transcriber(), Tuning::default()).with_journal(t.app.ctx.store.clone());
+    let vl =
+        voice_loop(&t.engine, common::english_transcriber(), Tuning::default()).with_journal(t.app.ctx.store.clone());
     let (exchanges, _) = run(&vl, input, None).await;
     let first = &exchanges[0];
     assert!(first.written.as_deref().unwrap_or("").contains("enregistrée"), "{exchanges:#?}");
@@ -307,7 +276,7 @@ async fn a_complete_command_closes_at_the_pause_and_its_stages_reach_the_journal
 async fn a_command_split_by_an_interruption_runs_once_whole() {
     let _voice = common::one_voice_at_a_time().await;
     let m = maker();
-    let whisper = transcriber();
+    let whisper = common::english_transcriber();
     let t = spawn_turn_app().await;
     let mut input = silence(0.5);
     input.extend(user(&m, "Arthur, what is my plan for today?"));
@@ -337,13 +306,14 @@ async fn a_long_utterance_without_the_wake_word_is_decoded_only_as_far_as_its_st
     let mut input = silence(0.5);
     input.extend(user(&m, talk));
     input.extend(silence(2.0));
-    let vl = voice_loop(&t.engine, transcriber(), Tuning::default());
+    let vl = voice_loop(&t.engine, common::english_transcriber(), Tuning::default());
     let (exchanges, _) = run(&vl, input.clone(), None).await;
     assert!(exchanges.iter().all(|e| e.command.is_none()), "{exchanges:#?}");
     let words: usize = exchanges.iter().map(|e| e.transcript.split_whitespace().count()).sum();
     assert!(words <= 10, "only the first words were decoded: {exchanges:#?}");
     // The whole of it is decoded when the wake word is not needed (the old loop).
-    let vl = voice_loop(&t.engine, transcriber(), Tuning { wake_prefix_secs: None, ..Tuning::default() });
+    let vl =
+        voice_loop(&t.engine, common::english_transcriber(), Tuning { wake_prefix_secs: None, ..Tuning::default() });
     let (exchanges, _) = run(&vl, input, None).await;
     let words: usize = exchanges.iter().map(|e| e.transcript.split_whitespace().count()).sum();
     assert!(words > 20, "{exchanges:#?}");

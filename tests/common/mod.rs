@@ -313,3 +313,40 @@ pub fn start_pulseaudio(dir: &std::path::Path) -> (Killed, String) {
     }
     (server, format!("unix:{}", socket.display()))
 }
+
+// ---------- the voice tests' models ----------
+
+/// whisper base in English with the wake word as its prompt (espeak-ng's and the joe
+/// voice's French are not intelligible to it): the voice tests' ears.
+pub fn english_transcriber() -> Arc<arthur_audio::stt::Transcriber> {
+    let model = arthur::config::default_model_dir().unwrap().join("ggml-base.bin");
+    assert!(model.is_file(), "run models/fetch --offline");
+    std::sync::Arc::new(
+        arthur_audio::stt::Transcriber::load(
+            &model,
+            arthur_audio::stt::SttOptions {
+                language: "en".into(),
+                initial_prompt: Some("Arthur".into()),
+                adaptive_audio_ctx: true,
+                ..Default::default()
+            },
+        )
+        .unwrap(),
+    )
+}
+
+/// The Piper joe voice `models/fetch --offline` installs: the voice tests' mouth.
+pub fn joe() -> Arc<dyn arthur_audio::tts::Synthesizer> {
+    let model = arthur::config::default_model_dir().unwrap().join("en_US-joe-medium.onnx");
+    assert!(model.is_file(), "run models/fetch --offline (it installs the joe voice)");
+    std::sync::Arc::new(
+        arthur_audio::piper::PiperVoice::load(
+            &model,
+            &arthur_audio::piper::PiperOptions {
+                onnxruntime: arthur::config::default_onnxruntime(),
+                ..arthur_audio::piper::PiperOptions::default()
+            },
+        )
+        .expect("the Piper voice loads"),
+    )
+}
