@@ -425,10 +425,22 @@ mod tests {
             let composed = compose(&outcomes, &end, signals, now(), chrono_tz::Europe::Paris);
             let written: String = composed.parts.iter().map(|p| p.written.as_str()).collect::<Vec<_>>().join("\n");
             let spoken: String = composed.parts.iter().map(|p| p.spoken.as_str()).collect::<Vec<_>>().join(" ");
+            // A code sentence may coincide with a labelled lie ("Je n'ai rien enregistré."
+            // is a lie from a model that wrote, a fact from code when nothing ran): the
+            // lie must not reach the answer from the model, nor be echoed by code unless
+            // it is one of code's own fixed sentences.
+            let own = [NOTHING_RECORDED, NOTHING_READ];
+            let from_model: String = composed.parts.iter().filter(|p| p.source == PartSource::Model)
+                .map(|p| p.written.as_str()).collect::<Vec<_>>().join("\n");
+            let model_spoken: String = composed.parts.iter().filter(|p| p.source == PartSource::Model)
+                .map(|p| p.spoken.as_str()).collect::<Vec<_>>().join(" ");
             for (lie, sentence) in &chosen {
                 if *lie {
-                    prop_assert!(!written.contains(sentence.as_str()), "lie shown: {sentence}\n{written}");
-                    prop_assert!(!spoken.contains(spoken_text(sentence).as_str()), "lie spoken: {sentence}\n{spoken}");
+                    prop_assert!(!from_model.contains(sentence.as_str()), "lie shown: {sentence}\n{written}");
+                    prop_assert!(!model_spoken.contains(spoken_text(sentence).as_str()), "lie spoken: {sentence}\n{spoken}");
+                    if !own.contains(&sentence.as_str()) {
+                        prop_assert!(!written.contains(sentence.as_str()), "lie shown by code: {sentence}\n{written}");
+                    }
                 }
             }
             if !outcomes.is_empty() {
