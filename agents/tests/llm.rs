@@ -1,7 +1,9 @@
 //! The language-model facade over real HTTP: both wire formats (chat completions for
 //! Mistral/OpenAI, Anthropic Messages), streaming or not, tool calls, usage, retries, the
-//! fallback chain mistral → anthropic → openai, timeouts, and the exact request bodies, all
-//! against `ScriptedLlm` servers on 127.0.0.1 port 0.
+//! fallback chain mistral → anthropic → openai, timeouts, the exact request bodies, and the
+//! providers' documented failures (an error event after the 200, a connection cut, stalled or
+//! reset mid-stream, documented error bodies), all against `ScriptedLlm` servers on 127.0.0.1
+//! port 0.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -11,7 +13,7 @@ use arthur_agents::llm::client::{
     MISTRAL_CHAT_MODEL, OPENAI_CHAT_MODEL, OPENAI_ROUTER_MODEL,
 };
 use arthur_agents::llm::embeddings::{Embedder, HttpEmbedder};
-use arthur_agents::llm::scripted::{Reply, ScriptedLlm};
+use arthur_agents::llm::scripted::{CutKind, Reply, ScriptedLlm};
 use arthur_agents::llm::{
     ChatModel, ChatRequest, ChatResponse, LlmError, Message, ModelRole, ProviderKind, StreamEvent, ToolCall, ToolSpec,
     Usage,
@@ -742,6 +744,266 @@ async fn api_keys_never_appear_in_errors() {
     assert!(shown.contains("Incorrect API key: [REDACTED]"));
 }
 
+// ---------------------------------------------------------------- documented failures after the 200
+
+/// An answer long enough to be cut: six-character pieces, so two deltas are `PARTIAL_TWO_DELTAS`.
+const PARTIAL: &str = "Début d'une réponse qui ne finira pas.";
+const PARTIAL_TWO_DELTAS: &str = "Début d'une ";
+
+/// How many stream events hold the first two text deltas: Anthropic sends `message_start`,
+/// `content_block_start` and a `ping` first; chat completions a role chunk.
+fn two_deltas(kind: ProviderKind) -> usize {
+    match kind {
+        ProviderKind::Anthropic => 5,
+        _ => 3,
+    }
+}
+
+#[tokio::test]
+async fn anthropic_overloaded_error_event_mid_stream_is_retried_and_its_partial_text_never_answers() {
+    let server = ScriptedLlm::start().await;
+    let after = two_deltas(ProviderKind::Anthropic);
+    server.push(Reply::stream_error(after, "overloaded_error", "Overloaded", Reply::text(PARTIAL)));
+    server.push(Reply::text("Réponse complète."));
+    let client = client(vec![endpoint(ProviderKind::Anthropic, &server)]);
+
+    let (result, events) = streamed(&client, &request(ModelRole::Chat)).await;
+    let response = result.unwrap();
+    assert_eq!(response.content, "Réponse complète.");
+    // The failed attempt had streamed content before its error event: the failure came mid-way.
+    let streamed_text = text_of(&events);
+    assert!(streamed_text.starts_with(PARTIAL_TWO_DELTAS) && !streamed_text.contains(PARTIAL), "{streamed_text}");
+    assert_eq!(response.attempts.len(), 2);
+    assert_eq!(response.attempts[0].status, Some(200), "the error came after an HTTP 200");
+    let error = response.attempts[0].error.as_deref().unwrap();
+    assert!(error.contains("overloaded_error") && error.contains("Overloaded"), "{error}");
+    assert_eq!(response.attempts[1].error, None);
+    assert_eq!(server.requests().len(), 2, "an overloaded stream is retried on the same provider");
+}
+
+#[tokio::test]
+async fn anthropic_request_error_event_mid_stream_falls_through_without_retry() {
+    let anthropic = ScriptedLlm::start().await;
+    let openai = ScriptedLlm::start().await;
+    let after = two_deltas(ProviderKind::Anthropic);
+    anthropic.set_fallback(Some(Reply::stream_error(
+        after,
+        "invalid_request_error",
+        "messages: text content blocks must be non-empty",
+        Reply::text(PARTIAL),
+    )));
+    openai.push(Reply::text("OpenAI répond."));
+    let client = client(vec![endpoint(ProviderKind::Anthropic, &anthropic), endpoint(ProviderKind::OpenAi, &openai)]);
+
+    let (result, _) = streamed(&client, &request(ModelRole::Chat)).await;
+    let response = result.unwrap();
+    assert_eq!((response.provider, response.content.as_str()), (ProviderKind::OpenAi, "OpenAI répond."));
+    assert_eq!(anthropic.requests().len(), 1, "a request error is not retried");
+    assert_eq!(response.attempts.len(), 2);
+    let error = response.attempts[0].error.as_deref().unwrap();
+    assert!(error.contains("invalid_request_error"), "{error}");
+}
+
+#[tokio::test]
+async fn chat_completions_error_chunk_mid_stream_is_retried_openai_and_mistral() {
+    for kind in [ProviderKind::OpenAi, ProviderKind::Mistral] {
+        let server = ScriptedLlm::start().await;
+        let message = "The server had an error while processing your request. Sorry about that!";
+        server.push(Reply::stream_error(two_deltas(kind), "server_error", message, Reply::text(PARTIAL)));
+        server.push(Reply::text("Deuxième essai."));
+        let client = client(vec![endpoint(kind, &server)]);
+
+        let (result, events) = streamed(&client, &request(ModelRole::Chat)).await;
+        let response = result.unwrap();
+        assert_eq!(response.content, "Deuxième essai.", "{kind:?}");
+        assert!(text_of(&events).starts_with(PARTIAL_TWO_DELTAS), "{kind:?}: {events:?}");
+        assert_eq!(response.attempts.len(), 2, "{kind:?}");
+        assert_eq!(response.attempts[0].status, Some(200));
+        assert!(response.attempts[0].error.as_deref().unwrap().contains("The server had an error"), "{kind:?}");
+        assert_eq!(server.requests().len(), 2, "{kind:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_stream_ending_before_its_terminator_is_never_a_complete_answer() {
+    let mistral = ScriptedLlm::start().await;
+    let anthropic = ScriptedLlm::start().await;
+    let openai = ScriptedLlm::start().await;
+    // Mistral: cut after two deltas. Anthropic: every event but `message_stop`, even the
+    // `message_delta` with its stop reason: still not a whole message.
+    mistral.push(Reply::cut(two_deltas(ProviderKind::Mistral), CutKind::Close, Reply::text(PARTIAL)));
+    anthropic.push(Reply::cut(usize::MAX, CutKind::Close, Reply::text(PARTIAL)));
+    openai.push(Reply::text("Seule réponse entière."));
+    let client = client(vec![
+        endpoint(ProviderKind::Mistral, &mistral),
+        endpoint(ProviderKind::Anthropic, &anthropic),
+        endpoint(ProviderKind::OpenAi, &openai),
+    ]);
+
+    let (result, events) = streamed(&client, &request(ModelRole::Chat)).await;
+    let response = result.unwrap();
+    assert_eq!((response.provider, response.content.as_str()), (ProviderKind::OpenAi, "Seule réponse entière."));
+    assert!(text_of(&events).contains(PARTIAL), "Anthropic's whole text was streamed, and still refused");
+    let summary: Vec<_> = response.attempts.iter().map(|a| (a.provider, a.status)).collect();
+    assert_eq!(
+        summary,
+        vec![
+            (ProviderKind::Mistral, Some(200)),
+            (ProviderKind::Anthropic, Some(200)),
+            (ProviderKind::OpenAi, Some(200))
+        ]
+    );
+    assert!(response.attempts[0].error.as_deref().unwrap().contains("stream ended before [DONE]"));
+    assert!(response.attempts[1].error.as_deref().unwrap().contains("stream ended before message_stop"));
+    assert_eq!((mistral.requests().len(), anthropic.requests().len()), (1, 1), "a truncated answer is not retried");
+}
+
+#[tokio::test]
+async fn a_connection_reset_mid_stream_is_retried_on_the_same_provider() {
+    for kind in [ProviderKind::Mistral, ProviderKind::Anthropic] {
+        let server = ScriptedLlm::start().await;
+        server.push(Reply::cut(two_deltas(kind), CutKind::Reset, Reply::text(PARTIAL)));
+        server.push(Reply::text("Après la coupure."));
+        let client = client(vec![endpoint(kind, &server)]);
+
+        let (result, events) = streamed(&client, &request(ModelRole::Chat)).await;
+        let response = result.unwrap();
+        assert_eq!(response.content, "Après la coupure.", "{kind:?}");
+        assert!(text_of(&events).starts_with(PARTIAL_TWO_DELTAS), "{kind:?}: {events:?}");
+        assert_eq!(response.attempts.len(), 2, "{kind:?}");
+        assert!(response.attempts[0].error.as_deref().unwrap().contains("reading the answer failed"), "{kind:?}");
+        assert_eq!(response.attempts[0].status, Some(200), "{kind:?}: the 200 did come back");
+        assert_eq!(server.requests().len(), 2);
+    }
+}
+
+#[tokio::test]
+async fn a_whole_body_cut_in_half_is_malformed_and_a_reset_one_is_retried() {
+    // A body that ends cleanly half-way: malformed, the next provider answers.
+    let mistral = ScriptedLlm::start().await;
+    let anthropic = ScriptedLlm::start().await;
+    mistral.push(Reply::cut(0, CutKind::Close, Reply::text(PARTIAL)));
+    anthropic.push(Reply::cut(0, CutKind::Reset, Reply::tool_calls("", &CALLS)));
+    anthropic.push(Reply::text("Anthropic répond."));
+    let client = client(vec![endpoint(ProviderKind::Mistral, &mistral), endpoint(ProviderKind::Anthropic, &anthropic)]);
+
+    let response = client.chat(&request(ModelRole::Chat), None).await.unwrap();
+    assert_eq!((response.provider, response.content.as_str()), (ProviderKind::Anthropic, "Anthropic répond."));
+    assert!(response.tool_calls.is_empty(), "nothing of the reset answer is kept");
+    assert_eq!(mistral.requests().len(), 1);
+    assert!(response.attempts[0].error.as_deref().unwrap().contains("malformed"));
+    // The reset one: a read error, retried on the same provider.
+    assert_eq!(anthropic.requests().len(), 2);
+    assert_eq!(response.attempts.len(), 3);
+    assert!(response.attempts[1].error.as_deref().unwrap().contains("reading the answer failed"));
+}
+
+#[tokio::test]
+async fn a_stream_stalled_mid_way_times_out_then_falls_through() {
+    let mistral = ScriptedLlm::start().await;
+    let openai = ScriptedLlm::start().await;
+    mistral.set_fallback(Some(Reply::cut(two_deltas(ProviderKind::Mistral), CutKind::Hang, Reply::text(PARTIAL))));
+    openai.push(Reply::text("à temps"));
+    let options = ClientOptions { retries_per_provider: 1, attempt_timeout: Duration::from_millis(150), ..fast() };
+    let client = LlmClient::new(
+        vec![endpoint(ProviderKind::Mistral, &mistral), endpoint(ProviderKind::OpenAi, &openai)],
+        ConfiguredModels::default(),
+        options,
+    )
+    .unwrap();
+
+    let (result, events) = streamed(&client, &request(ModelRole::Chat)).await;
+    let response = result.unwrap();
+    assert_eq!(response.content, "à temps");
+    assert!(text_of(&events).starts_with(PARTIAL_TWO_DELTAS));
+    assert_eq!(mistral.requests().len(), 2, "a stall is a timeout: retried, then the next provider");
+    for attempt in &response.attempts[..2] {
+        assert!(attempt.error.as_deref().unwrap().contains("timed out"), "{attempt:?}");
+        assert_eq!(attempt.status, Some(200), "the stall came after an HTTP 200: {attempt:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_429_for_an_exhausted_quota_is_not_retried() {
+    // OpenAI documents "insufficient_quota" as a 429 that waiting does not clear.
+    let openai = ScriptedLlm::start().await;
+    openai.push(Reply::api_error(429, "insufficient_quota", "You exceeded your current quota."));
+    openai.push(Reply::text("jamais demandé"));
+    let client = client(vec![endpoint(ProviderKind::OpenAi, &openai)]);
+    assert!(client.chat(&request(ModelRole::Chat), None).await.is_err());
+    assert_eq!(openai.requests().len(), 1, "not retried");
+    assert_eq!(openai.remaining(), 1);
+    let response = client.chat(&request(ModelRole::Chat), None).await.unwrap();
+    assert_eq!(response.content, "jamais demandé");
+    // A rate limit is still worth a retry on the same provider.
+    openai.push(Reply::api_error(429, "rate_limit_exceeded", "Rate limit reached."));
+    openai.push(Reply::text("OpenAI répond."));
+    let response = client.chat(&request(ModelRole::Chat), None).await.unwrap();
+    assert_eq!(response.content, "OpenAI répond.");
+    assert_eq!(openai.requests().len(), 4, "the rate limit was retried");
+}
+
+#[tokio::test]
+async fn an_openai_stream_cut_after_its_finish_reason_keeps_the_answer_and_reports_no_usage() {
+    // Role chunk, two deltas, the finish chunk: then neither the usage chunk nor `[DONE]`.
+    // OpenAI documents that an interrupted stream may lack the usage chunk; the text is whole.
+    let server = ScriptedLlm::start().await;
+    let usage = Usage { prompt_tokens: 30, completion_tokens: 3 };
+    server.push(Reply::cut(4, CutKind::Close, Reply::with_usage(usage, Reply::text("Réponse ok."))));
+    server.push(Reply::cut(usize::MAX, CutKind::Close, Reply::with_usage(usage, Reply::text("Réponse ok."))));
+    let client = client(vec![endpoint(ProviderKind::OpenAi, &server)]);
+
+    let (result, _) = streamed(&client, &request(ModelRole::Chat)).await;
+    let response = result.unwrap();
+    assert_eq!(response.content, "Réponse ok.");
+    assert_eq!(response.usage, None, "the usage never came: unknown, not zero");
+    // Only `[DONE]` missing: the usage chunk came.
+    let (result, _) = streamed(&client, &request(ModelRole::Chat)).await;
+    assert_eq!(result.unwrap().usage, Some(usage));
+}
+
+#[tokio::test]
+async fn documented_error_statuses_are_retried_or_not_by_type() {
+    let anthropic = ScriptedLlm::start().await;
+    let openai = ScriptedLlm::start().await;
+    // 529 overloaded: retried. A stream error asked without streaming: its documented status.
+    anthropic.push(Reply::api_error(529, "overloaded_error", "Overloaded"));
+    anthropic.push(Reply::stream_error(0, "overloaded_error", "Overloaded", Reply::text("jamais servi")));
+    anthropic.push(Reply::text("Troisième essai."));
+    let client = client(vec![endpoint(ProviderKind::Anthropic, &anthropic), endpoint(ProviderKind::OpenAi, &openai)]);
+    let response = client.chat(&request(ModelRole::Chat), None).await.unwrap();
+    assert_eq!(response.content, "Troisième essai.");
+    let statuses: Vec<_> = response.attempts.iter().map(|a| a.status).collect();
+    assert_eq!(statuses, vec![Some(529), Some(529), Some(200)]);
+    assert!(response.attempts[0].error.as_deref().unwrap().contains("overloaded_error"));
+
+    // 401 authentication_error: not retried, the next provider answers.
+    anthropic.push(Reply::api_error(401, "authentication_error", "invalid x-api-key"));
+    openai.push(Reply::text("OpenAI répond."));
+    let response = client.chat(&request(ModelRole::Chat), None).await.unwrap();
+    assert_eq!(response.provider, ProviderKind::OpenAi);
+    assert_eq!(response.attempts[0].status, Some(401));
+    assert_eq!(anthropic.requests().len(), 4);
+}
+
+#[tokio::test]
+async fn an_answer_finished_with_reason_error_is_not_an_answer() {
+    for stream in [false, true] {
+        let mistral = ScriptedLlm::start().await;
+        let openai = ScriptedLlm::start().await;
+        mistral.set_fallback(Some(Reply::with_stop_reason("error", Reply::text(PARTIAL))));
+        openai.push(Reply::text("OpenAI répond."));
+        let client = client(vec![endpoint(ProviderKind::Mistral, &mistral), endpoint(ProviderKind::OpenAi, &openai)]);
+        let response = if stream {
+            streamed(&client, &request(ModelRole::Chat)).await.0.unwrap()
+        } else {
+            client.chat(&request(ModelRole::Chat), None).await.unwrap()
+        };
+        assert_eq!(response.content, "OpenAI répond.", "stream={stream}");
+        assert!(response.attempts[0].error.is_some(), "stream={stream}");
+    }
+}
+
 // ---------------------------------------------------------------- the scripted server itself
 
 #[tokio::test]
@@ -773,4 +1035,91 @@ async fn scripted_server_script_fallback_and_embeddings() {
     assert_ne!(a[0], a[1]);
     assert_eq!(server.requests().len(), 6);
     assert_eq!(server.chat_requests().len(), 4);
+}
+
+/// The events of a raw SSE body, as `(event name, data)`.
+fn sse_events(body: &str) -> Vec<(Option<String>, String)> {
+    body.split("\n\n")
+        .filter(|e| !e.trim().is_empty())
+        .map(|e| {
+            let event = e.lines().find_map(|l| l.strip_prefix("event: ")).map(str::to_string);
+            let data = e.lines().filter_map(|l| l.strip_prefix("data: ")).collect::<Vec<_>>().join("\n");
+            (event, data)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn scripted_server_failures_have_the_documented_wire_shapes() {
+    let server = ScriptedLlm::start().await;
+    let http = reqwest::Client::new();
+    let post = |path: &str, stream: bool| {
+        http.post(format!("{}{path}", server.base_url()))
+            .json(&json!({"model": "m", "messages": [], "stream": stream, "stream_options": {"include_usage": true}}))
+            .send()
+    };
+
+    // Anthropic: `event: error` after message_start and one delta, then nothing.
+    server.push(Reply::stream_error(4, "overloaded_error", "Overloaded", Reply::text(PARTIAL)));
+    let response = post("/v1/messages", true).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let events = sse_events(&response.text().await.unwrap());
+    let names: Vec<_> = events.iter().map(|(e, _)| e.as_deref().unwrap_or_default()).collect();
+    assert_eq!(names, ["message_start", "content_block_start", "ping", "content_block_delta", "error"]);
+    let error: Value = serde_json::from_str(&events[4].1).unwrap();
+    assert_eq!(error, json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}));
+
+    // Chat completions: a chunk carrying `error`, no `[DONE]`.
+    server.push(Reply::stream_error(2, "server_error", "boom", Reply::text(PARTIAL)));
+    let events = sse_events(&post("/v1/chat/completions", true).await.unwrap().text().await.unwrap());
+    assert_eq!(events.len(), 3);
+    assert_eq!(
+        serde_json::from_str::<Value>(&events[2].1).unwrap(),
+        json!({"error": {"message": "boom", "type": "server_error", "param": null, "code": null}})
+    );
+
+    // Cut cleanly: a 200 whose body simply stops before its terminator.
+    server.push(Reply::cut(usize::MAX, CutKind::Close, Reply::text(PARTIAL)));
+    let events = sse_events(&post("/v1/chat/completions", true).await.unwrap().text().await.unwrap());
+    assert!(events.iter().all(|(_, d)| d != "[DONE]"), "{events:?}");
+    assert!(events.iter().any(|(_, d)| d.contains("\"choices\":[]")), "only [DONE] is missing: {events:?}");
+
+    // Reset: reading the body fails.
+    server.push(Reply::cut(1, CutKind::Reset, Reply::text(PARTIAL)));
+    let response = post("/v1/messages", true).await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(response.text().await.is_err());
+
+    // Error bodies, and a stream error asked without streaming: the documented status.
+    server.push(Reply::api_error(429, "rate_limit_error", "Number of requests has exceeded your rate limit"));
+    server.push(Reply::stream_error(3, "overloaded_error", "Overloaded", Reply::text(PARTIAL)));
+    server.push(Reply::api_error(429, "insufficient_quota", "You exceeded your current quota"));
+    let response = post("/v1/messages", false).await.unwrap();
+    assert_eq!(response.status(), 429);
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        json!({"type": "error", "error": {"type": "rate_limit_error",
+            "message": "Number of requests has exceeded your rate limit"}, "request_id": "req_scripted"})
+    );
+    let response = post("/v1/messages", false).await.unwrap();
+    assert_eq!(response.status(), 529);
+    assert_eq!(response.json::<Value>().await.unwrap()["error"]["type"], "overloaded_error");
+    let response = post("/v1/chat/completions", false).await.unwrap();
+    assert_eq!(response.status(), 429);
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        json!({"error": {"message": "You exceeded your current quota", "type": "insufficient_quota",
+            "param": null, "code": null}})
+    );
+
+    // Any finish or stop reason, in both formats, whole or streamed.
+    server.push(Reply::with_stop_reason("length", Reply::text("coupé")));
+    server.push(Reply::with_stop_reason("max_tokens", Reply::text("coupé")));
+    server.push(Reply::with_stop_reason("error", Reply::text("coupé")));
+    let whole: Value = post("/v1/chat/completions", false).await.unwrap().json().await.unwrap();
+    assert_eq!(whole["choices"][0]["finish_reason"], "length");
+    let whole: Value = post("/v1/messages", false).await.unwrap().json().await.unwrap();
+    assert_eq!(whole["stop_reason"], "max_tokens");
+    let events = sse_events(&post("/v1/chat/completions", true).await.unwrap().text().await.unwrap());
+    assert!(events.iter().any(|(_, d)| d.contains("\"finish_reason\":\"error\"")), "{events:?}");
 }

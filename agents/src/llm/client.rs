@@ -288,19 +288,28 @@ impl LlmClient {
                 .and_then(|v| v.trim().parse::<f64>().ok())
                 .filter(|s| s.is_finite() && *s >= 0.0)
                 .map(|s| Duration::from_secs_f64(s.min(MAX_BACKOFF.as_secs_f64())));
-            let detail = match tokio::time::timeout(limit, response.bytes()).await {
-                Ok(Ok(bytes)) => snippet(&bytes),
-                _ => String::new(),
+            let body = match tokio::time::timeout(limit, response.bytes()).await {
+                Ok(Ok(bytes)) => bytes,
+                _ => Default::default(),
             };
-            let retryable = status == 429 || status == 408 || (500..600).contains(&status);
+            let detail = snippet(&body);
+            // OpenAI documents a 429 "insufficient_quota" that waiting does not clear: the
+            // next provider is tried at once instead of retrying this one.
+            let quota_exhausted = status == 429 && {
+                let value: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                ["/error/code", "/error/type"]
+                    .iter()
+                    .any(|p| value.pointer(p).and_then(serde_json::Value::as_str) == Some("insufficient_quota"))
+            };
+            let retryable = (status == 429 && !quota_exhausted) || status == 408 || (500..600).contains(&status);
             let message = if detail.is_empty() { format!("HTTP {status}") } else { format!("HTTP {status}: {detail}") };
             return Err(Failure { status: Some(status), message, retryable, retry_after });
         }
 
         let Some(callback) = stream else {
             let bytes = match tokio::time::timeout(limit, response.bytes()).await {
-                Err(_) => return Err(Failure::timeout(limit)),
-                Ok(Err(e)) => return Err(Failure::transport(&e)),
+                Err(_) => return Err(Failure::timeout(limit).after(status)),
+                Ok(Err(e)) => return Err(Failure::transport(&e).after(status)),
                 Ok(Ok(bytes)) => bytes,
             };
             let answer = parse_whole(endpoint.kind, &bytes).map_err(|m| Failure::malformed(Some(status), m))?;
@@ -312,8 +321,8 @@ impl LlmClient {
         if content_type.contains("application/json") {
             // A server that ignored `stream`: take the whole answer and report it at once.
             let bytes = match tokio::time::timeout(limit, response.bytes()).await {
-                Err(_) => return Err(Failure::timeout(limit)),
-                Ok(Err(e)) => return Err(Failure::transport(&e)),
+                Err(_) => return Err(Failure::timeout(limit).after(status)),
+                Ok(Err(e)) => return Err(Failure::transport(&e).after(status)),
                 Ok(Ok(bytes)) => bytes,
             };
             let answer = parse_whole(endpoint.kind, &bytes).map_err(|m| Failure::malformed(Some(status), m))?;
@@ -337,8 +346,8 @@ impl LlmClient {
         let mut complete = false;
         while !complete {
             let chunk = match tokio::time::timeout(limit, response.chunk()).await {
-                Err(_) => return Err(Failure::timeout(limit)),
-                Ok(Err(e)) => return Err(Failure::transport(&e)),
+                Err(_) => return Err(Failure::timeout(limit).after(status)),
+                Ok(Err(e)) => return Err(Failure::transport(&e).after(status)),
                 Ok(Ok(None)) => break,
                 Ok(Ok(Some(chunk))) => chunk,
             };
@@ -456,6 +465,12 @@ impl Failure {
             source = cause.source();
         }
         Self { status: error.status().map(|s| s.as_u16()), message, retryable: true, retry_after: None }
+    }
+
+    /// The same failure, met while reading the body of an answer that came with `status`
+    /// (a 200 did come back: the attempt says so).
+    fn after(self, status: u16) -> Self {
+        Self { status: Some(status), ..self }
     }
 
     fn malformed(status: Option<u16>, message: String) -> Self {

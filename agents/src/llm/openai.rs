@@ -105,6 +105,11 @@ pub(crate) fn parse_response(body: &[u8]) -> Result<Answer, String> {
         .and_then(|c| c.first())
         .and_then(|c| c.get("message"))
         .ok_or("answer has no choices[0].message")?;
+    // Mistral ends a generation that failed on its side with `finish_reason: "error"`:
+    // whatever text came with it is not an answer.
+    if value.pointer("/choices/0/finish_reason").and_then(Value::as_str) == Some("error") {
+        return Err("the provider ended the answer with finish_reason \"error\"".into());
+    }
     let content = content_text(message.get("content"))?;
     let mut tool_calls = Vec::new();
     if let Some(calls) = message.get("tool_calls").filter(|v| !v.is_null()) {
@@ -204,8 +209,13 @@ impl StreamState {
         let Some(choice) = chunk.get("choices").and_then(Value::as_array).and_then(|c| c.first()) else {
             return Ok(false); // e.g. OpenAI's final usage chunk
         };
-        if choice.get("finish_reason").is_some_and(|f| !f.is_null()) {
-            self.finished = true;
+        match choice.get("finish_reason").and_then(Value::as_str) {
+            // Mistral: the generation failed on its side; the text so far is not an answer.
+            Some("error") => {
+                return Err(WireFailure::retryable("the provider ended the stream with finish_reason \"error\"".into()))
+            }
+            Some(_) => self.finished = true,
+            None => {}
         }
         let Some(delta) = choice.get("delta") else { return Ok(false) };
         if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
