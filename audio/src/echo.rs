@@ -96,6 +96,10 @@ struct DelayAligner {
     candidate: Option<usize>,
     blocks: usize,
     out: Vec<f32>,
+    /// How much the canceller took out (dB) on recent blocks where something played.
+    erle: std::collections::VecDeque<f32>,
+    /// An estimate confirmed the current delay (or chose it).
+    locked: bool,
 }
 
 impl DelayAligner {
@@ -103,6 +107,10 @@ impl DelayAligner {
     const MAX_LAG: usize = 300; // blocks: 3 s
     /// What is left to AEC3's own estimator.
     const MARGIN: usize = 6; // blocks: 60 ms
+    /// Lags past the current delay that AEC3's own estimator covers (its 14 filters).
+    const COVERED: usize = 40; // blocks: 400 ms
+    /// Blocks with sound over which the cancellation is judged.
+    const ERLE_BLOCKS: usize = 200; // 2 s
 
     fn new() -> Self {
         Self {
@@ -113,7 +121,35 @@ impl DelayAligner {
             candidate: None,
             blocks: 0,
             out: vec![0.0; BLOCK],
+            erle: std::collections::VecDeque::new(),
+            locked: false,
         }
+    }
+
+    /// What the canceller made of a block: the microphone before and after, and whether
+    /// the (aligned) reference carried sound.
+    fn observe(&mut self, mic: &[f32], cleaned: &[f32], playing: bool) {
+        let energy = |x: &[f32]| x.iter().map(|v| v * v).sum::<f32>() + 1e-10;
+        // A silent microphone says nothing of the cancellation (the echo has not come yet).
+        if !playing || energy(mic) < 1e-6 * mic.len() as f32 {
+            return;
+        }
+        self.erle.push_back(10.0 * (energy(mic) / energy(cleaned)).log10());
+        while self.erle.len() > Self::ERLE_BLOCKS {
+            self.erle.pop_front();
+        }
+    }
+
+    /// Whether the current alignment works: the canceller takes out at least 10 dB on
+    /// most recent blocks with sound (a median: the user talking over an answer is not
+    /// cancelled and must not count as a failure of the alignment).
+    fn cancelling_well(&self) -> bool {
+        if self.erle.len() < Self::ERLE_BLOCKS / 2 {
+            return false;
+        }
+        let mut e: Vec<f32> = self.erle.iter().copied().collect();
+        e.sort_by(f32::total_cmp);
+        e[e.len() / 2] >= 10.0
     }
 
     /// The reference for this block, delayed.
@@ -144,16 +180,27 @@ impl DelayAligner {
     }
 
     fn estimate(&mut self) {
-        let n = self.mic_env.len();
-        let active = self.ref_env.iter().filter(|e| **e > 1e-3).count();
+        // A working alignment is kept: the envelope correlation is easily fooled (the
+        // user's voice in the window, an answer's rhythm), and a wrong jump lets the
+        // whole echo through until the next estimate. (Before an alignment was confirmed,
+        // AEC3's output says little: it mutes an echo it cannot model yet.)
+        if self.locked && self.cancelling_well() {
+            self.candidate = None;
+            return;
+        }
+        // The echo cannot come before what made it: what the microphone heard before the
+        // first sound played in the window is the room (the user's question, loud and
+        // close), not an echo. Left in, it swamps the echo's correlation at the true lag.
+        let Some(first) = self.ref_env.iter().position(|e| *e > 1e-3) else { return };
+        let mic: Vec<f32> = self.mic_env.iter().skip(first).copied().collect();
+        let rf: Vec<f32> = self.ref_env.iter().skip(first).copied().collect();
+        let n = mic.len();
+        let active = rf.iter().filter(|e| **e > 1e-3).count();
         if n < 200 || active < 100 {
             return; // too little played to tell
         }
-        let mic: Vec<f32> = self.mic_env.iter().copied().collect();
-        let rf: Vec<f32> = self.ref_env.iter().copied().collect();
         let mean = |x: &[f32]| x.iter().sum::<f32>() / x.len() as f32;
-        let mut best = (0usize, 0.0f32);
-        for lag in 0..Self::MAX_LAG.min(n - 100) {
+        let correlation = |lag: usize| {
             let a = &mic[lag..];
             let b = &rf[..n - lag];
             let (ma, mb) = (mean(a), mean(b));
@@ -163,23 +210,36 @@ impl DelayAligner {
                 da += (x - ma) * (x - ma);
                 db += (y - mb) * (y - mb);
             }
-            let r = num / (da * db).sqrt().max(1e-12);
-            if r > best.1 {
-                best = (lag, r);
-            }
-        }
-        if best.1 < 0.5 {
+            num / (da * db).sqrt().max(1e-12)
+        };
+        let lags = 0..Self::MAX_LAG.min(n - 100);
+        let scores: Vec<f32> = lags.clone().map(correlation).collect();
+        let Some((best_lag, best)) = scores.iter().copied().enumerate().max_by(|a, b| a.1.total_cmp(&b.1)) else {
             return;
+        };
+        // What the current alignment already covers (AEC3 finds the rest of the delay
+        // itself): a new delay must explain the echo clearly better, or it is not worth
+        // the canceller re-converging — a wrong jump lets the whole echo through.
+        let current = self.delay / BLOCK;
+        let covered = scores
+            .iter()
+            .enumerate()
+            .filter(|(lag, _)| (current..current + Self::COVERED).contains(lag))
+            .map(|(_, r)| *r)
+            .fold(f32::NEG_INFINITY, f32::max);
+        if best >= 0.6 && (current..current + Self::COVERED).contains(&best_lag) {
+            self.locked = true;
         }
-        let delay = best.0.saturating_sub(Self::MARGIN) * BLOCK;
-        if delay.abs_diff(self.delay) <= 6 * BLOCK {
+        if best < 0.5 || (current..current + Self::COVERED).contains(&best_lag) || best < covered + 0.1 {
             self.candidate = None;
             return;
         }
+        let delay = best_lag.saturating_sub(Self::MARGIN) * BLOCK;
         if self.candidate.is_some_and(|c| c.abs_diff(delay) <= 2 * BLOCK) {
-            tracing::debug!(delay_ms = delay / 16, correlation = best.1, "echo path delay found");
+            tracing::debug!(delay_ms = delay / 16, correlation = best, covered, "echo path delay found");
             self.delay = delay;
             self.candidate = None;
+            self.locked = true;
         } else {
             self.candidate = Some(delay);
         }
@@ -272,6 +332,7 @@ impl Aec3 {
         self.capture.merge_frequency_bands();
         let mut out = [self.out.as_mut_slice()];
         self.capture.copy_to_stream(&self.config, &mut out);
+        self.aligner.observe(&self.pending_mic[start..start + BLOCK], &self.out, loud);
         // Nothing has played for longer than an echo lasts: what the microphone hears is
         // the room, and AEC3's suppressor (slow to let go) would only muffle the user.
         if self.quiet_blocks > Self::ECHO_TAIL_BLOCKS {
@@ -345,6 +406,84 @@ mod tests {
         let tail = 16_000 * 9..n;
         let erle = 10.0 * (power(&echo[tail.clone()]) / power(&mic[tail]).max(1e-12)).log10();
         assert!(erle > 20.0, "ERLE {erle:.1} dB");
+    }
+
+    /// Noise shaped by syllables of random lengths (60–300 ms) and pauses: an envelope with
+    /// no period for a correlation to lock onto by accident.
+    fn syllables(n: usize, seed: u64, gain: f32) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f32 / (1u64 << 53) as f32
+        };
+        let carrier = noise(n, seed ^ 0x55);
+        let mut out = vec![0.0; n];
+        let mut at = 0;
+        while at < n {
+            let len = (960.0 + next() * 3840.0) as usize;
+            let level = if next() < 0.25 { 0.0 } else { gain * (0.3 + 0.7 * next()) };
+            for i in at..(at + len).min(n) {
+                let phase = (i - at) as f32 / len as f32 * std::f32::consts::PI;
+                out[i] = carrier[i] * level * phase.sin();
+            }
+            at += len;
+        }
+        out
+    }
+
+    /// The user's question, loud and close, is in the microphone before anything plays: it
+    /// is the room, not an echo, and must not pull the delay estimate onto a lag where the
+    /// answer's rhythm happens to match it (this sent the reference 2.4 s off and let the
+    /// answer's own echo cut it in the simulated room).
+    #[test]
+    fn speech_heard_before_anything_played_does_not_move_the_echo_delay() {
+        for seed in 1..=12 {
+            let question = 16_000 * 5 / 2;
+            let n = question + 16_000 * 8;
+            let user = syllables(question, seed, 0.9);
+            let far: Vec<f32> =
+                std::iter::repeat_n(0.0, question).chain(syllables(n - question, seed + 100, 0.5)).collect();
+            let delay = 960; // 60 ms
+            let mic: Vec<f32> = (0..n)
+                .map(|i| user.get(i).copied().unwrap_or(0.0) + if i >= delay { 0.5 * far[i - delay] } else { 0.0 })
+                .collect();
+            let mut aligner = DelayAligner::new();
+            let mut worst = 0;
+            for (m, f) in mic.chunks(BLOCK).zip(far.chunks(BLOCK)) {
+                aligner.push(m, f);
+                worst = worst.max(aligner.delay);
+            }
+            assert!(worst <= 4 * BLOCK, "seed {seed}: the reference was delayed {} ms", worst / 16);
+        }
+    }
+
+    /// The user talking over an answer (loud, close, for two seconds) is in the window the
+    /// delay is estimated on: the alignment that cancels the echo is kept.
+    #[test]
+    fn the_user_talking_over_an_answer_does_not_move_the_echo_delay() {
+        for seed in 1..=8 {
+            let n = 16_000 * 12;
+            let far = syllables(n, seed + 200, 0.5);
+            let talk = 16_000 * 4..16_000 * 6;
+            let user = syllables(talk.len(), seed + 300, 0.9);
+            let delay = 960; // 60 ms
+            let mic: Vec<f32> = (0..n)
+                .map(|i| {
+                    let near = if talk.contains(&i) { user[i - talk.start] } else { 0.0 };
+                    near + if i >= delay { 0.5 * far[i - delay] } else { 0.0 }
+                })
+                .collect();
+            let mut canceller = Aec3::new();
+            let mut worst = 0;
+            for (m, f) in mic.chunks(480).zip(far.chunks(480)) {
+                let mut m = m.to_vec();
+                canceller.process(&mut m, f);
+                worst = worst.max(canceller.aligner.delay);
+            }
+            assert!(worst <= 4 * BLOCK, "seed {seed}: the reference was delayed {} ms", worst / 16);
+        }
     }
 
     /// With nothing played, what the microphone hears goes through.
