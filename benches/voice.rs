@@ -256,7 +256,10 @@ async fn part_vad(maker: &NoiseMaker, models: &Models) {
             variant.name(),
             clean_missed + clean_undetected
         );
-        for kind in Noise::SET {
+        let only = std::env::var("VOICE_BENCH_NOISE").ok();
+        for kind in
+            Noise::SET.into_iter().filter(|k| only.as_deref().is_none_or(|o| o.split(',').any(|n| n == k.name())))
+        {
             let background = maker.make(kind, minutes * 60.0, 7);
             let opened = utterance_spans(variant.vad(), &background);
             let per_hour = opened.len() as f64 * 60.0 / f64::from(minutes);
@@ -278,6 +281,19 @@ async fn part_vad(maker: &NoiseMaker, models: &Models) {
                     let best = utterances.iter().max_by_key(|u| overlap(u, voiced));
                     let covered = best.map(|u| overlap(u, voiced)).unwrap_or(0);
                     if covered * 10 < voiced.len() * 8 {
+                        let near: Vec<String> = utterances
+                            .iter()
+                            .filter(|u| overlap(u, voiced) > 0)
+                            .map(|u| format!("{:.2}–{:.2} s", secs(u.start), secs(u.end)))
+                            .collect();
+                        eprintln!(
+                            "not detected ({}, {}, {snr} dB): {:?} said {:.2}–{:.2} s, utterances over it: {near:?}",
+                            variant.name(),
+                            kind.name(),
+                            noise::COMMANDS[i].0,
+                            secs(voiced.start),
+                            secs(voiced.end)
+                        );
                         not_detected += 1;
                         not_understood += 1;
                         continue;
@@ -320,7 +336,8 @@ async fn run_in_room(
 }
 
 async fn part_echo(models: &Models) {
-    let rounds = if quick() { 2 } else { 5 };
+    let rounds =
+        std::env::var("VOICE_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(if quick() { 2 } else { 5 });
     println!("\n## Echo: the answer played back into the microphone ({rounds} answers per path)");
     println!(
         "| variant | echo path | answers cut by their own echo | echo transcribed as speech | command over the answer: stopped after (median, max) | \"call my mother\" heard |"
@@ -539,6 +556,13 @@ async fn part_rss(models: &Models, rss_start: u64, rss_loaded: u64) {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
+    // RUST_LOG shows why an answer was cut (which barge-in path, what was heard).
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     let dir = arthur::config::default_model_dir().expect("data dir");
     let rss_start = vm_kib("VmRSS:");
     let whisper = Arc::new(

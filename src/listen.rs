@@ -1212,7 +1212,13 @@ impl<'a> VoiceLoop<'a> {
                         Some(VadEvent::SpeechStarted { foreground })
                             if !self.tuning.user_only || (foreground && ears.above_echo()) =>
                         {
-                            tracing::info!(at_secs = ears.secs(), foreground, "barge-in: playback stopped");
+                            tracing::info!(
+                                at_secs = ears.secs(),
+                                foreground,
+                                level_db = ears.vad.level_db(),
+                                echo_db = ears.residual.expected_db(),
+                                "barge-in: playback stopped"
+                            );
                             speaker.stop();
                             break Spoken::BargeIn(None);
                         }

@@ -15,11 +15,17 @@ use chrono::{DateTime, TimeZone, Utc};
 use serde_json::Value;
 
 /// The tests that run whisper and Piper share two cores with the rest of the test binary:
-/// they take turns, so that a room test hears the room it builds rather than the load of
-/// the other tests (the loop's echo handling depends on how fast it keeps up: the closing
-/// note of issue 20 gives the figures under load).
+/// they take turns, so that two of them never fight for the cores (each is heavy, and the
+/// live ones run in real time).
 pub async fn one_voice_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
     static VOICE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    // With RUST_LOG set, a voice test tells why it decided (barge-ins, what was heard).
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
+    }
     VOICE.lock().await
 }
 
