@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use arthur_agents::memory::MemoryStore;
 use arthur_agents::turn::{TurnEngine, TurnResult};
+use arthur_audio::clock::CaptureClock;
 use arthur_audio::detect::{EarshotDetector, EnergyDetector, SileroDetector, SpeechDetector};
 use arthur_audio::echo::EchoCanceller;
 use arthur_audio::playback::{Speaker, WavSpeaker};
@@ -254,6 +255,9 @@ pub struct VoiceLoop<'a> {
     pub tuning: Tuning,
     /// Where each turn's stage timings are stored (with its trace), if anywhere.
     pub journal: Option<Arc<dyn MemoryStore>>,
+    /// The live microphone's capture times (the echo canceller's reference is looked up by
+    /// them); none for a recording.
+    pub capture_clock: Option<CaptureClock>,
 }
 
 /// How an answer being spoken ended.
@@ -273,9 +277,14 @@ struct Ears<'f> {
     reference: Vec<f32>,
     /// What is left of the echo after cancellation, measured while Arthur speaks.
     residual: Residual,
-    /// Arrival time minus audio time of recent frames (their minimum is when frames are
-    /// captured: a frame that waited in the queue arrived late, never early).
-    arrivals: std::collections::VecDeque<Instant>,
+    /// When each frame received was captured (a live microphone; replays have none).
+    clock: Option<CaptureClock>,
+    /// Energy of the microphone before and after cancellation over the frames where
+    /// something played and the user did not stand out: the answer's ERLE.
+    erle: (f64, f64),
+    /// Live frames waiting for the loudspeaker's reference over them, with their capture
+    /// time (see [`Ears::hear`]).
+    held: std::collections::VecDeque<(Vec<f32>, Instant)>,
     samples: u64,
     start: Instant,
     ended: bool,
@@ -342,15 +351,7 @@ impl Ears<'_> {
         }
         let frame = self.frames.recv().await;
         match &frame {
-            Some(f) => {
-                self.samples += f.len() as u64;
-                let audio = Duration::from_secs_f64(self.secs());
-                let origin = Instant::now().checked_sub(audio).unwrap_or_else(Instant::now);
-                self.arrivals.push_back(origin);
-                while self.arrivals.len() > 300 {
-                    self.arrivals.pop_front();
-                }
-            }
+            Some(f) => self.samples += f.len() as u64,
             None => self.ended = true,
         }
         frame
@@ -359,24 +360,55 @@ impl Ears<'_> {
     /// When the last frame received finished being captured, on the wall clock (the
     /// loudspeaker's reference is laid out on it).
     fn captured_at(&self) -> Instant {
-        let origin = self.arrivals.iter().min().copied().unwrap_or(self.start);
-        origin + Duration::from_secs_f64(self.secs())
+        self.clock.as_ref().and_then(|c| c.instant_of(self.samples, SAMPLE_RATE_HZ)).unwrap_or_else(|| self.now())
     }
 
     /// A frame just received: the speaker advances by it, and what it played meanwhile is
     /// removed from it.
     fn hear(&mut self, frame: &mut [f32], speaker: &mut dyn Speaker) {
         speaker.advance(frame.len());
-        let at = self.captured_at();
+        let mut at = self.captured_at();
+        if self.aec.is_some() && self.clock.is_some() {
+            // A live microphone: the loudspeaker's reference for a frame is what the device
+            // pulled at its capture time, and the device pulls a buffer at a time — the
+            // stretch for a frame just captured may not be pulled yet. The frame waits until
+            // `HOLD_FRAMES` more were captured (so that long has gone by on the wall clock).
+            self.held.push_back((frame.to_vec(), at));
+            if self.held.len() <= HOLD_FRAMES {
+                frame.fill(0.0);
+                return;
+            }
+            let Some((older, when)) = self.held.pop_front() else { return };
+            if older.len() != frame.len() {
+                frame.fill(0.0);
+                return;
+            }
+            frame.copy_from_slice(&older);
+            at = when;
+        }
         if let Some(aec) = self.aec.as_mut() {
             speaker.reference(at, frame.len(), &mut self.reference);
+            let before = energy(frame);
             aec.process(frame, &self.reference);
             let user = self.vad.is_foreground_now();
+            if arthur_audio::detect::energy_db(&self.reference) > -50.0 && !user {
+                self.erle.0 += before;
+                self.erle.1 += energy(frame);
+            }
             self.residual.observe(
                 arthur_audio::detect::energy_db(frame),
                 arthur_audio::detect::energy_db(&self.reference),
                 user,
             );
+        }
+    }
+
+    /// The echo return loss enhancement over what played since the last call (dB), logged.
+    fn report_erle(&mut self) {
+        let (mic, cleaned) = std::mem::take(&mut self.erle);
+        if mic > 0.0 {
+            let erle_db = 10.0 * (mic / cleaned.max(1e-12)).log10();
+            tracing::info!("echo cancelled over the answer: ERLE {erle_db:.1} dB");
         }
     }
 
@@ -387,6 +419,14 @@ impl Ears<'_> {
         self.aec.is_none() || self.vad.level_db() >= self.residual.expected_db() + MARGIN_DB
     }
 }
+
+fn energy(x: &[f32]) -> f64 {
+    x.iter().map(|v| f64::from(*v) * f64::from(*v)).sum()
+}
+
+/// How many frames (30 ms each) a live microphone frame waits for the loudspeaker's
+/// reference: more than the device's output buffer (rodio asks for 50 ms) plus scheduling.
+const HOLD_FRAMES: usize = 4;
 
 /// Utterances longer than this (5 s) are decoded first only as far as their start when
 /// the wake word is needed: shorter ones cost whisper no more whole (its encoder works on
@@ -525,12 +565,26 @@ impl<'a> VoiceLoop<'a> {
         listener: ListenerConfig,
         barge_in: bool,
     ) -> Self {
-        Self { engine, transcriber, synth, listener, barge_in, tuning: Tuning::default(), journal: None }
+        Self {
+            engine,
+            transcriber,
+            synth,
+            listener,
+            barge_in,
+            tuning: Tuning::default(),
+            journal: None,
+            capture_clock: None,
+        }
     }
 
     /// Stores each turn's stage timings in `store` (shown on /journal).
     pub fn with_journal(mut self, store: Arc<dyn MemoryStore>) -> Self {
         self.journal = Some(store);
+        self
+    }
+
+    pub fn with_capture_clock(mut self, clock: Option<CaptureClock>) -> Self {
+        self.capture_clock = clock;
         self
     }
 
@@ -549,7 +603,9 @@ impl<'a> VoiceLoop<'a> {
             aec,
             reference: Vec::new(),
             residual: Residual::default(),
-            arrivals: Default::default(),
+            clock: self.capture_clock.clone(),
+            held: Default::default(),
+            erle: (0.0, 0.0),
             samples: 0,
             start: Instant::now(),
             ended: false,
@@ -1253,6 +1309,7 @@ impl<'a> VoiceLoop<'a> {
             }
         };
         ears.vad.freeze_background(false);
+        ears.report_erle();
         drop(rx);
         let _ = synthesis.await;
         Ok(outcome)
@@ -1310,16 +1367,27 @@ pub fn replay(mut source: WavSource, pace: Option<Duration>) -> mpsc::Receiver<V
 /// that falls that far behind loses the oldest frames, with a warning).
 pub fn capture_frames(
     config: &arthur_audio::capture::CaptureConfig,
-) -> anyhow::Result<(arthur_audio::capture::Capture, mpsc::Receiver<Vec<f32>>)> {
+) -> anyhow::Result<(arthur_audio::capture::Capture, mpsc::Receiver<Vec<f32>>, CaptureClock)> {
     let (tx, rx) = mpsc::channel(2_000);
     let mut warned = false;
-    let capture = arthur_audio::capture::Capture::start(config, move |frame| {
-        if tx.try_send(frame).is_err() && !warned {
-            warned = true;
-            tracing::warn!("the voice loop is behind: microphone frames dropped");
+    let clock = CaptureClock::default();
+    let stamps = clock.clone();
+    let mut sent: u64 = 0;
+    let capture = arthur_audio::capture::Capture::start(config, move |frame, captured| {
+        let len = frame.len() as u64;
+        if tx.try_send(frame).is_ok() {
+            sent += len;
+            stamps.stamp(sent, captured, SAMPLE_RATE_HZ);
+        } else {
+            // The loop will not see this frame: its indices no longer match capture times.
+            stamps.reset();
+            if !warned {
+                warned = true;
+                tracing::warn!("the voice loop is behind: microphone frames dropped");
+            }
         }
     })?;
-    Ok((capture, rx))
+    Ok((capture, rx, clock))
 }
 
 #[cfg(test)]

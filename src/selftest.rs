@@ -323,7 +323,7 @@ pub async fn run(app: &crate::app::App, args: &SelfTestArgs) -> anyhow::Result<R
             let config = arthur_audio::capture::CaptureConfig {
                 device: args.device.clone().or_else(|| settings.voice.input_device.clone()),
             };
-            let (capture, frames) = crate::listen::capture_frames(&config).context("aucun micro utilisable")?;
+            let (capture, frames, _) = crate::listen::capture_frames(&config).context("aucun micro utilisable")?;
             println!("Micro : {}. Lisez chaque phrase à voix haute quand elle s'affiche.", capture.info().device);
             (Some(capture), frames)
         }

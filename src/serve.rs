@@ -280,7 +280,7 @@ async fn start_voice(
             .context("loading the voice")?
             .context("voix Piper inutilisable")?
     };
-    let (capture, mut frames) = args.io.open_ears(&app.settings, Duration::from_secs(3600))?;
+    let (capture, mut frames, clock) = args.io.open_ears(&app.settings, Duration::from_secs(3600))?;
     let mut mouth = args.io.open_mouth()?;
     let device = capture.as_ref().map(|c| c.info().device.clone()).unwrap_or_else(|| "enregistrement".into());
     health.update(|s| {
@@ -298,7 +298,8 @@ async fn start_voice(
         let _capture = capture;
         let voice_loop = VoiceLoop::new(engine.as_ref(), transcriber, synth, listener, barge_in)
             .with_tuning(tuning)
-            .with_journal(journal);
+            .with_journal(journal)
+            .with_capture_clock(clock);
         let exchanges = voice_loop
             .hands_free_announcing(&mut frames, mouth.speaker(), Some(&mut announcements), stop.wait(), |event| {
                 tracing::info!(?event, "voice")

@@ -112,26 +112,27 @@ pub struct AudioIo {
     pub device: Option<String>,
 }
 
+/// The microphone (when live), its frames, and when each was captured (when live).
+pub type Ears =
+    (Option<arthur_audio::capture::Capture>, mpsc::Receiver<Vec<f32>>, Option<arthur_audio::clock::CaptureClock>);
+
 impl AudioIo {
     /// The frames: the microphone, or the recording played like one (then `tail` of
     /// silence). The capture stops when the returned `Capture` is dropped.
-    pub fn open_ears(
-        &self,
-        settings: &Settings,
-        tail: std::time::Duration,
-    ) -> anyhow::Result<(Option<arthur_audio::capture::Capture>, mpsc::Receiver<Vec<f32>>)> {
+    pub fn open_ears(&self, settings: &Settings, tail: std::time::Duration) -> anyhow::Result<Ears> {
         match &self.input {
             Some(input) => {
                 let source =
                     WavSource::open(input, FRAME_SAMPLES).with_context(|| format!("reading {}", input.display()))?;
-                Ok((None, crate::listen::replay(source, Some(tail))))
+                Ok((None, crate::listen::replay(source, Some(tail)), None))
             }
             None => {
                 let config = arthur_audio::capture::CaptureConfig {
                     device: self.device.clone().or_else(|| settings.voice.input_device.clone()),
                 };
-                let (capture, frames) = crate::listen::capture_frames(&config).context("aucun micro utilisable")?;
-                Ok((Some(capture), frames))
+                let (capture, frames, clock) =
+                    crate::listen::capture_frames(&config).context("aucun micro utilisable")?;
+                Ok((Some(capture), frames, Some(clock)))
             }
         }
     }
@@ -232,7 +233,8 @@ pub async fn listen(app: &crate::app::App, args: ListenArgs) -> anyhow::Result<(
     }
 
     // Otherwise in real time: the microphone, or the recording played like one.
-    let (capture, mut frames) = args.io.open_ears(settings, std::time::Duration::from_secs(2))?;
+    let (capture, mut frames, clock) = args.io.open_ears(settings, std::time::Duration::from_secs(2))?;
+    let voice_loop = voice_loop.with_capture_clock(clock);
     if let Some(capture) = &capture {
         eprintln!("Micro : {}", capture.info().device);
     }

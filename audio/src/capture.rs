@@ -8,10 +8,11 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 
+use crate::clock::StreamOrigin;
 use crate::wav::{StreamResampler, FRAME_SAMPLES};
 use crate::SAMPLE_RATE_HZ;
 
@@ -52,10 +53,12 @@ pub struct Capture {
 
 impl Capture {
     /// Opens the input and starts delivering 16 kHz mono frames of [`FRAME_SAMPLES`] to
-    /// `on_frame` (called on the audio thread: hand the frame over, do not block).
+    /// `on_frame` (called on the audio thread: hand the frame over, do not block), each
+    /// with the instant its last sample was captured — on the stream's sample clock (see
+    /// [`StreamOrigin`]), not when the callback happened to run.
     pub fn start(
         config: &CaptureConfig,
-        on_frame: impl FnMut(Vec<f32>) + Send + 'static,
+        on_frame: impl FnMut(Vec<f32>, Instant) + Send + 'static,
     ) -> Result<Self, CaptureError> {
         let stop = Arc::new(AtomicBool::new(false));
         let (ready_tx, ready_rx) = mpsc::channel();
@@ -160,7 +163,7 @@ fn find_device(config: &CaptureConfig) -> Result<cpal::Device, CaptureError> {
 
 fn open_stream(
     config: &CaptureConfig,
-    on_frame: impl FnMut(Vec<f32>) + Send + 'static,
+    on_frame: impl FnMut(Vec<f32>, Instant) + Send + 'static,
 ) -> Result<(cpal::Stream, CaptureInfo), CaptureError> {
     let device = find_device(config)?;
     let name = describe(&device);
@@ -188,7 +191,7 @@ fn open_stream(
     Ok((stream, CaptureInfo { device: name, device_rate: rate, device_channels: channels }))
 }
 
-type SharedSink = std::sync::Arc<std::sync::Mutex<Box<dyn FnMut(Vec<f32>) + Send>>>;
+type SharedSink = std::sync::Arc<std::sync::Mutex<Box<dyn FnMut(Vec<f32>, Instant) + Send>>>;
 
 /// The input stream: any format and channel count → 16 kHz mono frames to `on_frame`.
 fn build_input(
@@ -203,7 +206,12 @@ fn build_input(
     let mut mono: Vec<f32> = Vec::new();
     let mut resampled: Vec<f32> = Vec::new();
     let mut pending: Vec<f32> = Vec::with_capacity(FRAME_SAMPLES * 2);
+    // 16 kHz samples made so far, and the stream's origin on the wall clock: a callback
+    // runs after its samples were captured, never before.
+    let mut produced: u64 = 0;
+    let mut origin: Option<StreamOrigin> = None;
     let mut deliver = move |interleaved: &mut dyn Iterator<Item = f32>| {
+        let now = Instant::now();
         mono.clear();
         let mut acc = 0.0f32;
         let mut n = 0u16;
@@ -218,12 +226,21 @@ fn build_input(
         }
         resampled.clear();
         resampler.process(&mono, &mut resampled);
+        produced += resampled.len() as u64;
+        let clock = match origin.as_mut() {
+            Some(o) => {
+                o.observe(now, produced, SAMPLE_RATE_HZ);
+                *o
+            }
+            None => *origin.insert(StreamOrigin::new(now, produced, SAMPLE_RATE_HZ)),
+        };
         pending.extend_from_slice(&resampled);
         while pending.len() >= FRAME_SAMPLES {
             let rest = pending.split_off(FRAME_SAMPLES);
             let frame = std::mem::replace(&mut pending, rest);
+            let end = produced - pending.len() as u64;
             if let Ok(mut sink) = on_frame.lock() {
-                sink(frame);
+                sink(frame, clock.instant_of(end, SAMPLE_RATE_HZ));
             }
         }
     };

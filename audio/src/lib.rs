@@ -6,6 +6,7 @@
 pub const SAMPLE_RATE_HZ: u32 = 16_000;
 
 pub mod capture;
+pub mod clock;
 pub mod detect;
 pub mod earcon;
 pub mod echo;

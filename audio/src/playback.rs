@@ -9,6 +9,7 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::clock::StreamOrigin;
 use crate::tts::Pcm;
 use crate::wav;
 use crate::SAMPLE_RATE_HZ;
@@ -51,23 +52,32 @@ pub trait Speaker: Send {
     fn drain(&mut self);
 }
 
-/// What a [`DeviceSpeaker`] handed to the device, on the wall clock: raw pieces (when
-/// the device pulled them, their rate, their samples) as it pulled them, laid out at 16 kHz
-/// on a timeline only when the loop asks — never on the audio thread. A piece pulled in a
-/// burst plays after the one before it, so its place is the later of its pull time and the
-/// end of the previous piece; silence between pieces is silence on the timeline. The
-/// reference for a captured frame is then the stretch of timeline at the frame's capture
-/// time: a constant offset from the echo (the device's latency) that the canceller finds,
-/// where a first-in first-out queue would jitter with every burst.
+/// What a [`DeviceSpeaker`] handed to the device, placed by *device sample count*: the
+/// device's output is one continuous stream (rodio's mixer plays silence between
+/// answers), so a piece's place in it is the number of device frames the mixer had
+/// produced when the piece was pulled — read from a [`Clock`] source mixed in. Pieces are
+/// laid out at 16 kHz on that stream's timeline only when the loop asks, never on the audio
+/// thread. The wall clock enters once: the stream's origin, the earliest `pull instant −
+/// frames / rate` seen (a callback can run late, never ahead of the device's buffer), so
+/// a late callback moves nothing. (Laying pieces out by their pull instants inserted a gap
+/// at every late callback: the reference slid against the echo by tens of milliseconds
+/// within seconds and AEC3 did not converge.)
 #[derive(Default)]
 struct Tap {
-    raw: std::collections::VecDeque<(Instant, u32, Vec<f32>)>,
+    /// Pieces as pulled: device frame of their first sample, their rate, their samples.
+    raw: std::collections::VecDeque<(u64, u32, Vec<f32>)>,
     raw_samples: usize,
-    /// 16 kHz samples from `start`.
+    /// The device stream's rate (frames per second), once the clock ran.
+    device_rate: u32,
+    /// Wall-clock instant of device frame 0 (see the type's comment).
+    origin: Option<StreamOrigin>,
+    /// 16 kHz samples; `timeline[0]` is stream position `timeline_start` (16 kHz units).
     timeline: std::collections::VecDeque<f32>,
-    start: Option<Instant>,
-    /// Where the next piece would follow on, at the latest.
-    next: Option<Instant>,
+    timeline_start: u64,
+    /// Where the next piece goes if it follows on (16 kHz), and where its first sample
+    /// should be in the stream if it does (device frames, fractional).
+    write: u64,
+    expected: Option<f64>,
     resampler: Option<(u32, wav::StreamResampler)>,
     scratch: Vec<f32>,
 }
@@ -75,9 +85,12 @@ struct Tap {
 impl Tap {
     /// At most this much is kept (a loop that stopped asking lets it go).
     const MAX: usize = SAMPLE_RATE_HZ as usize * 6;
+    /// A piece this far (16 kHz samples) from where the previous one ended does not follow
+    /// on: it starts afresh there (a new answer after silence, or after a stop).
+    const JOIN_TOLERANCE: f64 = 16.0;
 
-    fn push(&mut self, samples: &[f32], rate: u32) {
-        self.raw.push_back((Instant::now(), rate, samples.to_vec()));
+    fn push(&mut self, frame: u64, samples: &[f32], rate: u32) {
+        self.raw.push_back((frame, rate, samples.to_vec()));
         self.raw_samples += samples.len();
         while self.raw_samples > Self::MAX * 4 {
             if let Some((_, _, front)) = self.raw.pop_front() {
@@ -86,33 +99,54 @@ impl Tap {
         }
     }
 
-    fn secs_to_samples(d: Duration) -> usize {
-        (d.as_secs_f64() * f64::from(SAMPLE_RATE_HZ)).round() as usize
+    /// The device's mixer produced frame `frame` at `at` (called from the [`Clock`]).
+    fn stamp(&mut self, at: Instant, frame: u64, device_rate: u32) {
+        self.device_rate = device_rate;
+        match self.origin.as_mut() {
+            Some(origin) => origin.observe(at, frame, device_rate),
+            None => self.origin = Some(StreamOrigin::new(at, frame, device_rate)),
+        }
+    }
+
+    fn to_16k(&self, frame: f64) -> f64 {
+        frame * f64::from(SAMPLE_RATE_HZ) / f64::from(self.device_rate.max(1))
     }
 
     fn convert(&mut self) {
-        while let Some((pulled, rate, samples)) = self.raw.pop_front() {
+        if self.device_rate == 0 {
+            return; // the clock has not run yet: nothing was played either
+        }
+        while let Some((frame, rate, samples)) = self.raw.pop_front() {
             self.raw_samples = self.raw_samples.saturating_sub(samples.len());
-            let at = self.next.map_or(pulled, |n| n.max(pulled));
-            let start = *self.start.get_or_insert(at);
-            // Silence up to where this piece plays.
-            let offset = Self::secs_to_samples(at.saturating_duration_since(start));
-            if offset > self.timeline.len() {
-                self.timeline.resize(offset, 0.0);
-            }
-            if self.resampler.as_ref().is_none_or(|(r, _)| *r != rate) {
+            let at = self.to_16k(frame as f64);
+            let follows = self.expected.is_some_and(|e| (self.to_16k(e) - at).abs() <= Self::JOIN_TOLERANCE)
+                && self.resampler.as_ref().is_some_and(|(r, _)| *r == rate);
+            if !follows {
+                // A fresh start at the piece's own place in the stream.
                 self.resampler = wav::StreamResampler::new(rate, SAMPLE_RATE_HZ).ok().map(|s| (rate, s));
+                let place = at.round().max(0.0) as u64;
+                if self.timeline.is_empty() || place < self.timeline_start {
+                    self.timeline.clear();
+                    self.timeline_start = place;
+                }
+                self.timeline.resize((place - self.timeline_start) as usize, 0.0);
+                self.write = place;
             }
             let Some((_, resampler)) = self.resampler.as_mut() else { continue };
             self.scratch.clear();
             resampler.process(&samples, &mut self.scratch);
+            let offset = (self.write - self.timeline_start) as usize;
+            self.timeline.truncate(offset);
+            self.timeline.resize(offset, 0.0);
             self.timeline.extend(self.scratch.iter().copied());
-            self.next = Some(at + Duration::from_secs_f64(samples.len() as f64 / f64::from(rate.max(1))));
+            self.write += self.scratch.len() as u64;
+            let frames = samples.len() as f64 * f64::from(self.device_rate) / f64::from(rate.max(1));
+            self.expected = Some(if follows { self.expected.unwrap_or(frame as f64) } else { frame as f64 } + frames);
         }
         let excess = self.timeline.len().saturating_sub(Self::MAX);
         if excess > 0 {
             self.timeline.drain(..excess);
-            self.start = self.start.map(|s| s + Duration::from_secs_f64(excess as f64 / f64::from(SAMPLE_RATE_HZ)));
+            self.timeline_start += excess as u64;
         }
     }
 
@@ -120,38 +154,89 @@ impl Tap {
     fn extract(&mut self, end: Instant, n: usize, out: &mut Vec<f32>) {
         out.clear();
         out.resize(n, 0.0);
-        let Some(start) = self.start else { return };
-        let duration = Duration::from_secs_f64(n as f64 / f64::from(SAMPLE_RATE_HZ));
-        let from = end.checked_sub(duration).unwrap_or(end);
-        let (first, ahead) = match from.checked_duration_since(start) {
-            Some(d) => (Self::secs_to_samples(d), 0),
-            None => (0, Self::secs_to_samples(start.saturating_duration_since(from))),
-        };
-        for (i, slot) in out.iter_mut().enumerate().skip(ahead) {
-            if let Some(v) = self.timeline.get(first + i - ahead) {
-                *slot = *v;
+        let Some(origin) = self.origin else { return };
+        if self.device_rate == 0 {
+            return;
+        }
+        let end16 = self.to_16k(origin.index_at(end, self.device_rate)).round() as i64;
+        let first = end16 - n as i64;
+        let start = self.timeline_start as i64;
+        for (i, slot) in out.iter_mut().enumerate() {
+            let pos = first + i as i64 - start;
+            if pos >= 0 {
+                if let Some(v) = self.timeline.get(pos as usize) {
+                    *slot = *v;
+                }
             }
         }
         // What is older than this frame will not be asked for again.
-        let done = first.min(self.timeline.len());
-        self.timeline.drain(..done);
-        self.start = Some(start + Duration::from_secs_f64(done as f64 / f64::from(SAMPLE_RATE_HZ)));
-    }
-
-    fn clear(&mut self) {
-        self.raw.clear();
-        self.raw_samples = 0;
-        self.timeline.clear();
-        self.start = None;
-        self.next = None;
+        if first > start {
+            let done = ((first - start) as usize).min(self.timeline.len());
+            self.timeline.drain(..done);
+            self.timeline_start += done as u64;
+        }
     }
 }
 
-/// A mono buffer whose samples are copied to the [`Tap`] as the device pulls them.
+/// The device's sample clock: a silent, endless source at the mixer's own rate and channel
+/// count (so rodio passes it through unconverted), pulled once per output sample. It
+/// counts the frames the mixer produced and stamps the [`Tap`] with the wall clock now and
+/// then; pieces read the count when they are pulled.
+struct Clock {
+    channels: rodio::ChannelCount,
+    rate: rodio::SampleRate,
+    samples: u64,
+    frames: Arc<std::sync::atomic::AtomicU64>,
+    tap: Arc<std::sync::Mutex<Tap>>,
+}
+
+impl Iterator for Clock {
+    type Item = rodio::Sample;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let channels = u64::from(self.channels.get());
+        if self.samples.is_multiple_of(channels) {
+            let frame = self.samples / channels;
+            self.frames.store(frame, Ordering::Relaxed);
+            if frame.is_multiple_of(Self::STAMP_EVERY) {
+                if let Ok(mut tap) = self.tap.lock() {
+                    tap.stamp(Instant::now(), frame, self.rate.get());
+                }
+            }
+        }
+        self.samples += 1;
+        Some(0.0)
+    }
+}
+
+impl Clock {
+    /// Frames between wall-clock stamps (about 5 ms at 48 kHz).
+    const STAMP_EVERY: u64 = 256;
+}
+
+impl rodio::Source for Clock {
+    fn current_span_len(&self) -> Option<usize> {
+        None
+    }
+    fn channels(&self) -> rodio::ChannelCount {
+        self.channels
+    }
+    fn sample_rate(&self) -> rodio::SampleRate {
+        self.rate
+    }
+    fn total_duration(&self) -> Option<Duration> {
+        None
+    }
+}
+
+/// A mono buffer whose samples are copied to the [`Tap`] as the device pulls them, each
+/// piece with the device frame its first sample was pulled at.
 struct Tapped {
     inner: rodio::buffer::SamplesBuffer,
     rate: u32,
     tap: Arc<std::sync::Mutex<Tap>>,
+    frames: Arc<std::sync::atomic::AtomicU64>,
+    first_frame: u64,
     local: Vec<f32>,
 }
 
@@ -159,7 +244,7 @@ impl Tapped {
     fn flush(&mut self) {
         if !self.local.is_empty() {
             if let Ok(mut tap) = self.tap.lock() {
-                tap.push(&self.local, self.rate);
+                tap.push(self.first_frame, &self.local, self.rate);
             }
             self.local.clear();
         }
@@ -173,6 +258,9 @@ impl Iterator for Tapped {
         let sample = self.inner.next();
         match sample {
             Some(s) => {
+                if self.local.is_empty() {
+                    self.first_frame = self.frames.load(Ordering::Relaxed);
+                }
                 self.local.push(s);
                 if self.local.len() >= 256 {
                     self.flush();
@@ -208,6 +296,8 @@ pub struct DeviceSpeaker {
     thread: Option<JoinHandle<()>>,
     device: String,
     tap: Arc<std::sync::Mutex<Tap>>,
+    /// Frames the device's mixer has produced (the [`Clock`]'s count).
+    frames: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl DeviceSpeaker {
@@ -216,6 +306,9 @@ impl DeviceSpeaker {
         let (tx, rx) = mpsc::channel();
         let close = Arc::new(AtomicBool::new(false));
         let thread_close = close.clone();
+        let tap: Arc<std::sync::Mutex<Tap>> = Default::default();
+        let frames: Arc<std::sync::atomic::AtomicU64> = Default::default();
+        let (clock_tap, clock_frames) = (tap.clone(), frames.clone());
         let thread = std::thread::Builder::new()
             .name("arthur-playback".into())
             .spawn(move || {
@@ -227,6 +320,8 @@ impl DeviceSpeaker {
                     }
                 };
                 sink.log_on_drop(false);
+                let (channels, rate) = (sink.config().channel_count(), sink.config().sample_rate());
+                sink.mixer().add(Clock { channels, rate, samples: 0, frames: clock_frames, tap: clock_tap });
                 let description =
                     format!("{} Hz, {} channel(s)", sink.config().sample_rate(), sink.config().channel_count());
                 let _ = tx.send(Ok((sink.mixer().clone(), description)));
@@ -249,7 +344,7 @@ impl DeviceSpeaker {
         };
         tracing::info!(%device, "playing on the default output device");
         let player = rodio::Player::connect_new(&mixer);
-        Ok(Self { mixer, player, close, thread: Some(thread), device, tap: Default::default() })
+        Ok(Self { mixer, player, close, thread: Some(thread), device, tap, frames })
     }
 
     pub fn device(&self) -> &str {
@@ -264,7 +359,14 @@ impl Speaker for DeviceSpeaker {
         };
         if !pcm.samples.is_empty() {
             let inner = rodio::buffer::SamplesBuffer::new(channels, rate, pcm.samples.clone());
-            self.player.append(Tapped { inner, rate: pcm.rate, tap: self.tap.clone(), local: Vec::with_capacity(256) });
+            self.player.append(Tapped {
+                inner,
+                rate: pcm.rate,
+                tap: self.tap.clone(),
+                frames: self.frames.clone(),
+                first_frame: 0,
+                local: Vec::with_capacity(256),
+            });
         }
         Ok(())
     }
@@ -280,11 +382,18 @@ impl Speaker for DeviceSpeaker {
         taken.convert();
         taken.extract(at, samples, out);
         if let Ok(mut tap) = self.tap.lock() {
-            // Put back what is left, before anything pulled meanwhile.
+            // Put back what is left, before anything pulled or stamped meanwhile.
             let newer = std::mem::take(&mut *tap);
             *tap = taken;
             tap.raw.extend(newer.raw);
             tap.raw_samples += newer.raw_samples;
+            if let Some(stamped) = newer.origin {
+                tap.device_rate = newer.device_rate;
+                match tap.origin.as_mut() {
+                    Some(origin) => origin.merge(&stamped),
+                    None => tap.origin = Some(stamped),
+                }
+            }
         }
     }
 
@@ -293,10 +402,9 @@ impl Speaker for DeviceSpeaker {
     }
 
     fn stop(&mut self) {
+        // What was pulled stays on the timeline: the device's buffer still plays it, and
+        // its echo is cancelled like the rest.
         self.player.stop();
-        if let Ok(mut tap) = self.tap.lock() {
-            tap.clear();
-        }
         // A stopped player waits for its queue to flush before taking more: start afresh.
         self.player = rodio::Player::connect_new(&self.mixer);
     }
@@ -402,27 +510,34 @@ impl Speaker for WavSpeaker {
 mod tests {
     use super::*;
 
-    /// Pieces pulled in bursts land one after the other on the timeline, silence between
-    /// answers stays silence, and a frame's reference is the stretch at its capture time.
+    /// Pieces land at their place in the device stream (its frame count), whatever the
+    /// instant they were pulled at: a piece a few frames off where the previous one ended
+    /// follows on, silence between answers stays silence, a callback that ran late moves
+    /// nothing, and a frame's reference is the stretch of stream at its capture time.
     #[test]
-    fn the_tap_lays_bursts_out_on_the_wall_clock() {
+    fn the_tap_lays_pieces_out_by_device_sample_count() {
         let mut tap = Tap::default();
         let t0 = Instant::now();
         let ms = |n: u64| Duration::from_millis(n);
-        // Two 100 ms pieces pulled at once, then one pulled 500 ms after t0.
-        tap.raw.push_back((t0, 16_000, vec![0.1; 1_600]));
-        tap.raw.push_back((t0, 16_000, vec![0.2; 1_600]));
-        tap.raw.push_back((t0 + ms(500), 16_000, vec![0.3; 1_600]));
+        tap.stamp(t0, 0, 48_000);
+        // 100 ms at frame 0, the next 100 ms 30 frames late (the converter's jitter), then
+        // a piece one second into the stream.
+        tap.push(0, &[0.1; 1_600], 16_000);
+        tap.push(4_830, &[0.2; 1_600], 16_000);
+        tap.push(48_000, &[0.3; 1_600], 16_000);
+        // A callback 40 ms late: the stream's origin stays (but for its 10 ppm leak, far
+        // below a sample here; the margins below are the converter's jitter).
+        tap.stamp(t0 + ms(240), 9_600, 48_000);
         tap.convert();
         let mut out = Vec::new();
         tap.extract(t0 + ms(30), 480, &mut out);
-        assert!(out.iter().all(|v| *v == 0.1), "{:?}", &out[..4]);
-        tap.extract(t0 + ms(150), 480, &mut out);
-        assert!(out.iter().all(|v| *v == 0.2));
+        assert!(out[2..].iter().all(|v| *v == 0.1), "{:?}", &out[..4]);
+        tap.extract(t0 + ms(120), 480, &mut out);
+        assert!(out[..156].iter().all(|v| *v == 0.1) && out[164..].iter().all(|v| *v == 0.2), "contiguous");
         tap.extract(t0 + ms(300), 480, &mut out);
         assert!(out.iter().all(|v| *v == 0.0), "silence between");
-        tap.extract(t0 + ms(560), 480, &mut out);
-        assert!(out.iter().all(|v| *v == 0.3));
+        tap.extract(t0 + ms(1_060), 480, &mut out);
+        assert!(out[4..].iter().all(|v| *v == 0.3));
         // Asked before anything played: silence.
         let mut empty = Tap::default();
         empty.extract(t0, 480, &mut out);

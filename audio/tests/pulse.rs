@@ -62,10 +62,11 @@ fn capture_and_playback_through_pulseaudio() {
 fn monitor() -> (Capture, Arc<Mutex<Vec<f32>>>) {
     let captured = Arc::new(Mutex::new(Vec::<f32>::new()));
     let sink = captured.clone();
-    let capture = Capture::start(&CaptureConfig { device: Some("pulseaudio:arthur_null.monitor".into()) }, move |f| {
-        sink.lock().unwrap().extend(f)
-    })
-    .expect("capturing from the null sink's monitor");
+    let capture =
+        Capture::start(&CaptureConfig { device: Some("pulseaudio:arthur_null.monitor".into()) }, move |f, _| {
+            sink.lock().unwrap().extend(f)
+        })
+        .expect("capturing from the null sink's monitor");
     (capture, captured)
 }
 
@@ -141,11 +142,12 @@ fn speech_played_into_the_sink_is_captured_at_16_khz_and_understood(dir: &Path, 
     let sink = captured.clone();
     let frames = Arc::new(Mutex::new(Vec::<usize>::new()));
     let frame_sizes = frames.clone();
-    let capture = Capture::start(&CaptureConfig { device: Some("pulseaudio:arthur_null.monitor".into()) }, move |f| {
-        frame_sizes.lock().unwrap().push(f.len());
-        sink.lock().unwrap().extend(f);
-    })
-    .expect("capturing from the null sink's monitor");
+    let capture =
+        Capture::start(&CaptureConfig { device: Some("pulseaudio:arthur_null.monitor".into()) }, move |f, _| {
+            frame_sizes.lock().unwrap().push(f.len());
+            sink.lock().unwrap().extend(f);
+        })
+        .expect("capturing from the null sink's monitor");
     assert_eq!(capture.info().device_rate, 48_000, "{:?}", capture.info());
     assert_eq!(capture.info().device_channels, 2);
 

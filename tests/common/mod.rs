@@ -356,3 +356,59 @@ pub fn joe() -> Arc<dyn arthur_audio::tts::Synthesizer> {
         .expect("the Piper voice loads"),
     )
 }
+
+/// A talker in front of the null sink that never leaves: one playback stream (pacat) opened
+/// once and fed silence in real time, speech spliced in on demand. A paplay per sentence
+/// would connect a new stream each time, and PulseAudio rewinds the sink to mix a new stream
+/// in: what it had taken of Arthur's stream is dropped and asked again, which moves Arthur's
+/// echo by tens of milliseconds — an artefact of the test bench, not of a room.
+pub struct Talker {
+    speech: std::sync::mpsc::Sender<Vec<f32>>,
+    _pacat: Killed,
+}
+
+impl Talker {
+    pub fn start(address: &str, sink: &str) -> Self {
+        use std::io::Write;
+        let mut child = std::process::Command::new("pacat")
+            .args(["-p", "-d", sink, "--format=float32le", "--rate=16000", "--channels=1", "--latency-msec=40"])
+            .env("PULSE_SERVER", address)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .expect("pacat is installed with pulseaudio-utils");
+        let mut stdin = child.stdin.take().unwrap();
+        let (speech, queued) = std::sync::mpsc::channel::<Vec<f32>>();
+        std::thread::spawn(move || {
+            let chunk = 320; // 20 ms
+            let mut pending: std::collections::VecDeque<f32> = Default::default();
+            let start = std::time::Instant::now();
+            let mut written = 0u64;
+            loop {
+                while let Ok(s) = queued.try_recv() {
+                    pending.extend(s);
+                }
+                let samples: Vec<f32> = (0..chunk).map(|_| pending.pop_front().unwrap_or(0.0)).collect();
+                let bytes: Vec<u8> = samples.iter().flat_map(|s| s.to_le_bytes()).collect();
+                if stdin.write_all(&bytes).is_err() {
+                    return;
+                }
+                written += chunk as u64;
+                // Keep pace with the wall clock (a little ahead, so the stream never starves).
+                let due = start + std::time::Duration::from_secs_f64(written as f64 / 16_000.0);
+                let ahead = std::time::Duration::from_millis(40);
+                if let Some(wait) = due.checked_duration_since(std::time::Instant::now() + ahead) {
+                    std::thread::sleep(wait);
+                }
+            }
+        });
+        Self { speech, _pacat: Killed(child) }
+    }
+
+    /// Says the WAV at `path` and returns once it has been said.
+    pub fn say(&self, path: &std::path::Path) {
+        let samples = arthur_audio::wav::read_wav_16k_mono(path).unwrap();
+        let secs = samples.len() as f64 / 16_000.0;
+        self.speech.send(samples).unwrap();
+        std::thread::sleep(std::time::Duration::from_secs_f64(secs + 0.1));
+    }
+}
