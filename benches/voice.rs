@@ -74,7 +74,13 @@ impl Variant {
     }
 
     fn vad(&self) -> Vad {
-        let tuning = self.tuning();
+        let mut tuning = self.tuning();
+        // VOICE_BENCH_LOOKBACK=0 measures the room detector without its look-back.
+        if let Some(ms) = std::env::var("VOICE_BENCH_LOOKBACK").ok().and_then(|v| v.parse().ok()) {
+            if *self != Variant::Today {
+                tuning.vad.lookback_ms = ms;
+            }
+        }
         Vad::with_detector(tuning.vad, tuning.detector.build().expect("the detector loads"))
     }
 
@@ -99,7 +105,12 @@ fn loop_variants() -> Vec<Variant> {
 
 /// The speech detectors compared.
 fn detector_variants() -> Vec<Variant> {
-    vec![Variant::Today, Variant::Room(DetectorChoice::Earshot), Variant::Room(silero())]
+    let all = vec![Variant::Today, Variant::Room(DetectorChoice::Earshot), Variant::Room(silero())];
+    // VOICE_BENCH_DETECTOR=silero (or earshot, today) compares fewer.
+    match std::env::var("VOICE_BENCH_DETECTOR") {
+        Ok(only) => all.into_iter().filter(|v| only.split(',').any(|o| v.name().to_lowercase().contains(o))).collect(),
+        Err(_) => all,
+    }
 }
 
 struct Models {

@@ -88,14 +88,14 @@ async fn hands_free_on_a_live_microphone() {
 /// pulled it; the user's voice came from a paplay per sentence, whose new stream made the
 /// sink rewind and drop part of Arthur's. The canceller's figure per answer is printed.
 ///
-/// STILL A GAP: it passes about four runs in five. Within an answer AEC3 now removes 50–64
-/// dB; at the start of an answer after a pause the echo comes back a few milliseconds off
-/// (72 → 80 ms measured: the sound server re-buffered while transcription and synthesis
-/// held both cores) and for a few hundred milliseconds AEC3 removes 10–20 dB, which the
-/// residual gate, trained on the previous answer, can take for the user. Run it with
-/// `--ignored`.
+/// STILL A GAP: it passes about two runs in three with the machine busy (4 of 5 when
+/// idle). Within an answer AEC3 removes 50–64 dB; at the start of an answer after a pause
+/// the echo comes back a few milliseconds off (72 → 80 ms measured: the sound server
+/// re-buffered while transcription and synthesis held both cores) and for a few hundred
+/// milliseconds AEC3 removes 8–20 dB, which the residual gate, trained on the previous
+/// answer, can take for the user. Run it with `--ignored`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "passes about 4 runs in 5: the echo at an answer's onset after a pause (see the doc comment)"]
+#[ignore = "passes about 2 runs in 3 on a busy machine: the echo at an answer's onset after a pause (see the doc comment)"]
 async fn on_a_loudspeaker_arthur_does_not_hear_himself_but_hears_the_user() {
     let _voice = common::one_voice_at_a_time().await;
     let dir = tempfile::tempdir().unwrap();
@@ -143,9 +143,11 @@ async fn on_a_loudspeaker_arthur_does_not_hear_himself_but_hears_the_user() {
         seen.push(line);
     }
     assert!(!seen.iter().any(|l| l.contains("(réponse interrompue)")), "cut by its own voice: {seen:#?}");
-    // Anything transcribed besides the question is its own voice (heard with or without the wake word).
-    let heard = |l: &&String| l.starts_with("(ignoré") || (l.starts_with("vous ›") && !l.contains("plan for today"));
-    assert!(!seen.iter().any(|l| heard(&l)), "its own voice was transcribed: {seen:#?}");
+    // Anything transcribed besides the question is its own voice (heard with or without the
+    // wake word). The question is the one line "vous ›" (whisper base may mishear its words:
+    // "plan for tonight").
+    let said = seen.iter().filter(|l| l.starts_with("vous ›")).count();
+    assert!(said == 1 && !seen.iter().any(|l| l.starts_with("(ignoré")), "its own voice was transcribed: {seen:#?}");
 
     // Asked again, and interrupted 3 s into the answer.
     play(&question);

@@ -66,6 +66,12 @@ pub struct VadConfig {
     pub onset_ms: u32,
     /// Audio kept before the first speech chunk.
     pub pre_roll_ms: u32,
+    /// How far before the onset the speech may have begun: chunks just before it whose
+    /// probability is above [`VadConfig::lookback_threshold`] are taken in too (a word
+    /// said into clatter or music often scores low until the detector catches up — the
+    /// wake word was lost that way), then the pre-roll before them.
+    pub lookback_ms: u32,
+    pub lookback_threshold: f32,
     /// Silence that ends an utterance.
     pub hangover_ms: u32,
     /// Silence kept at the end of an utterance (of the hangover).
@@ -89,6 +95,8 @@ impl Default for VadConfig {
             hold_threshold: 0.35,
             onset_ms: 90,
             pre_roll_ms: 300,
+            lookback_ms: 0,
+            lookback_threshold: 0.15,
             hangover_ms: 600,
             tail_ms: 300,
             min_speech_ms: 250,
@@ -102,7 +110,7 @@ impl Default for VadConfig {
 impl VadConfig {
     /// The tuning of a trained detector in a room: background measured, pauses reported.
     pub fn room() -> Self {
-        Self { background: Some(BackgroundConfig::default()), pause_ms: Some(200), ..Self::default() }
+        Self { background: Some(BackgroundConfig::default()), pause_ms: Some(200), lookback_ms: 900, ..Self::default() }
     }
 
     fn samples(&self, ms: u32) -> usize {
@@ -152,8 +160,9 @@ pub enum VadEvent {
 #[derive(Debug)]
 enum State {
     Idle {
-        /// Recent chunks: pre-roll followed by the current run of speech chunks.
-        recent: VecDeque<Vec<f32>>,
+        /// Recent chunks: pre-roll followed by the current run of speech chunks, each with
+        /// its speech probability.
+        recent: VecDeque<(Vec<f32>, f32)>,
         recent_samples: usize,
         /// Consecutive speech chunks (any level) at the end of `recent`.
         run: usize,
@@ -442,6 +451,8 @@ impl Vad {
             self.track_background(energy, speech_onset);
         }
         let pre_roll = self.config.samples(self.config.pre_roll_ms);
+        let lookback = self.config.samples(self.config.lookback_ms);
+        let lookback_threshold = self.config.lookback_threshold;
         let hangover = self.config.samples(self.config.hangover_ms);
         let max_len = self.config.samples(self.config.max_utterance_ms);
         let onset = self.onset_chunks;
@@ -451,7 +462,7 @@ impl Vad {
 
         match &mut self.state {
             State::Idle { recent, recent_samples, run, run_samples, run_fg, run_fg_samples } => {
-                recent.push_back(chunk);
+                recent.push_back((chunk, p));
                 *recent_samples += chunk_len;
                 if speech_onset {
                     *run += 1;
@@ -467,9 +478,9 @@ impl Vad {
                     *run_fg = 0;
                     *run_fg_samples = 0;
                 }
-                // Keep at most `pre_roll` samples before the current run.
-                while let Some(front) = recent.front() {
-                    if *recent_samples - front.len() >= pre_roll + *run_samples {
+                // Keep at most `pre_roll` + `lookback` samples before the current run.
+                while let Some((front, _)) = recent.front() {
+                    if *recent_samples - front.len() >= pre_roll + lookback + *run_samples {
                         *recent_samples -= front.len();
                         recent.pop_front();
                     } else {
@@ -479,7 +490,26 @@ impl Vad {
                 let foreground = *run_fg >= onset;
                 if foreground || *run >= onset {
                     let speech_len = if foreground { *run_fg_samples } else { *run_samples };
-                    let utterance: Vec<f32> = recent.drain(..).flatten().collect();
+                    // The chunks just before the onset that sound like speech, then the pre-roll.
+                    let mut counted = 0;
+                    let mut earlier = 0;
+                    for (c, p) in recent.iter().rev() {
+                        if counted < speech_len {
+                            counted += c.len();
+                            continue;
+                        }
+                        if *p <= lookback_threshold || earlier + c.len() > lookback {
+                            break;
+                        }
+                        earlier += c.len();
+                    }
+                    let keep = speech_len + earlier + pre_roll;
+                    while recent.front().is_some_and(|(front, _)| *recent_samples - front.len() >= keep) {
+                        if let Some((front, _)) = recent.pop_front() {
+                            *recent_samples -= front.len();
+                        }
+                    }
+                    let utterance: Vec<f32> = recent.drain(..).flat_map(|(c, _)| c).collect();
                     let speech_start = utterance.len() - speech_len;
                     let start = self.processed - utterance.len() as u64;
                     tracing::debug!(
@@ -694,6 +724,55 @@ mod tests {
             }
         }
         fn reset(&mut self) {}
+    }
+
+    /// A detector that scores a soft voice low and a loud one high, as Silero scores a word
+    /// said into clatter before it catches up.
+    struct SlowToCatchUp;
+    impl SpeechDetector for SlowToCatchUp {
+        fn name(&self) -> &str {
+            "slow"
+        }
+        fn chunk_len(&self) -> usize {
+            512
+        }
+        fn speech_probability(&mut self, chunk: &[f32]) -> f32 {
+            match energy_db(chunk) {
+                e if e > -30.0 => 0.9,
+                e if e > -50.0 => 0.3,
+                _ => 0.0,
+            }
+        }
+        fn reset(&mut self) {}
+    }
+
+    /// The first word, scored below the onset threshold, is kept: the look-back takes the
+    /// chunks just before the onset that still sound like speech (up to its limit), then
+    /// the pre-roll. Without it (the tuning as it was) the word's start is lost.
+    #[test]
+    fn a_first_word_scored_low_is_taken_in_by_the_look_back() {
+        let soft = |secs: f32| tone(secs, 0.02); // about -37 dBFS
+                                                 // (soft word, look-back, audio kept before the loud part: the soft word up to the
+                                                 // look-back's limit, then the 300 ms pre-roll)
+        for (soft_secs, lookback_ms, kept_secs) in [(0.6, 900, 0.9), (0.6, 0, 0.3), (2.0, 900, 1.2)] {
+            let mut signal = vec![0.0; 16_000 * 2];
+            signal.extend(soft(soft_secs));
+            let loud_at = signal.len();
+            signal.extend(tone(1.0, 0.3));
+            signal.extend(vec![0.0; 16_000 * 2]);
+            let config = VadConfig { lookback_ms, ..VadConfig::default() };
+            let mut vad = Vad::with_detector(config, Box::new(SlowToCatchUp));
+            let events = run(&mut vad, &signal);
+            let utt = utterances(&events);
+            assert_eq!(utt.len(), 1, "{events:?}");
+            let before = loud_at as f32 - utt[0].start as f32;
+            // Within a chunk (32 ms) of what is expected: the chunks are not frame-aligned.
+            assert!(
+                (before / 16_000.0 - kept_secs).abs() < 0.07,
+                "soft {soft_secs} s, look-back {lookback_ms} ms: the utterance starts {:.2} s before the loud part",
+                before / 16_000.0
+            );
+        }
     }
 
     #[test]
