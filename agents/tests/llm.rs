@@ -759,26 +759,37 @@ fn two_deltas(kind: ProviderKind) -> usize {
     }
 }
 
-#[tokio::test]
-async fn anthropic_overloaded_error_event_mid_stream_is_retried_and_its_partial_text_never_answers() {
+/// One provider whose first streamed answer fails after two deltas (`first`) and whose
+/// second is whole: the client retries on the same provider and answers the second; the
+/// failed attempt keeps its HTTP 200 and an error naming `error_part`.
+async fn retried_once_after_a_mid_stream_failure(kind: ProviderKind, first: Reply, error_part: &str) {
     let server = ScriptedLlm::start().await;
-    let after = two_deltas(ProviderKind::Anthropic);
-    server.push(Reply::stream_error(after, "overloaded_error", "Overloaded", Reply::text(PARTIAL)));
-    server.push(Reply::text("Réponse complète."));
-    let client = client(vec![endpoint(ProviderKind::Anthropic, &server)]);
+    server.push(first);
+    server.push(Reply::text("Deuxième essai."));
+    let client = client(vec![endpoint(kind, &server)]);
 
     let (result, events) = streamed(&client, &request(ModelRole::Chat)).await;
     let response = result.unwrap();
-    assert_eq!(response.content, "Réponse complète.");
-    // The failed attempt had streamed content before its error event: the failure came mid-way.
+    assert_eq!(response.content, "Deuxième essai.", "{kind:?}");
+    // The failed attempt had streamed content before it failed: the failure came mid-way.
     let streamed_text = text_of(&events);
-    assert!(streamed_text.starts_with(PARTIAL_TWO_DELTAS) && !streamed_text.contains(PARTIAL), "{streamed_text}");
-    assert_eq!(response.attempts.len(), 2);
-    assert_eq!(response.attempts[0].status, Some(200), "the error came after an HTTP 200");
+    assert!(
+        streamed_text.starts_with(PARTIAL_TWO_DELTAS) && !streamed_text.contains(PARTIAL),
+        "{kind:?}: {streamed_text}"
+    );
+    assert_eq!(response.attempts.len(), 2, "{kind:?}");
+    assert_eq!(response.attempts[0].status, Some(200), "{kind:?}: the failure came after an HTTP 200");
     let error = response.attempts[0].error.as_deref().unwrap();
-    assert!(error.contains("overloaded_error") && error.contains("Overloaded"), "{error}");
+    assert!(error.contains(error_part), "{kind:?}: {error}");
     assert_eq!(response.attempts[1].error, None);
-    assert_eq!(server.requests().len(), 2, "an overloaded stream is retried on the same provider");
+    assert_eq!(server.requests().len(), 2, "{kind:?}: retried on the same provider");
+}
+
+#[tokio::test]
+async fn anthropic_overloaded_error_event_mid_stream_is_retried_and_its_partial_text_never_answers() {
+    let after = two_deltas(ProviderKind::Anthropic);
+    let first = Reply::stream_error(after, "overloaded_error", "Overloaded", Reply::text(PARTIAL));
+    retried_once_after_a_mid_stream_failure(ProviderKind::Anthropic, first, "overloaded_error").await;
 }
 
 #[tokio::test]
@@ -807,20 +818,9 @@ async fn anthropic_request_error_event_mid_stream_falls_through_without_retry() 
 #[tokio::test]
 async fn chat_completions_error_chunk_mid_stream_is_retried_openai_and_mistral() {
     for kind in [ProviderKind::OpenAi, ProviderKind::Mistral] {
-        let server = ScriptedLlm::start().await;
         let message = "The server had an error while processing your request. Sorry about that!";
-        server.push(Reply::stream_error(two_deltas(kind), "server_error", message, Reply::text(PARTIAL)));
-        server.push(Reply::text("Deuxième essai."));
-        let client = client(vec![endpoint(kind, &server)]);
-
-        let (result, events) = streamed(&client, &request(ModelRole::Chat)).await;
-        let response = result.unwrap();
-        assert_eq!(response.content, "Deuxième essai.", "{kind:?}");
-        assert!(text_of(&events).starts_with(PARTIAL_TWO_DELTAS), "{kind:?}: {events:?}");
-        assert_eq!(response.attempts.len(), 2, "{kind:?}");
-        assert_eq!(response.attempts[0].status, Some(200));
-        assert!(response.attempts[0].error.as_deref().unwrap().contains("The server had an error"), "{kind:?}");
-        assert_eq!(server.requests().len(), 2, "{kind:?}");
+        let first = Reply::stream_error(two_deltas(kind), "server_error", message, Reply::text(PARTIAL));
+        retried_once_after_a_mid_stream_failure(kind, first, "The server had an error").await;
     }
 }
 
@@ -861,19 +861,8 @@ async fn a_stream_ending_before_its_terminator_is_never_a_complete_answer() {
 #[tokio::test]
 async fn a_connection_reset_mid_stream_is_retried_on_the_same_provider() {
     for kind in [ProviderKind::Mistral, ProviderKind::Anthropic] {
-        let server = ScriptedLlm::start().await;
-        server.push(Reply::cut(two_deltas(kind), CutKind::Reset, Reply::text(PARTIAL)));
-        server.push(Reply::text("Après la coupure."));
-        let client = client(vec![endpoint(kind, &server)]);
-
-        let (result, events) = streamed(&client, &request(ModelRole::Chat)).await;
-        let response = result.unwrap();
-        assert_eq!(response.content, "Après la coupure.", "{kind:?}");
-        assert!(text_of(&events).starts_with(PARTIAL_TWO_DELTAS), "{kind:?}: {events:?}");
-        assert_eq!(response.attempts.len(), 2, "{kind:?}");
-        assert!(response.attempts[0].error.as_deref().unwrap().contains("reading the answer failed"), "{kind:?}");
-        assert_eq!(response.attempts[0].status, Some(200), "{kind:?}: the 200 did come back");
-        assert_eq!(server.requests().len(), 2);
+        let first = Reply::cut(two_deltas(kind), CutKind::Reset, Reply::text(PARTIAL));
+        retried_once_after_a_mid_stream_failure(kind, first, "reading the answer failed").await;
     }
 }
 
