@@ -708,40 +708,22 @@ mod tests {
     }
 
     /// A detector scripted by level: speech when a chunk is louder than -40 dBFS.
-    struct Loud;
-    impl SpeechDetector for Loud {
-        fn name(&self) -> &str {
-            "loud"
-        }
-        fn chunk_len(&self) -> usize {
-            512
-        }
-        fn speech_probability(&mut self, chunk: &[f32]) -> f32 {
-            if energy_db(chunk) > -40.0 {
-                0.9
-            } else {
-                0.0
-            }
-        }
-        fn reset(&mut self) {}
-    }
+    const LOUD: ByLevel = ByLevel(&[(-40.0, 0.9)]);
 
-    /// A detector that scores a soft voice low and a loud one high, as Silero scores a word
-    /// said into clatter before it catches up.
-    struct SlowToCatchUp;
-    impl SpeechDetector for SlowToCatchUp {
+    /// A detector scripted by level: the probability of the first (dBFS, probability) step
+    /// the chunk's energy is above, else 0 (two steps: a soft voice scored low and a loud
+    /// one high, as Silero scores a word said into clatter before it catches up).
+    struct ByLevel(&'static [(f32, f32)]);
+    impl SpeechDetector for ByLevel {
         fn name(&self) -> &str {
-            "slow"
+            "by level"
         }
         fn chunk_len(&self) -> usize {
             512
         }
         fn speech_probability(&mut self, chunk: &[f32]) -> f32 {
-            match energy_db(chunk) {
-                e if e > -30.0 => 0.9,
-                e if e > -50.0 => 0.3,
-                _ => 0.0,
-            }
+            let e = energy_db(chunk);
+            self.0.iter().find(|(above, _)| e > *above).map_or(0.0, |(_, p)| *p)
         }
         fn reset(&mut self) {}
     }
@@ -761,7 +743,7 @@ mod tests {
             signal.extend(tone(1.0, 0.3));
             signal.extend(vec![0.0; 16_000 * 2]);
             let config = VadConfig { lookback_ms, ..VadConfig::default() };
-            let mut vad = Vad::with_detector(config, Box::new(SlowToCatchUp));
+            let mut vad = Vad::with_detector(config, Box::new(ByLevel(&[(-30.0, 0.9), (-50.0, 0.3)])));
             let events = run(&mut vad, &signal);
             let utt = utterances(&events);
             assert_eq!(utt.len(), 1, "{events:?}");
@@ -870,7 +852,7 @@ mod tests {
     #[test]
     fn a_pause_is_reported_once_and_end_utterance_closes_early() {
         let config = VadConfig { pause_ms: Some(200), ..VadConfig::room() };
-        let mut vad = Vad::with_detector(config, Box::new(Loud));
+        let mut vad = Vad::with_detector(config, Box::new(LOUD));
         let mut signal = vec![0.0; 16_000];
         signal.extend(tone(1.0, 0.3));
         signal.extend(vec![0.0; 16_000]);
@@ -903,7 +885,7 @@ mod tests {
     /// user stops even though the background goes on.
     #[test]
     fn foreground_speech_over_a_talking_background_is_its_own_utterance() {
-        let mut vad = Vad::with_detector(VadConfig::room(), Box::new(Loud));
+        let mut vad = Vad::with_detector(VadConfig::room(), Box::new(LOUD));
         let bg_amp = 0.0447; // -30 dBFS RMS for a sine (×√2)
         let mut signal = tone(10.0, bg_amp);
         let user_at = 16_000 * 6;
