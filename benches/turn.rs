@@ -101,57 +101,112 @@ async fn main() {
         options,
     )
     .unwrap();
-    let engine = TurnEngine::new(Some(Arc::new(client)), ctx);
+    let model_first = TurnEngine::new(Some(Arc::new(client)), ctx.clone()).with_local_first(false);
+    let local_first = TurnEngine::new(Some(Arc::new(client_for(&llm))), ctx);
 
     println!(
-        "cargo bench --bench turn — scripted model on loopback, 15 active preferences of 60 characters, SQLite file"
+        "cargo bench --bench turn — scripted model on loopback answering after 400 ms per call, 15 active preferences of 60 characters, SQLite file"
     );
-    println!("{:<48} {:>6} {:>12} {:>12} {:>12}", "request", "calls", "prompt bytes", "prompt tok*", "overhead µs");
-    let mut all_tokens = Vec::new();
-    let mut overheads = Vec::new();
+    println!(
+        "before this round (the regex parser as witness, three model calls per tool turn): median 3 calls, 3515 prompt tokens and 1211 ms per exchange"
+    );
+    let a = measure(&model_first, &llm, "model path (ARTHUR_LOCAL_FIRST=0)").await;
+    let b = measure(&local_first, &llm, "local first (the default)").await;
+    for (name, s) in [("model path", &a), ("local first", &b)] {
+        println!(
+            "{name:<12}: model calls per exchange median {}, total {}; prompt tokens per exchange median {}, max {}; wall time per exchange median {} ms, max {} ms; turn overhead outside model time median {} µs, max {} µs",
+            median(s.calls.clone()),
+            s.calls.iter().sum::<u64>(),
+            median(s.tokens.clone()),
+            s.tokens.iter().max().unwrap_or(&0),
+            median(s.walls.clone()),
+            s.walls.iter().max().unwrap_or(&0),
+            median(s.overheads.clone()),
+            s.overheads.iter().max().unwrap_or(&0),
+        );
+    }
+    println!("* tokens as reported by the server's usage; the scripted server derives them from the request size (bytes / 4).");
+}
+
+fn client_for(llm: &ScriptedLlm) -> LlmClient {
+    let options =
+        ClientOptions { retries_per_provider: 0, backoff_base: Duration::from_millis(1), ..ClientOptions::default() };
+    LlmClient::new(
+        vec![ProviderEndpoint::new(ProviderKind::Mistral, llm.base_url(), Secret::new("bench"))],
+        ConfiguredModels::default(),
+        options,
+    )
+    .unwrap()
+}
+
+#[derive(Default)]
+struct Stats {
+    calls: Vec<u64>,
+    tokens: Vec<u64>,
+    walls: Vec<u64>,
+    overheads: Vec<u64>,
+}
+
+/// Five rounds of the cases through `engine`; the script holds a reply for every model
+/// call the turn makes and nothing more.
+async fn measure(engine: &TurnEngine, llm: &ScriptedLlm, title: &str) -> Stats {
+    println!("{title}");
+    println!(
+        "{:<48} {:>6} {:>12} {:>12} {:>9} {:>12}",
+        "request", "calls", "prompt bytes", "prompt tok*", "wall ms", "overhead µs"
+    );
+    let mut s = Stats::default();
+    let d = Duration::from_millis(400);
     for round in 0..5 {
         for case in CASES {
-            let agent = case.agent;
-            llm.push(Reply::text(format!(r#"{{"agent": "{agent}", "domain": "QUOTIDIEN", "action": "ecriture"}}"#)));
-            if case.calls.first().map(|c| c.0) == Some("memoriser_preference") {
-                // A new preference each round, so none is refused as a duplicate.
-                let args = format!(r#"{{"texte": "réponses courtes, manche {round}"}}"#);
-                llm.push(Reply::tool_calls("", &[("memoriser_preference", args.as_str())]));
-            } else if !case.calls.is_empty() {
-                llm.push(Reply::tool_calls("", case.calls));
+            let understood = engine.understand(case.said).await.unwrap();
+            let told = matches!(understood.sure(), Some(arthur_agents::understand::Command::Told(_)));
+            let local = told || (engine.local_first() && understood.is_command());
+            if !local {
+                let agent = case.agent;
+                let write = case.calls.first().is_some_and(|c| arthur_agents::tools::WRITE_TOOLS.contains(&c.0));
+                let action = if case.calls.is_empty() {
+                    "conversation"
+                } else if write {
+                    "ecriture"
+                } else {
+                    "lecture"
+                };
+                llm.push(Reply::delayed(
+                    d,
+                    Reply::text(format!(r#"{{"agent": "{agent}", "domain": "QUOTIDIEN", "action": "{action}"}}"#)),
+                ));
+                if case.calls.first().map(|c| c.0) == Some("memoriser_preference") {
+                    // A new preference each round, so none is refused as a duplicate.
+                    let args = format!(r#"{{"texte": "réponses courtes, manche {round}"}}"#);
+                    llm.push(Reply::delayed(d, Reply::tool_calls("", &[("memoriser_preference", args.as_str())])));
+                } else if !case.calls.is_empty() {
+                    llm.push(Reply::delayed(d, Reply::tool_calls("", case.calls)));
+                } else {
+                    llm.push(Reply::delayed(d, Reply::text("Bonjour !")));
+                }
             }
-            llm.push(Reply::text("D'accord."));
             let before = llm.requests().len();
+            let t0 = std::time::Instant::now();
             let r = engine.run(None, case.said, None).await.unwrap();
+            let wall = t0.elapsed().as_millis() as u64;
             let requests = llm.requests();
             let bytes: usize = requests[before..].iter().map(|q| q.body.to_string().len()).sum();
             assert_eq!(llm.remaining(), 0, "{}: the script and the turn disagree", case.said);
+            let calls = (requests.len() - before) as u64;
             let specialist: u64 = r.trace.calls.iter().filter_map(|c| c.prompt_tokens.map(u64::from)).sum();
             let tokens = specialist + r.trace.router["call"]["prompt_tokens"].as_u64().unwrap_or(0);
-            overheads.push(r.trace.overhead_us);
-            all_tokens.push(tokens);
+            s.calls.push(calls);
+            s.tokens.push(tokens);
+            s.walls.push(wall);
+            s.overheads.push(r.trace.overhead_us);
             if round == 0 {
                 println!(
-                    "{:<48} {:>6} {:>12} {:>12} {:>12}",
-                    case.said,
-                    r.llm_calls + 1,
-                    bytes,
-                    tokens,
-                    r.trace.overhead_us
+                    "{:<48} {:>6} {:>12} {:>12} {:>9} {:>12}",
+                    case.said, calls, bytes, tokens, wall, r.trace.overhead_us
                 );
             }
         }
     }
-    println!(
-        "exchanges: {}; prompt tokens per exchange: median {}, max {} (target ≤ 4000)",
-        all_tokens.len(),
-        median(all_tokens.clone()),
-        all_tokens.iter().max().unwrap()
-    );
-    println!(
-        "turn overhead outside model time: median {} µs, max {} µs",
-        median(overheads.clone()),
-        overheads.iter().max().unwrap()
-    );
-    println!("* tokens as reported by the server's usage; the scripted server derives them from the request size (bytes / 4).");
+    s
 }

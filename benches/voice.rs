@@ -10,6 +10,9 @@
 //!   onset of a command spoken over the answer to the answer stopping;
 //! - `latency`: in real time, from the last voiced sample of a 3 s command to the first
 //!   sample of the answer handed to the speaker;
+//! - `sure`: the same for a French command the grammar is sure of (espeak-ng French, whisper
+//!   base in French), with a model configured that answers after 400 ms per call: the model
+//!   path (`ARTHUR_LOCAL_FIRST=0`, router + one call) and local first (no call) side by side;
 //! - `cpu`: CPU used by the loop over 10 minutes of babble without the wake word, and the
 //!   turns it ran;
 //! - `tv`: a television (voices and music) under commands at 20, 12 and 6 dB: answers cut
@@ -143,6 +146,10 @@ struct Turns {
 }
 
 async fn turns() -> Turns {
+    turns_with(true).await
+}
+
+async fn turns_with(local_first: bool) -> Turns {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(SqliteStore::open_path(&dir.path().join("bench.db")).await.unwrap());
     let ctx = ToolContext {
@@ -161,7 +168,7 @@ async fn turns() -> Turns {
         options,
     )
     .unwrap();
-    Turns { _dir: dir, engine: TurnEngine::new(Some(Arc::new(client)), ctx), llm }
+    Turns { _dir: dir, engine: TurnEngine::new(Some(Arc::new(client)), ctx).with_local_first(local_first), llm }
 }
 
 fn push_reminder_turn(llm: &ScriptedLlm, n: usize) {
@@ -463,6 +470,72 @@ async fn part_latency(models: &Models) {
     }
 }
 
+/// A French command the grammar is sure of, said to the loop with a model configured that
+/// answers after 400 ms per call: the time the user waits, model path and local first.
+async fn part_sure(maker: &NoiseMaker, models: &Models) {
+    let rounds = if quick() { 3 } else { 5 };
+    let dir = arthur::config::default_model_dir().expect("data dir");
+    let french = Arc::new(
+        Transcriber::load(
+            &dir.join("ggml-base.bin"),
+            SttOptions {
+                language: "fr".into(),
+                initial_prompt: Some("Arthur".into()),
+                adaptive_audio_ctx: true,
+                ..Default::default()
+            },
+        )
+        .expect("run models/fetch --offline"),
+    );
+    let said = maker.espeak("Arthur, rappelle-moi demain à neuf heures d'appeler la banque.", "fr", 150, 50);
+    println!(
+        "\n## A sure French command with a model configured (real time; espeak-ng French, whisper base fr; the model answers after 400 ms per call; {rounds} rounds)"
+    );
+    println!("| path | model calls | last voiced sample → first answer sample (median) | max |");
+    println!("|---|---|---|---|");
+    let variant = Variant::Room(silero());
+    for local_first in [false, true] {
+        let t = turns_with(local_first).await;
+        let voice_loop = VoiceLoop::new(&t.engine, french.clone(), models.voice.clone(), Default::default(), true)
+            .with_tuning(variant.tuning());
+        let mut felt = Vec::new();
+        let mut calls = 0;
+        for round in 0..rounds {
+            if !local_first {
+                let d = Duration::from_millis(400);
+                t.llm.push(Reply::delayed(
+                    d,
+                    Reply::text(r#"{"agent": "intendant", "domain": "QUOTIDIEN", "action": "ecriture"}"#),
+                ));
+                let args = format!(r#"{{"texte": "appeler la banque {round}", "echeance": "2099-12-01T09:00"}}"#);
+                t.llm.push(Reply::delayed(d, Reply::tool_calls("", &[("creer_rappel", args.as_str())])));
+            }
+            let before = t.llm.requests().len();
+            let mut input = vec![0.0f32; 8_000];
+            let last_voiced = input.len() + noise::last_voiced_sample(&said);
+            input.extend(&said);
+            input.extend(vec![0.0f32; RATE as usize * 6]);
+            let start = tokio::time::Instant::now();
+            let (mut frames, mut speaker) = noise::room(input, None, Some(start));
+            let enqueued = speaker.enqueued.clone();
+            let exchanges =
+                voice_loop.hands_free(&mut frames, &mut speaker, std::future::pending(), |_| {}).await.unwrap();
+            assert!(exchanges.first().is_some_and(|e| e.command.is_some()), "{exchanges:?}");
+            let first_audio = enqueued.lock().unwrap()[1].0;
+            let spoken_end = start.into_std() + Duration::from_secs_f64(secs(last_voiced));
+            felt.push((first_audio - spoken_end).as_secs_f64());
+            calls = t.llm.requests().len() - before;
+            if round == 0 {
+                let heard = exchanges.first().and_then(|e| e.command.clone()).unwrap_or_default();
+                println!("<!-- heard: {heard} -->");
+            }
+        }
+        let max = felt.iter().cloned().fold(f64::NAN, f64::max);
+        let name = if local_first { "local first (default)" } else { "model path (ARTHUR_LOCAL_FIRST=0)" };
+        println!("| {name} | {calls} | {:.3} s | {max:.3} s |", median(felt));
+    }
+}
+
 async fn part_cpu(maker: &NoiseMaker, models: &Models) {
     let minutes = if quick() { 2.0 } else { 10.0 };
     println!("\n## CPU under babble ({minutes} min of babble, no wake word; the loop as fast as it goes)");
@@ -609,6 +682,9 @@ async fn main() {
     }
     if wants("latency") {
         part_latency(&models).await;
+    }
+    if wants("sure") {
+        part_sure(&maker, &models).await;
     }
     if wants("cpu") {
         part_cpu(&maker, &models).await;

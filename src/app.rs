@@ -47,7 +47,8 @@ impl App {
             embedder: embedder(&settings)?,
             preferences_cap: settings.preferences_cap,
         };
-        let engine = Arc::new(TurnEngine::new(llm_client(&settings)?, ctx.clone()));
+        let engine =
+            Arc::new(TurnEngine::new(llm_client(&settings)?, ctx.clone()).with_local_first(settings.local_first));
         Ok(Self { settings, store, db, tools: ToolBox::new(), ctx, engine })
     }
 }

@@ -137,6 +137,9 @@ pub struct Settings {
     pub web_token: Option<Secret>,
     /// Read-only demonstration mode (`ARTHUR_DEMO=1`): no writes, no background tasks.
     pub demo: bool,
+    /// A command the grammar is sure of runs with no model call (`ARTHUR_LOCAL_FIRST`,
+    /// `[understanding] local_first`; on by default).
+    pub local_first: bool,
     pub providers: Providers,
     pub models: Models,
     pub voice: Voice,
@@ -183,6 +186,8 @@ struct FileSettings {
     #[serde(default)]
     memory: FileMemory,
     #[serde(default)]
+    understanding: FileUnderstanding,
+    #[serde(default)]
     web: FileWeb,
     #[serde(default)]
     providers: FileProviders,
@@ -198,6 +203,12 @@ struct FileSettings {
 #[serde(deny_unknown_fields)]
 struct FileMemory {
     preferences_cap: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileUnderstanding {
+    local_first: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -479,6 +490,10 @@ impl Settings {
                 Some(raw) => parse_bool("ARTHUR_DEMO", raw)?,
                 None => file.demo.unwrap_or(false),
             },
+            local_first: match env.var("ARTHUR_LOCAL_FIRST") {
+                Some(raw) => parse_bool("ARTHUR_LOCAL_FIRST", raw)?,
+                None => file.understanding.local_first.unwrap_or(true),
+            },
             providers,
             models,
             voice,
@@ -494,7 +509,7 @@ impl Settings {
 fn origins(file: &FileSettings, env: &dyn Env) -> Vec<(&'static str, Origin)> {
     let (fp, fm, fv, fa) = (&file.providers, &file.models, &file.voice, &file.atlas);
     let keys = |p: &FileProvider| p.api_key.as_deref().is_some_and(|k| !k.trim().is_empty());
-    let table: [(&'static str, bool); 52] = [
+    let table: [(&'static str, bool); 53] = [
         ("ARTHUR_DATA_DIR", file.data_dir.is_some()),
         ("ARTHUR_DATABASE_URL", file.database_url.is_some()),
         ("ARTHUR_TIMEZONE", file.timezone.is_some()),
@@ -502,6 +517,7 @@ fn origins(file: &FileSettings, env: &dyn Env) -> Vec<(&'static str, Origin)> {
         ("ARTHUR_WEB_ADDR", file.web.addr.is_some()),
         ("ARTHUR_WEB_TOKEN", file.web.token.is_some()),
         ("ARTHUR_DEMO", file.demo.is_some()),
+        ("ARTHUR_LOCAL_FIRST", file.understanding.local_first.is_some()),
         ("MISTRAL_API_KEY", keys(&fp.mistral)),
         ("MISTRAL_BASE_URL", fp.mistral.base_url.is_some()),
         ("ANTHROPIC_API_KEY", keys(&fp.anthropic)),

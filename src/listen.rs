@@ -545,15 +545,19 @@ pub fn sounds_finished(text: &str) -> bool {
 /// Silence after a sentence that sounds finished (instead of the 600 ms hangover).
 const SHORT_HANGOVER_SAMPLES: usize = SAMPLE_RATE_HZ as usize * 2 / 5;
 
-/// Whether the offline parser reads `text` as a whole command, nothing guessed.
+/// Whether the grammar reads `text` as a whole command it is sure of.
 pub fn parses_whole(text: &str, now: chrono::DateTime<chrono::Utc>, tz: chrono_tz::Tz) -> bool {
-    use arthur_agents::offline::OfflineAction;
-    matches!(arthur_agents::offline::parse(text, now, tz), OfflineAction::Tool { confident: true, .. })
+    let lexicon = arthur_french::Lexicon::default();
+    matches!(
+        arthur_agents::understand::understand(text, now, tz, &lexicon).reading,
+        arthur_agents::understand::Reading::Sure(_)
+    )
 }
 
-/// Whether the offline parser takes `text` for a command.
+/// Whether the grammar takes `text` for a command (sure or not).
 pub fn reads_as_command(text: &str, now: chrono::DateTime<chrono::Utc>, tz: chrono_tz::Tz) -> bool {
-    !matches!(arthur_agents::offline::parse(text, now, tz), arthur_agents::offline::OfflineAction::Unsupported)
+    let lexicon = arthur_french::Lexicon::default();
+    arthur_agents::understand::understand(text, now, tz, &lexicon).is_command()
 }
 
 impl<'a> VoiceLoop<'a> {

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context;
-use arthur_agents::offline::{self, OfflineAction};
+use arthur_agents::understand::{understand, Reading};
 use arthur_audio::vad::{Vad, VadEvent};
 use arthur_audio::wav::{WavSource, FRAME_SAMPLES};
 use arthur_audio::{wake, SAMPLE_RATE_HZ};
@@ -147,7 +147,7 @@ pub fn comparable_words(text: &str) -> Vec<String> {
             "heure" | "heures" | "h" => "h".to_owned(),
             _ => match EN.iter().position(|n| *n == w) {
                 Some(n) => n.to_string(),
-                None => arthur_agents::offline::when::number(w).map(|n| n.to_string()).unwrap_or_else(|| w.to_owned()),
+                None => arthur_french::number::natural(&[w]).map(|n| n.to_string()).unwrap_or_else(|| w.to_owned()),
             },
         })
         .collect()
@@ -173,9 +173,10 @@ pub fn understood(language: &str, expected: &str, heard: &str, now: chrono::Date
         return None;
     }
     let tz = chrono_tz::Europe::Paris;
-    let want = offline::parse(expected, now, tz);
-    let got = offline::parse(heard, now, tz);
-    Some(want != OfflineAction::Unsupported && got == want)
+    let lexicon = arthur_french::Lexicon::default();
+    let want = understand(expected, now, tz, &lexicon).reading;
+    let got = understand(heard, now, tz, &lexicon).reading;
+    Some(want != Reading::NotCommand && got == want)
 }
 
 /// What the machine offers a bigger model.
@@ -424,7 +425,9 @@ mod tests {
     #[test]
     fn every_french_sentence_is_a_command_the_parser_knows() {
         for s in FRENCH {
-            assert_ne!(offline::parse(s, now(), chrono_tz::Europe::Paris), OfflineAction::Unsupported, "{s}");
+            let lexicon = arthur_french::Lexicon { projects: vec!["Atlas".into()], ..Default::default() };
+            let r = understand(s, now(), chrono_tz::Europe::Paris, &lexicon).reading;
+            assert!(matches!(r, Reading::Sure(_)), "{s}: {r:?}");
             assert_eq!(understood("fr", s, s, now()), Some(true), "{s}");
         }
     }

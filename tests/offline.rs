@@ -1,6 +1,7 @@
 //! Offline mode end to end through `arthur ask --json`: with no provider configured, and
 //! with a provider that answers 500 — the same tools, outcomes and reports as the online
-//! turn, said to be offline; a question before an unsure write; "oui" and "non".
+//! turn (whose model is scripted, local-first off), with no "offline" notice on a command the
+//! grammar knows; a question before an unsure write; "oui" and "non".
 
 use std::process::Command;
 
@@ -37,7 +38,12 @@ impl Home {
     }
 
     fn ask(&self, provider: Option<&str>, args: &[&str]) -> Value {
+        self.ask_with(provider, &[], args)
+    }
+
+    fn ask_with(&self, provider: Option<&str>, env: &[(&str, &str)], args: &[&str]) -> Value {
         let mut c = crate::common::arthur_command();
+        c.envs(env.iter().copied());
         c.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.dir.path())
@@ -77,7 +83,7 @@ const COMMANDS: &[(&str, &str, &str)] = &[
     ("désactive la préférence 3", "desactiver_preference", r#"{"id": 3}"#),
     ("je fais une pause", "suspendre_session", "{}"),
     ("je commence à travailler sur Atlas", "demarrer_session", r#"{"projet": "Atlas"}"#),
-    ("cherche le code du portail", "chercher_dans_memoire", r#"{"requete": "le code du portail"}"#),
+    ("cherche dans ma mémoire le code du portail", "chercher_dans_memoire", r#"{"requete": "code du portail"}"#),
     ("quelles sont mes préférences ?", "lister_preferences", "{}"),
 ];
 
@@ -98,7 +104,7 @@ async fn offline_gives_the_same_outcomes_and_reports_as_online() {
         online_llm.push(Reply::text(r#"{"agent": "intendant", "domain": "QUOTIDIEN", "action": "ecriture"}"#));
         online_llm.push(Reply::tool_calls("", &[(tool, args)]));
         online_llm.push(Reply::text("Voilà."));
-        let online = online_home.ask(Some(&online_llm.base_url()), &[said]);
+        let online = online_home.ask_with(Some(&online_llm.base_url()), &[("ARTHUR_LOCAL_FIRST", "0")], &[said]);
 
         let offline = Home::new().ask(None, &[said]);
         let unreachable = Home::new().ask(Some(&failing.base_url()), &[said]);
@@ -117,8 +123,9 @@ async fn offline_gives_the_same_outcomes_and_reports_as_online() {
                 Home::new().tool_report(provider, tool, args)
             };
             assert_eq!(reports(v), expected, "{said}: {label}");
-            assert!(v["written"].as_str().unwrap().starts_with("Je suis hors ligne"), "{said}: {label}: {v}");
-            assert!(v["spoken"].as_str().unwrap().starts_with("Je suis hors ligne"), "{said}: {label}");
+            // A command the grammar knows needs no model: nothing to say about being offline.
+            assert!(!v["written"].as_str().unwrap().contains("hors ligne"), "{said}: {label}: {v}");
+            assert!(!v["spoken"].as_str().unwrap().contains("hors ligne"), "{said}: {label}");
         }
         assert_eq!(offline["llm_calls"], 0);
         // Online too, the answer is code's: the model's "Voilà." after the tool is never shown.
@@ -140,23 +147,27 @@ async fn an_unsure_write_waits_for_oui_and_non_cancels() {
     assert_eq!(yes["tools"], serde_json::json!([{"name": "creer_rappel", "outcome": "done"}]));
     assert!(yes["written"].as_str().unwrap().contains("Rappel n°1 enregistré : « appeler le notaire »"), "{yes}");
 
-    let again = home.ask(None, &["--conversation", &conversation, "retiens que Paul a deux enfants"]);
-    assert!(again["written"].as_str().unwrap().contains("Tu veux que je retienne la préférence"), "{again}");
+    let again = home.ask(None, &["--conversation", &conversation, "je préfère que tu sois bref"]);
+    assert!(
+        again["written"]
+            .as_str()
+            .unwrap()
+            .contains("Tu veux que je retienne la préférence « je préfère que tu sois bref » ?"),
+        "{again}"
+    );
     let no = home.ask(None, &["--conversation", &conversation, "non"]);
     assert_eq!(no["written"], "D'accord, je n'ai rien fait.");
     assert_eq!(no["tools"], serde_json::json!([]));
     // "oui" with nothing pending is not a command.
     let stray = home.ask(None, &["--conversation", &conversation, "oui"]);
-    assert!(stray["written"].as_str().unwrap().contains("Je ne peux pas faire ça hors ligne"), "{stray}");
+    assert!(stray["written"].as_str().unwrap().contains("Rien n'a été fait"), "{stray}");
+    assert_eq!(stray["tools"], serde_json::json!([]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unsupported_requests_are_refused_honestly_offline() {
     let v = Home::new().ask(None, &["raconte-moi une blague"]);
-    assert_eq!(
-        v["written"],
-        "Je suis hors ligne : aucun modèle de langage n'est configuré. Je ne peux pas faire ça hors ligne. Rien n'a été fait."
-    );
+    assert_eq!(v["written"], arthur_agents::turn::local::NOT_UNDERSTOOD_OFFLINE);
     assert_eq!(v["tools"], serde_json::json!([]));
     assert_eq!(v["incident"], Value::Null);
 }

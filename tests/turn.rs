@@ -143,7 +143,8 @@ async fn unknown_and_foreign_tools_are_typed_refusals_not_executed() {
 #[tokio::test]
 async fn the_fifth_model_call_is_the_last() {
     let t = spawn_turn_app().await;
-    t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
+    // The router expected a write and the model keeps reading: it keeps the word, up to the cap.
+    t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
     for _ in 0..6 {
         t.llm.push(Reply::tool_calls("", &[("lister_rappels", "{}")]));
     }
@@ -176,15 +177,15 @@ async fn after_a_tool_ran_only_code_speaks() {
     let t = spawn_turn_app().await;
     t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
     t.llm.push(Reply::tool_calls("Je regarde…", &[("creer_note", r#"{"texte": "idée : un podcast"}"#)]));
-    t.llm.push(Reply::text("C'est noté. Bonne idée, le podcast !"));
     let r = t.engine.run(None, "note : idée de podcast", None).await.unwrap();
-    assert_eq!(r.llm_calls, 2);
+    // The receipt ends the turn: the model does not get the word back after the write.
+    assert_eq!(r.llm_calls, 1);
+    assert_eq!(t.llm.remaining(), 0);
     assert!(r.parts.iter().all(|p| p.source == PartSource::Code), "{:?}", r.parts);
     assert_eq!(r.written, "Note n°1 enregistrée : « idée : un podcast ».");
     assert_eq!(r.spoken, "Note numéro un enregistrée : idée : un podcast.");
     assert!(!r.written.contains("Je regarde"), "text that came with tool calls is not an answer");
     assert_eq!(r.trace.withdrawn_drafts, vec!["Je regarde…".to_string()]);
-    assert_eq!(r.trace.withheld_claims, ["C'est noté.", "Bonne idée, le podcast !"]);
 }
 
 // ---------- router ----------
@@ -243,13 +244,12 @@ async fn active_preferences_are_injected_and_souvenirs_are_not() {
     // Explicit RAG: only a search brings it to the model.
     t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
     t.llm.push(Reply::tool_calls("", &[("chercher_dans_memoire", r#"{"requete": "code du portail"}"#)]));
-    t.llm.push(Reply::text("Le code est 4521."));
     let r = t.engine.run(None, "c'est quoi le code du portail ?", None).await.unwrap();
-    // The read is told by code, from what the search returned.
+    // The read is told by code, from what the search returned; the turn ends there, so the
+    // souvenir went to the user and never to the model.
     assert!(r.written.starts_with("Souvenirs trouvés pour « code du portail »"), "{}", r.written);
     assert!(r.written.contains("n°1 « Le code du portail est 4521 »"), "{}", r.written);
-    let tool_msg = &specialist_requests(&t.llm).pop().unwrap()["messages"];
-    assert!(tool_msg.to_string().contains("4521"));
+    assert!(!all_request_text(&t.llm).contains("4521"));
 }
 
 #[tokio::test]
@@ -280,7 +280,6 @@ async fn no_model_text_is_streamed_before_the_outcome_is_known() {
     let t = spawn_turn_app().await;
     t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
     t.llm.push(Reply::tool_calls("C'est noté, je m'en occupe.", &[("creer_note", r#"{"texte": "pain"}"#)]));
-    t.llm.push(Reply::text("Autre chose ?"));
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = {
         let events = events.clone();
@@ -289,7 +288,7 @@ async fn no_model_text_is_streamed_before_the_outcome_is_known() {
     let r = t.engine.run(None, "note pain", Some(&sink)).await.unwrap();
     let events = events.lock().unwrap().clone();
     let statuses: Vec<String> = events.iter().map(|TurnEvent::Status(s)| s.clone()).collect();
-    assert_eq!(statuses, ["routage", "réflexion", "outil creer_note", "réflexion"]);
+    assert_eq!(statuses, ["routage", "réflexion", "outil creer_note"]);
     // The model streamed its text over the wire, and none of it went out.
     assert!(!format!("{events:?}").contains("noté"), "{events:?}");
     assert!(!r.written.contains("je m'en occupe"), "{}", r.written);
@@ -301,7 +300,6 @@ async fn every_turn_leaves_a_complete_trace() {
     let t = spawn_turn_app().await;
     t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
     t.llm.push(Reply::tool_calls("", &[("creer_rappel", r#"{"texte": "banque", "echeance": "2026-12-01T09:00"}"#)]));
-    t.llm.push(Reply::text("Autre chose ?"));
     let r = t.engine.run(None, "rappelle-moi la banque demain 9 h", None).await.unwrap();
     let stored = t.app.store.list_turns(5).await.unwrap();
     assert_eq!(stored.len(), 1);
@@ -311,7 +309,7 @@ async fn every_turn_leaves_a_complete_trace() {
     let trace = &turn.trace;
     assert_eq!(trace["router"]["agent"], "intendant");
     assert_eq!(trace["router"]["call"]["provider"], "mistral");
-    assert_eq!(trace["calls"].as_array().unwrap().len(), 2);
+    assert_eq!(trace["calls"].as_array().unwrap().len(), 1);
     let call = &trace["calls"][0];
     assert_eq!(call["provider"], "mistral");
     assert_eq!(call["model"], "mistral-large-latest");
@@ -326,12 +324,14 @@ async fn every_turn_leaves_a_complete_trace() {
 #[tokio::test]
 async fn a_model_that_stops_answering_midway_is_a_panne_with_receipts() {
     let t = spawn_turn_app().await;
+    t.app.done("creer_note", json!({"texte": "pain"})).await;
+    // A write is expected: after its read, the model gets the word back — and is gone.
     t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
-    t.llm.push(Reply::tool_calls("", &[("creer_note", r#"{"texte": "pain"}"#)]));
+    t.llm.push(Reply::tool_calls("", &[("lister_notes", "{}")]));
     // Script exhausted from here: every further call answers 500.
-    let r = t.engine.run(None, "note pain puis liste", None).await.unwrap();
+    let r = t.engine.run(None, "relis mes notes et ajoute la date", None).await.unwrap();
     assert!(r.written.starts_with("Le modèle de langage ne répond plus"), "{}", r.written);
-    assert!(r.written.contains("Note n°1 enregistrée"), "{}", r.written);
+    assert!(r.written.contains("n°1 « pain »"), "{}", r.written);
     assert_eq!(r.trace.end, "model_failed");
     assert!(r.trace.calls.last().unwrap().error.is_some());
 }
@@ -357,7 +357,7 @@ async fn chain_engine(
         common::test_client_options(),
     )
     .unwrap();
-    (arthur_agents::turn::TurnEngine::new(Some(Arc::new(client)), app.ctx.clone()), servers)
+    (arthur_agents::turn::TurnEngine::new(Some(Arc::new(client)), app.ctx.clone()).with_local_first(false), servers)
 }
 
 #[tokio::test]
@@ -366,8 +366,9 @@ async fn the_fallback_chain_reaches_anthropic_through_the_messages_api() {
     let (engine, [mistral, anthropic, openai]) = chain_engine(&app).await;
     mistral.set_fallback(Some(Reply::status(503, "overloaded")));
     anthropic.push(route("intendant", "QUOTIDIEN", "ecriture"));
+    // A read first, so that its result goes back to Anthropic before the write.
+    anthropic.push(Reply::tool_calls("", &[("lister_notes", "{}")]));
     anthropic.push(Reply::tool_calls("", &[("creer_note", r#"{"texte": "via Anthropic"}"#)]));
-    anthropic.push(Reply::text("Autre chose ?"));
     let r = engine.run(None, "note : via Anthropic", None).await.unwrap();
     assert!(r.written.contains("Note n°1 enregistrée : « via Anthropic »"), "{}", r.written);
     let call = &r.trace.calls[0];
@@ -390,7 +391,6 @@ async fn the_fallback_chain_reaches_the_openai_compatible_server_last() {
     anthropic.set_fallback(Some(Reply::status(529, "overloaded")));
     openai.push(route("mentor", "TRAVAIL", "ecriture"));
     openai.push(Reply::tool_calls("", &[("creer_projet", r#"{"nom": "Atlas"}"#)]));
-    openai.push(Reply::text("Prêt."));
     let r = engine.run(None, "crée le projet Atlas", None).await.unwrap();
     assert!(r.written.contains("Projet Atlas (actif) créé."), "{}", r.written);
     assert_eq!(r.trace.calls[0].provider.as_deref(), Some("openai"));
@@ -407,10 +407,13 @@ async fn no_provider_answering_at_all_sends_the_turn_offline() {
         s.set_fallback(Some(Reply::status(500, "down")));
     }
     let r = engine.run(None, "note : pain", None).await.unwrap();
-    assert!(r.written.starts_with("Je suis hors ligne : aucun modèle de langage ne répond."), "{}", r.written);
-    assert!(r.written.contains("Note n°1 enregistrée : « pain »"), "{}", r.written);
+    // The grammar is sure of it: done without a model, and nothing to say about the outage.
+    assert_eq!(r.written, "Note n°1 enregistrée : « pain ».");
     assert_eq!(r.trace.router["fallback"], "model_unavailable");
-    assert_eq!(r.trace.end, "offline");
+    assert_eq!(r.trace.end, "local");
+    // What the grammar does not know is said plainly.
+    let r = engine.run(None, "raconte-moi une histoire", None).await.unwrap();
+    assert_eq!(r.written, arthur_agents::turn::local::NOT_UNDERSTOOD_UNREACHABLE);
     assert_eq!(app.fresh().await.list_notes(None).await.unwrap().len(), 1);
 }
 
@@ -518,7 +521,6 @@ async fn a_decoy_read_and_a_forged_receipt_are_not_what_the_user_gets() {
     // The model reads the notes as a decoy, then claims the note is there.
     t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
     t.llm.push(Reply::tool_calls("", &[("lister_notes", "{}")]));
-    t.llm.push(Reply::text("Ta note sur le plombier est bien là."));
     let r = t.engine.run(None, "note : le plombier passe jeudi", None).await.unwrap();
     code_only(&r);
     assert!(r.written.starts_with("Aucune note."), "{}", r.written);
@@ -545,7 +547,6 @@ async fn a_read_is_told_from_what_the_store_returned() {
     // An empty search misreported as a code.
     t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
     t.llm.push(Reply::tool_calls("", &[("chercher_dans_memoire", r#"{"requete": "code wifi"}"#)]));
-    t.llm.push(Reply::text("Ton code wifi est 8832."));
     let r = t.engine.run(None, "c'est quoi mon code wifi ?", None).await.unwrap();
     code_only(&r);
     assert!(r.written.starts_with("Rien trouvé dans les souvenirs pour « code wifi »"), "{}", r.written);
@@ -555,7 +556,6 @@ async fn a_read_is_told_from_what_the_store_returned() {
     // Zero minutes read, "5 h 20" said.
     t.llm.push(route("intendant", "TRAVAIL", "lecture"));
     t.llm.push(Reply::tool_calls("", &[("lire_temps_travail", r#"{"debut": "2026-11-30"}"#)]));
-    t.llm.push(Reply::text("Tu as travaillé 5 h 20 aujourd'hui."));
     let r = t.engine.run(None, "combien j'ai travaillé aujourd'hui ?", None).await.unwrap();
     code_only(&r);
     assert!(r.written.contains("0 minute mesurée") && !r.written.contains("5 h 20"), "{}", r.written);
@@ -565,7 +565,6 @@ async fn a_read_is_told_from_what_the_store_returned() {
     t.app.done("creer_rappel", json!({"texte": "payer le loyer", "echeance": "2026-12-02T09:00"})).await;
     t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
     t.llm.push(Reply::tool_calls("", &[("lister_rappels", "{}")]));
-    t.llm.push(Reply::text("Ta liste est vide, profite !"));
     let r = t.engine.run(None, "qu'est-ce que j'ai comme rappels ?", None).await.unwrap();
     code_only(&r);
     assert!(r.written.contains("n°1 « payer le loyer »") && !r.written.contains("vide"), "{}", r.written);
@@ -591,7 +590,7 @@ async fn an_invented_third_party_never_explains_an_inaction() {
     let t = spawn_turn_app().await;
     t.llm.push(route("intendant", "QUOTIDIEN", "conversation"));
     t.llm.push(Reply::text("Pas besoin : ton comptable s'en occupe déjà."));
-    let r = t.engine.run(None, "rappelle-moi d'envoyer la déclaration vendredi", None).await.unwrap();
+    let r = t.engine.run(None, "rappelle-moi d'envoyer la déclaration vendredi à 9 h", None).await.unwrap();
     code_only(&r);
     assert!(!r.written.contains("comptable") && !r.spoken.contains("comptable"), "{}", r.written);
     assert!(r.written.contains("aucun rappel n'a été créé"), "{}", r.written);
@@ -605,7 +604,6 @@ async fn a_write_on_the_wrong_target_is_told_as_what_it_was() {
     }
     t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
     t.llm.push(Reply::tool_calls("", &[("marquer_rappel_fait", r#"{"id": 4}"#)]));
-    t.llm.push(Reply::text("C'est fait, le rappel 3 est coché !"));
     let r = t.engine.run(None, "le rappel 3 est fait", None).await.unwrap();
     code_only(&r);
     assert!(r.written.contains("Rappel n°4 « rendre le livre » marqué comme fait."), "{}", r.written);
@@ -625,7 +623,6 @@ async fn a_write_on_the_wrong_target_is_told_as_what_it_was() {
     t.app.done("memoriser_preference", json!({"texte": "Tutoie-moi"})).await;
     t.llm.push(route("intendant", "PERSO", "ecriture"));
     t.llm.push(Reply::tool_calls("", &[("memoriser_preference", r#"{"texte": "Ne me tutoie plus"}"#)]));
-    t.llm.push(Reply::text("J'ai retiré ta préférence."));
     let r = t.engine.run(None, "désactive la préférence 1", None).await.unwrap();
     code_only(&r);
     assert!(r.written.contains("Préférence n°2 enregistrée : « Ne me tutoie plus »"), "{}", r.written);
@@ -639,7 +636,6 @@ async fn a_project_left_unchanged_is_said_unchanged_aloud_too() {
     t.app.done("creer_projet", json!({"nom": "Atlas", "phase": "cadrage"})).await;
     t.llm.push(route("mentor", "TRAVAIL", "ecriture"));
     t.llm.push(Reply::tool_calls("", &[("modifier_projet", r#"{"nom": "Atlas", "phase": "cadrage"}"#)]));
-    t.llm.push(Reply::text("Le projet est modifié."));
     let r = t.engine.run(None, "passe Atlas en phase cadrage", None).await.unwrap();
     assert!(r.written.contains("Projet Atlas : rien n'a changé"), "{}", r.written);
     assert!(r.spoken.contains("Projet Atlas : rien n'a changé"), "{}", r.spoken);
@@ -666,7 +662,6 @@ async fn a_bare_stop_asks_before_touching_the_chrono() {
     // In other words, explicit: understood at once (offline parser, then the model).
     t.llm.push(route("intendant", "TRAVAIL", "ecriture"));
     t.llm.push(Reply::tool_calls("", &[("arreter_session", "{}")]));
-    t.llm.push(Reply::text("Bonne soirée !"));
     let r = t.engine.run(None, "arrête la session", None).await.unwrap();
     assert!(r.written.starts_with("Session sur Atlas arrêtée"), "{}", r.written);
     // With no session running, a bare "stop" touches nothing and asks nothing.
@@ -680,7 +675,6 @@ async fn the_daily_briefing_is_composed_by_code_online() {
     t.app.done("creer_rappel", json!({"texte": "payer le loyer", "echeance": "2026-11-30T18:00"})).await;
     t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
     t.llm.push(Reply::tool_calls("", &[("lire_briefing_hebdo", r#"{"periode": "jour"}"#)]));
-    t.llm.push(Reply::text("Rien de spécial aujourd'hui."));
     let r = t.engine.run(None, "fais-moi le briefing du jour", None).await.unwrap();
     assert!(r.written.starts_with("Briefing du"), "{}", r.written);
     assert!(r.written.contains("payer le loyer"), "{}", r.written);
@@ -709,4 +703,98 @@ async fn an_offline_first_exchange_labels_its_conversation_as_the_fallback_did()
     t.llm.push(Reply::text("Salut."));
     let r = t.engine.run(None, "salut", None).await.unwrap();
     assert_eq!(t.app.store.conversation_label_source(&r.conversation_id).await.unwrap().as_deref(), Some("router"));
+}
+
+// ---------- the third round: the grammar goes first ----------
+
+/// A command the grammar is sure of runs with no model call at all, even with a model
+/// configured; the answer is code's receipt.
+#[tokio::test]
+async fn a_sure_command_makes_no_model_call() {
+    let t = common::spawn_local_first_app().await;
+    let r = t.engine.run(None, "rapelle-moi d'appeler Luc demain à 10 h", None).await.unwrap();
+    assert_eq!(r.written, "Rappel n°1 enregistré : « appeler Luc » pour le mardi 1er décembre 2026 à 10 h 00.");
+    assert_eq!((r.llm_calls, t.llm.requests().len()), (0, 0));
+    let reading = r.trace.reading.as_ref().unwrap();
+    assert_eq!((reading.certainty, reading.intent.as_deref()), ("sure", Some("creer_rappel")));
+    // A date written the ISO way is a date, not part of the text.
+    let r = t.engine.run(None, "rappelle-moi d'appeler Luc le 2026-12-10 à 9:00", None).await.unwrap();
+    assert_eq!(r.written, "Rappel n°2 enregistré : « appeler Luc » pour le jeudi 10 décembre 2026 à 9 h 00.");
+    // A filter in a question is applied: only tomorrow's reminders.
+    t.app.done("creer_rappel", json!({"texte": "payer le loyer", "echeance": "2026-12-05T09:00"})).await;
+    let r = t.engine.run(None, "quels sont mes rappels de demain ?", None).await.unwrap();
+    assert!(r.written.contains("appeler Luc") && !r.written.contains("payer le loyer"), "{}", r.written);
+    assert_eq!(t.llm.requests().len(), 0);
+}
+
+/// What the grammar is not sure of is asked, naming what would be done, or said to be
+/// wrong; nothing is written before « oui », and no model is called.
+#[tokio::test]
+async fn an_unsure_command_asks_and_writes_nothing() {
+    let t = common::spawn_local_first_app().await;
+    let before = t.app.snapshot().await;
+    for (said, answer) in [
+        (
+            "rappelle-moi d'appeler Luc hier à 10 h",
+            "Ce moment est déjà passé : je n'ai pas créé le rappel. Redis-moi quand.",
+        ),
+        (
+            "rappelle-moi la banque dans -3 heures",
+            "Ce moment est déjà passé : je n'ai pas créé le rappel. Redis-moi quand.",
+        ),
+        (
+            "rappelle-moi de payer la cantine le 31 février à 9 h",
+            "Cette date ou cette heure n'existe pas : je n'ai pas créé le rappel. Redis-moi quand.",
+        ),
+        ("minuteur", "Pour combien de temps ? Dis par exemple : minuteur de dix minutes."),
+        (
+            "rappelle-moi d'appeler le notaire jeudi",
+            "Tu veux que je crée le rappel « appeler le notaire » pour jeudi trois décembre à neuf heures ?",
+        ),
+    ] {
+        let r = t.engine.run(None, said, None).await.unwrap();
+        assert_eq!(r.written, answer, "{said}");
+        assert!(r.tools.is_empty(), "{said}: {:?}", r.tools);
+        assert_eq!(r.trace.reading.as_ref().unwrap().certainty, "unsure", "{said}");
+    }
+    assert_eq!(before, t.app.snapshot().await, "nothing was written");
+    assert_eq!(t.llm.requests().len(), 0);
+}
+
+/// Words the grammar does not know go to the model, and the witness says nothing about
+/// them: no « rien enregistré », no read by code, no write offered.
+#[tokio::test]
+async fn what_the_grammar_does_not_know_gets_no_witness() {
+    let t = common::spawn_local_first_app().await;
+    for (said, answer) in [
+        ("combien de temps met le train de Paris à Lyon ?", "Ça dépend du train que tu prends."),
+        ("écris-moi un haïku sur l'automne", "Feuilles qui tombent, le vent chante doucement."),
+        ("je trouve les préférences de Julie bizarres", "Chacun ses goûts !"),
+    ] {
+        t.llm.push(route("intendant", "QUOTIDIEN", "conversation"));
+        t.llm.push(Reply::text(answer));
+        let r = t.engine.run(None, said, None).await.unwrap();
+        assert_eq!(r.trace.reading.as_ref().unwrap().certainty, "none", "{said}");
+        assert!(r.tools.is_empty(), "{said}: {:?}", r.tools);
+        assert!(r.trace.witness.is_none(), "{said}: {:?}", r.trace.witness);
+        assert!(
+            !r.written.contains("rien enregistré") && !r.written.contains("Tu veux que je"),
+            "{said}: {}",
+            r.written
+        );
+    }
+    assert!(t.app.fresh().await.list_notes(None).await.unwrap().is_empty(), "no note « moi un haïku… »");
+}
+
+/// With the grammar second (`ARTHUR_LOCAL_FIRST=0`), an ordinary tool turn costs at most two
+/// calls: the router and the call that asks for the tool; its receipt ends the turn.
+#[tokio::test]
+async fn a_tool_turn_costs_at_most_two_calls() {
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "lecture"));
+    t.llm.push(Reply::tool_calls("", &[("lister_rappels", "{}")]));
+    t.llm.push(Reply::text("never asked for"));
+    let r = t.engine.run(None, "qu'est-ce que j'ai comme rappels ?", None).await.unwrap();
+    assert_eq!((r.llm_calls, t.llm.requests().len(), t.llm.remaining()), (1, 2, 1));
+    assert!(r.written.starts_with("Aucun rappel"), "{}", r.written);
 }

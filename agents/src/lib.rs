@@ -7,7 +7,6 @@
 pub mod fr;
 pub mod llm;
 pub mod memory;
-pub mod offline;
 pub mod prompts;
 pub mod report;
 pub mod secret;
@@ -15,3 +14,4 @@ pub mod text;
 pub mod time;
 pub mod tools;
 pub mod turn;
+pub mod understand;

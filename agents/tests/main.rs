@@ -7,6 +7,7 @@
 mod harness;
 
 mod claims_corpus;
+mod grammar_corpus;
 #[cfg(feature = "scripted")]
 mod llm;
 mod memory_store;

@@ -143,8 +143,22 @@ pub async fn spawn_turn_app() -> TurnApp {
         test_client_options(),
     )
     .unwrap();
-    let engine = TurnEngine::new(Some(Arc::new(client)), app.ctx.clone());
+    // These tests script the model: commands the grammar knows go to it too.
+    let engine = TurnEngine::new(Some(Arc::new(client)), app.ctx.clone()).with_local_first(false);
     TurnApp { app, engine, llm }
+}
+
+/// The same app with the default engine: the grammar goes first (`ARTHUR_LOCAL_FIRST`).
+pub async fn spawn_local_first_app() -> TurnApp {
+    let t = spawn_turn_app().await;
+    let client = LlmClient::new(
+        vec![ProviderEndpoint::new(ProviderKind::Mistral, t.llm.base_url(), Secret::new("test-key"))],
+        ConfiguredModels { router: Some("mistral-small-latest".into()), chat: Some("mistral-large-latest".into()) },
+        test_client_options(),
+    )
+    .unwrap();
+    let engine = TurnEngine::new(Some(Arc::new(client)), t.app.ctx.clone());
+    TurnApp { app: t.app, engine, llm: t.llm }
 }
 
 /// The router's answer.
@@ -163,17 +177,20 @@ pub struct WebApp {
 /// The web router over a test app and a scripted model, listening on 127.0.0.1:0.
 pub async fn spawn_web_app(demo: bool, token: Option<&str>) -> WebApp {
     let turn = spawn_turn_app().await;
-    let engine = Arc::new(TurnEngine::new(
-        Some(Arc::new(
-            LlmClient::new(
-                vec![ProviderEndpoint::new(ProviderKind::Mistral, turn.llm.base_url(), Secret::new("test-key"))],
-                ConfiguredModels::default(),
-                test_client_options(),
-            )
-            .unwrap(),
-        )),
-        turn.app.ctx.clone(),
-    ));
+    let engine = Arc::new(
+        TurnEngine::new(
+            Some(Arc::new(
+                LlmClient::new(
+                    vec![ProviderEndpoint::new(ProviderKind::Mistral, turn.llm.base_url(), Secret::new("test-key"))],
+                    ConfiguredModels::default(),
+                    test_client_options(),
+                )
+                .unwrap(),
+            )),
+            turn.app.ctx.clone(),
+        )
+        .with_local_first(false),
+    );
     let state = Arc::new(arthur::web::WebState {
         engine,
         store: turn.app.ctx.store.clone(),

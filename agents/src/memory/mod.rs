@@ -359,6 +359,15 @@ pub trait MemoryStore: Send + Sync {
     async fn set_pending(&self, pending: &PendingAction) -> StoreResult<()>;
     /// Takes (and removes) the write awaiting confirmation in a conversation.
     async fn take_pending(&self, conversation_id: &str) -> StoreResult<Option<PendingAction>>;
+
+    /// The names of the user's lists (for the grammar's lexicon).
+    async fn list_names(&self) -> StoreResult<Vec<String>> {
+        Ok(Vec::new())
+    }
+    /// The names of the running or paused timers (for the grammar's lexicon).
+    async fn timer_names(&self) -> StoreResult<Vec<String>> {
+        Ok(Vec::new())
+    }
 }
 
 /// Embeddings are stored as little-endian f32.

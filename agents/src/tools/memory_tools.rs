@@ -17,7 +17,7 @@ pub const PAST_DUE_GRACE_SECS: i64 = 60;
 
 /// Every word of `words` appears in `text`, whatever the case and the accents (a filter the
 /// model chooses; the code tells what it found).
-pub(crate) fn contains_words(text: &str, words: &str) -> bool {
+pub fn contains_words(text: &str, words: &str) -> bool {
     let hay = normalise(text);
     let hay: Vec<&str> = hay.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
     normalise(words)

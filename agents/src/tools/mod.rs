@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use args::{ArgError, ArgProblem, Args, Expected};
-pub use memory_tools::cosine;
+pub use memory_tools::{contains_words, cosine};
 pub use outcome::{
     Briefing, BriefingKind, Failure, KeywordReason, Outcome, Page, Receipt, Refusal, ReminderFilter, SearchHit,
     SearchMode,

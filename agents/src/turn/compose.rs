@@ -64,10 +64,6 @@ pub const NO_MODEL: &str = "Aucun modèle de langage n'est configuré : je suis 
 
 /// Said when the user answers "non" to a confirmation question.
 pub const CANCELLED: &str = "D'accord, je n'ai rien fait.";
-/// Opens every offline answer.
-pub const OFFLINE_NO_MODEL: &str = "Je suis hors ligne : aucun modèle de langage n'est configuré.";
-pub const OFFLINE_UNREACHABLE: &str = "Je suis hors ligne : aucun modèle de langage ne répond.";
-pub const OFFLINE_UNSUPPORTED: &str = "Je ne peux pas faire ça hors ligne. Rien n'a été fait.";
 
 pub(crate) fn code(written: String, spoken: String) -> AnswerPart {
     AnswerPart { source: PartSource::Code, written, spoken }

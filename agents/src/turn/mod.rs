@@ -4,6 +4,7 @@
 
 pub mod claims;
 pub mod compose;
+pub mod local;
 pub mod supervisor;
 pub mod trace;
 
@@ -17,12 +18,12 @@ use serde_json::{json, Value};
 
 use crate::llm::{ChatModel, ChatRequest, Message, ModelRole, ToolCall, ToolSpec};
 use crate::memory::{LabelSource, StoreError};
-use crate::offline::OfflineAction;
 use crate::report::compose_written;
 use crate::tools::{AgentKind, Outcome, ToolBox, ToolContext};
+use crate::understand::{understand, Command, Doubt, Reading, Target, Told, ToolCommand, Understanding};
 pub use compose::{AnswerPart, Composed, End, PartSource, Signals, Witness};
 pub use supervisor::{Domain, ExpectedAction, RouterDecision};
-use trace::{CallTrace, ToolTrace, TurnTrace, WitnessTrace};
+use trace::{CallTrace, ReadingTrace, ToolTrace, TurnTrace, WitnessTrace};
 
 /// At most this many specialist model calls per turn (the router's call excluded).
 pub const MAX_MODEL_CALLS: u32 = 5;
@@ -98,6 +99,9 @@ pub struct TurnEngine {
     tools: ToolBox,
     ctx: ToolContext,
     conversation_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// A command the grammar is sure of runs with no model call, online too
+    /// (`ARTHUR_LOCAL_FIRST`, on by default).
+    local_first: bool,
 }
 
 fn new_conversation_id(now: DateTime<Utc>) -> String {
@@ -158,6 +162,7 @@ struct TurnState {
     withdrawn_drafts: Vec<String>,
     model_time_us: u64,
     witness: Option<WitnessTrace>,
+    reading: Option<ReadingTrace>,
 }
 
 impl TurnState {
@@ -185,34 +190,44 @@ enum Flow {
 /// Chrono tools a bare word ("stop", "pause") may stand for.
 const CHRONO_TOOLS: [&str; 3] = ["suspendre_session", "reprendre_session", "arreter_session"];
 
-/// What the user's words say, read by code before any model: the parse of the offline
-/// parser and whether they ask about memory at all.
-struct Reading {
-    parsed: OfflineAction,
-    cues: bool,
+/// What the user's words say, read by code before any model: the grammar's reading.
+struct Heard {
+    understanding: Understanding,
 }
 
-impl Reading {
+impl Heard {
     /// A bare chrono word: asked before it touches the chrono, whoever answers.
     fn bare_chrono(&self) -> Option<&'static str> {
-        match &self.parsed {
-            OfflineAction::Tool { name, confident: false, .. } if CHRONO_TOOLS.contains(name) => Some(*name),
+        match &self.understanding.reading {
+            Reading::Unsure { command: Command::Tool(t), doubt: Doubt::AlwaysAsks }
+                if CHRONO_TOOLS.contains(&t.name()) =>
+            {
+                Some(t.name())
+            }
             _ => None,
         }
     }
 
-    fn write(&self) -> Option<(&'static str, &Value)> {
-        match &self.parsed {
-            OfflineAction::Tool { name, args, .. } if compose::WRITE_TOOLS.contains(name) => Some((*name, args)),
+    /// The write the user's words asked for, when the grammar is sure of it: the only
+    /// witness of intent the turn trusts.
+    fn write(&self) -> Option<(&'static str, Value)> {
+        match self.understanding.sure() {
+            Some(Command::Tool(t)) if compose::WRITE_TOOLS.contains(&t.name()) => Some((t.name(), t.arguments()?)),
             _ => None,
         }
     }
 
-    fn read(&self) -> Option<(&'static str, &Value)> {
-        match &self.parsed {
-            OfflineAction::Tool { name, args, .. } if !compose::WRITE_TOOLS.contains(name) => Some((*name, args)),
+    /// The read the user's words asked for, when the grammar is sure of it.
+    fn read(&self) -> Option<(&'static str, Value)> {
+        match self.understanding.sure() {
+            Some(Command::Tool(t)) if !compose::WRITE_TOOLS.contains(&t.name()) => Some((t.name(), t.arguments()?)),
             _ => None,
         }
+    }
+
+    /// The words ask about memory or work at all: a sure command of the grammar.
+    fn cues(&self) -> bool {
+        matches!(self.understanding.sure(), Some(Command::Tool(_)))
     }
 }
 
@@ -223,7 +238,37 @@ fn tool_message_content(call: &ToolCall, outcome: &Outcome, ctx: &ToolContext) -
 
 impl TurnEngine {
     pub fn new(llm: Option<Arc<dyn ChatModel>>, ctx: ToolContext) -> Self {
-        Self { llm, tools: ToolBox::new(), ctx, conversation_locks: Mutex::new(HashMap::new()) }
+        Self { llm, tools: ToolBox::new(), ctx, conversation_locks: Mutex::new(HashMap::new()), local_first: true }
+    }
+
+    /// Whether a sure command runs without the model when one is configured.
+    pub fn with_local_first(mut self, on: bool) -> Self {
+        self.local_first = on;
+        self
+    }
+
+    pub fn local_first(&self) -> bool {
+        self.local_first
+    }
+
+    /// The names the grammar cannot know by itself, read from the store.
+    pub async fn lexicon(&self) -> Result<arthur_french::Lexicon, StoreError> {
+        let store = self.ctx.store.as_ref();
+        let projects = store.list_projets().await?.into_iter().map(|p| p.nom).collect();
+        let mut lists: Vec<String> = crate::understand::BUILTIN_LISTS.iter().map(|s| s.to_string()).collect();
+        for l in store.list_names().await? {
+            if !lists.iter().any(|x| crate::text::normalise(x) == crate::text::normalise(&l)) {
+                lists.push(l);
+            }
+        }
+        let timers = store.timer_names().await?;
+        Ok(arthur_french::Lexicon { projects, lists, timers })
+    }
+
+    /// How the grammar reads an utterance against this store, now.
+    pub async fn understand(&self, text: &str) -> Result<Understanding, StoreError> {
+        let lexicon = self.lexicon().await?;
+        Ok(understand(text, self.ctx.now(), self.ctx.tz, &lexicon))
     }
 
     pub fn context(&self) -> &ToolContext {
@@ -268,18 +313,31 @@ impl TurnEngine {
 
         // A write awaiting confirmation is answered first, deterministically; any other
         // message drops it.
-        let pending = match store.take_pending(&conversation_id).await? {
+        let taken = store.take_pending(&conversation_id).await?;
+        let had_pending =
+            taken.as_ref().is_some_and(|p| now - p.created_at <= chrono::Duration::minutes(PENDING_TTL_MINUTES));
+        let pending = match taken {
             Some(p) if now - p.created_at <= chrono::Duration::minutes(PENDING_TTL_MINUTES) => {
-                crate::offline::yes_no(text).map(|yes| (p, yes))
+                crate::understand::yes_no(text).map(|yes| (p, yes))
             }
             _ => None,
         };
 
-        let reading = Reading {
-            parsed: crate::offline::parse(text, now, self.ctx.tz),
-            cues: crate::offline::asks_about_memory(text),
-        };
+        let t_read = Instant::now();
+        let reading = Heard { understanding: self.understand(text).await? };
+        state.reading = Some(ReadingTrace::of(&reading.understanding, t_read.elapsed().as_micros() as u64));
+        let local = self.local_first || self.llm.is_none();
         let mut label = LabelSource::Fallback;
+        let local_decision = |reason| {
+            let mut d = supervisor::fallback(text, reason, String::new(), None);
+            if let Some(agent) = reading.understanding.agent.as_deref() {
+                d.agent = if agent == "mentor" { AgentKind::Mentor } else { AgentKind::Intendant };
+            }
+            if let Some(domain) = reading.understanding.domain.as_deref().and_then(Domain::parse_label) {
+                d.domain = domain;
+            }
+            d
+        };
         let (decision, flow) = match (pending, &self.llm) {
             (Some((p, yes)), _) => {
                 let mut decision =
@@ -304,15 +362,30 @@ impl TurnEngine {
                 let flow = self.ask_before_chrono(&conversation_id, tool, &mut state).await?;
                 (decision, flow)
             }
+            // The clock and help are told by code, never by a model; courtesy too when the
+            // grammar goes first.
+            (None, _)
+                if matches!(
+                    reading.understanding.sure(),
+                    Some(Command::Told(Told::Time | Told::Date { .. } | Told::Help | Told::Cancel))
+                ) || (local && matches!(reading.understanding.sure(), Some(Command::Told(_)))) =>
+            {
+                let Some(Command::Told(t)) = reading.understanding.sure() else { unreachable!("matched above") };
+                let parts = local::told(*t, now, self.ctx.tz, self.llm.is_some(), had_pending);
+                (local_decision(supervisor::FallbackReason::Local), Flow::Direct(parts, "told"))
+            }
+            (None, _) if local && reading.understanding.is_command() => {
+                let flow = self.run_understood(&conversation_id, &reading.understanding, &mut state).await?;
+                (local_decision(supervisor::FallbackReason::Local), flow)
+            }
             (None, None) => {
                 let decision =
                     supervisor::fallback(text, supervisor::FallbackReason::ModelUnavailable, String::new(), None);
-                let flow = self.offline(&conversation_id, text, compose::OFFLINE_NO_MODEL, &mut state).await?;
-                (decision, flow)
+                (decision, Flow::Direct(vec![compose::fixed(local::NOT_UNDERSTOOD_OFFLINE)], "offline_unsupported"))
             }
             (None, Some(llm)) => {
                 let (decision, flow) =
-                    self.online(llm.as_ref(), &conversation_id, text, now, events, &mut state).await?;
+                    self.online(llm.as_ref(), &conversation_id, text, &reading, now, events, &mut state).await?;
                 if decision.fallback.is_none() {
                     label = LabelSource::Router;
                 }
@@ -360,6 +433,7 @@ impl TurnEngine {
             withheld_claims: withheld,
             withdrawn_drafts: state.withdrawn_drafts,
             witness: state.witness,
+            reading: state.reading,
             overhead_us,
         };
         let trace_json = serde_json::to_value(&trace).unwrap_or(Value::Null);
@@ -383,11 +457,13 @@ impl TurnEngine {
 
     /// The online turn: one routing call, then the specialist loop. Falls back to the
     /// offline parser when no model answers before any tool ran.
+    #[allow(clippy::too_many_arguments)]
     async fn online(
         &self,
         llm: &dyn ChatModel,
         conversation_id: &str,
         text: &str,
+        reading: &Heard,
         now: DateTime<Utc>,
         events: Option<EventSink<'_>>,
         state: &mut TurnState,
@@ -403,7 +479,7 @@ impl TurnEngine {
         let decision = supervisor::route(llm, text).await;
         state.model_time_us += t.elapsed().as_micros() as u64;
         if decision.fallback == Some(supervisor::FallbackReason::ModelUnavailable) {
-            let flow = self.offline(conversation_id, text, compose::OFFLINE_UNREACHABLE, state).await?;
+            let flow = self.unreachable(conversation_id, reading, state).await?;
             return Ok((decision, flow));
         }
 
@@ -441,8 +517,8 @@ impl TurnEngine {
                     tracing::error!(error = %e, "specialist model call failed");
                     state.calls.push(CallTrace::from_error(&e));
                     if state.executed.is_empty() {
-                        // Nothing ran yet: the offline parser can still serve the request.
-                        let flow = self.offline(conversation_id, text, compose::OFFLINE_UNREACHABLE, state).await?;
+                        // Nothing ran yet: the grammar can still serve the request.
+                        let flow = self.unreachable(conversation_id, reading, state).await?;
                         return Ok((decision, flow));
                     }
                     return Ok((decision, Flow::Loop(End::ModelFailed)));
@@ -465,6 +541,13 @@ impl TurnEngine {
             }
             if state.first_incident.is_some() {
                 return Ok((decision, Flow::Loop(End::Incident)));
+            }
+            // The outcome ends the turn: a write's receipt, or a read told by code. The model
+            // gets the word back only to act on what it read, when a write was expected and
+            // none ran yet.
+            let wrote = state.executed.iter().any(|(c, _)| compose::WRITE_TOOLS.contains(&c.name.as_str()));
+            if wrote || decision.action != Some(ExpectedAction::Ecriture) {
+                return Ok((decision, Flow::Loop(End::Answered(String::new()))));
             }
         }
         Ok((decision, Flow::Loop(End::CallCap)))
@@ -505,7 +588,7 @@ impl TurnEngine {
                 });
             }
         }
-        Ok(crate::offline::confirmation_question(tool, args, self.ctx.now(), self.ctx.tz))
+        Ok(crate::turn::local::question_from_call(tool, args, self.ctx.now(), self.ctx.tz))
     }
 
     /// A bare "stop" or "pause": nothing touches the chrono before the user confirms;
@@ -536,18 +619,19 @@ impl TurnEngine {
         conversation_id: &str,
         end: &End,
         decision: &RouterDecision,
-        reading: &Reading,
+        reading: &Heard,
         state: &mut TurnState,
     ) -> Result<Composed, StoreError> {
         let now = self.ctx.now();
         let tz = self.ctx.tz;
         let witness = match reading.write() {
             Some((tool, args)) => {
-                Some(Witness { tool, args: args.clone(), question: self.question_for(tool, args).await? })
+                let question = self.question_for(tool, &args).await?;
+                Some(Witness { tool, args, question })
             }
             None => None,
         };
-        let signals = Signals { expected: decision.action, asked_write: witness.as_ref(), cues: reading.cues };
+        let signals = Signals { expected: decision.action, asked_write: witness.as_ref(), cues: reading.cues() };
         let mut composed = compose::compose(&state.executed, end, signals, now, tz);
         if let (true, true, Some((tool, args))) =
             (state.executed.is_empty(), !composed.withheld.is_empty(), reading.read())
@@ -569,39 +653,168 @@ impl TurnEngine {
         Ok(composed)
     }
 
-    /// The offline path: the deterministic parser, the same tools and reports, a question
-    /// before an unsure write, and an honest refusal for anything else.
-    async fn offline(
+    /// No model answered before any tool ran: what the grammar understood is still done
+    /// (sure) or asked (unsure); anything else is said plainly.
+    async fn unreachable(
         &self,
         conversation_id: &str,
-        text: &str,
-        why: &'static str,
+        reading: &Heard,
         state: &mut TurnState,
     ) -> Result<Flow, StoreError> {
-        use crate::offline::parse;
+        if reading.understanding.is_command() {
+            return self.run_understood(conversation_id, &reading.understanding, state).await;
+        }
+        Ok(Flow::Direct(vec![compose::fixed(local::NOT_UNDERSTOOD_UNREACHABLE)], "offline_unsupported"))
+    }
+
+    /// A command the grammar read, without any model: run when sure, asked when not, and
+    /// the missing piece named when nothing can be proposed.
+    async fn run_understood(
+        &self,
+        conversation_id: &str,
+        u: &Understanding,
+        state: &mut TurnState,
+    ) -> Result<Flow, StoreError> {
         let now = self.ctx.now();
         let tz = self.ctx.tz;
-        Ok(match parse(text, now, tz) {
-            OfflineAction::Unsupported => Flow::Direct(
-                vec![compose::fixed(&format!("{why} {}", compose::OFFLINE_UNSUPPORTED))],
-                "offline_unsupported",
-            ),
-            OfflineAction::Tool { name, args, confident } => {
-                if !confident && compose::WRITE_TOOLS.contains(&name) {
-                    let question = self.question_for(name, &args).await?;
-                    self.set_pending(conversation_id, name, args, &question).await?;
-                    Flow::Direct(vec![compose::fixed(why), compose::fixed(&question)], "offline_confirm")
-                } else {
-                    let call = ToolCall { id: "offline".into(), name: name.to_string(), arguments: args.to_string() };
-                    self.run_tool(agent_for(name), &call, state).await;
-                    Flow::Direct(
-                        std::iter::once(compose::fixed(why))
-                            .chain(state.executed.iter().map(|(c, o)| compose::report_part(c, o, now, tz)))
-                            .collect(),
-                        "offline",
-                    )
+        let agent = match u.agent.as_deref() {
+            Some("mentor") => AgentKind::Mentor,
+            _ => AgentKind::Intendant,
+        };
+        match &u.reading {
+            Reading::Sure(Command::Tool(cmd)) => {
+                let calls = cmd.calls();
+                if calls.is_empty() {
+                    return self.ask_resolving(conversation_id, cmd, Doubt::GuessedTarget).await;
                 }
+                for (name, args) in calls {
+                    let call = ToolCall { id: "local".into(), name: name.to_string(), arguments: args.to_string() };
+                    let agent = if ToolBox::names_for(agent).contains(&name) { agent } else { agent_for(name) };
+                    self.run_tool(agent, &call, state).await;
+                }
+                Ok(Flow::Direct(
+                    state.executed.iter().map(|(c, o)| compose::report_part(c, o, now, tz)).collect(),
+                    "local",
+                ))
             }
-        })
+            Reading::Sure(Command::Told(t)) => {
+                Ok(Flow::Direct(local::told(*t, now, tz, self.llm.is_some(), false), "told"))
+            }
+            Reading::Unsure { command: Command::Tool(cmd), doubt } => {
+                self.ask_resolving(conversation_id, cmd, *doubt).await
+            }
+            Reading::Unsure { command: Command::Told(t), .. } => {
+                Ok(Flow::Direct(local::told(*t, now, tz, self.llm.is_some(), false), "told"))
+            }
+            Reading::Incomplete { intent, doubt } => {
+                Ok(Flow::Direct(vec![compose::fixed(&local::incomplete(intent, *doubt))], "incomplete"))
+            }
+            Reading::NotCommand => {
+                Ok(Flow::Direct(vec![compose::fixed(local::NOT_UNDERSTOOD_OFFLINE)], "offline_unsupported"))
+            }
+        }
     }
+
+    /// Asks before an unsure command; a target described instead of numbered is looked up
+    /// first, so the question names the note or reminder it would touch.
+    async fn ask_resolving(&self, conversation_id: &str, cmd: &ToolCommand, doubt: Doubt) -> Result<Flow, StoreError> {
+        let now = self.ctx.now();
+        let tz = self.ctx.tz;
+        let cmd = match self.resolve_target(cmd).await? {
+            Resolved::Found(c) => c,
+            Resolved::Say(text) => return Ok(Flow::Direct(vec![compose::fixed(&text)], "asked")),
+        };
+        if let ToolCommand::CreerRappel { .. } = cmd {
+            if matches!(doubt, Doubt::Past | Doubt::NotPositive) {
+                return Ok(Flow::Direct(vec![compose::fixed(&local::incomplete("creer_rappel", doubt))], "incomplete"));
+            }
+        }
+        if let ToolCommand::DemarrerSession { projet } = &cmd {
+            if doubt == Doubt::UnknownName {
+                // A project the store does not know: offered to be created first.
+                let create = ToolCommand::CreerProjet { nom: projet.clone(), description: None, phase: None };
+                let question = format!(
+                    "Le projet « {projet} » n'existe pas encore. Tu veux que je le crée ? Tu pourras ensuite démarrer une session dessus."
+                );
+                if let Some(args) = create.arguments() {
+                    self.set_pending(conversation_id, create.name(), args, &question).await?;
+                }
+                return Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"));
+            }
+        }
+        if let ToolCommand::CreerProjet { nom, .. } = &cmd {
+            if doubt == Doubt::Ambiguous {
+                return Ok(Flow::Direct(
+                    vec![compose::fixed(&format!("Le projet {nom} existe déjà : je n'ai rien créé."))],
+                    "asked",
+                ));
+            }
+        }
+        let question = if CHRONO_TOOLS.contains(&cmd.name()) {
+            self.question_for(cmd.name(), &Value::Object(Default::default())).await?
+        } else {
+            local::question(&cmd, doubt, now, tz)
+        };
+        if let Some(args) = cmd.arguments() {
+            self.set_pending(conversation_id, cmd.name(), args, &question).await?;
+        }
+        Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"))
+    }
+
+    /// A note or reminder described (« sur le plombier ») or « le dernier »: the one it
+    /// names, or what to say when none or several match.
+    async fn resolve_target(&self, cmd: &ToolCommand) -> Result<Resolved, StoreError> {
+        let store = self.ctx.store.as_ref();
+        let (target, note) = match cmd {
+            ToolCommand::SupprimerNote { target } => (target, true),
+            ToolCommand::SupprimerRappel { target } | ToolCommand::MarquerRappelFait { target } => (target, false),
+            other => return Ok(Resolved::Found(other.clone())),
+        };
+        let with_id = |id: i64| match cmd {
+            ToolCommand::SupprimerNote { .. } => ToolCommand::SupprimerNote { target: Target::Id(id) },
+            ToolCommand::SupprimerRappel { .. } => ToolCommand::SupprimerRappel { target: Target::Id(id) },
+            _ => ToolCommand::MarquerRappelFait { target: Target::Id(id) },
+        };
+        let what = if note { "note" } else { "rappel" };
+        let items: Vec<(i64, String)> = if note {
+            store.list_notes(None).await?.into_iter().map(|n| (n.id, n.texte)).collect()
+        } else {
+            let include_done = matches!(cmd, ToolCommand::SupprimerRappel { .. });
+            store.list_rappels(include_done).await?.into_iter().map(|r| (r.id, r.texte)).collect()
+        };
+        let found: Vec<&(i64, String)> = match target {
+            Target::Id(_) => return Ok(Resolved::Found(cmd.clone())),
+            Target::Matching(words) => items.iter().filter(|(_, t)| crate::tools::contains_words(t, words)).collect(),
+            Target::Last => items.iter().max_by_key(|(id, _)| *id).into_iter().collect(),
+            Target::All => return Ok(Resolved::Say(format!(
+                "Je ne supprime qu'un {what} à la fois, et je demande avant : dis-moi son numéro. Je n'ai rien fait."
+            ))),
+            Target::Unnamed => {
+                return Ok(Resolved::Say(local::incomplete(cmd.name(), Doubt::Missing)));
+            }
+        };
+        let label = if note { "note" } else { "rappel" };
+        match found.as_slice() {
+            [] => Ok(Resolved::Say(match target {
+                Target::Matching(words) => {
+                    format!("Aucun{} {label} ne parle de « {words} » : je n'ai rien fait.", if note { "e" } else { "" })
+                }
+                _ => format!("Il n'y a aucun{} {label} : je n'ai rien fait.", if note { "e" } else { "" }),
+            })),
+            [(id, _)] => Ok(Resolved::Found(with_id(*id))),
+            many => {
+                let list = many.iter().take(5).map(|(id, t)| format!("n°{id} « {t} »")).collect::<Vec<_>>().join(", ");
+                let which = if note { "laquelle" } else { "lequel" };
+                Ok(Resolved::Say(format!(
+                    "Plusieurs {label}s correspondent : {list}. Dis-moi {which} par son numéro ; je n'ai rien fait."
+                )))
+            }
+        }
+    }
+}
+
+/// A described target, looked up.
+enum Resolved {
+    Found(ToolCommand),
+    Say(String),
 }

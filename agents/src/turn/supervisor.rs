@@ -28,6 +28,11 @@ impl Domain {
             Domain::Perso => "PERSO",
         }
     }
+    /// The domain named in the templates or the router's answer.
+    pub fn parse_label(raw: &str) -> Option<Self> {
+        Self::parse(raw)
+    }
+
     fn parse(raw: &str) -> Option<Self> {
         match normalise(raw).as_str() {
             "travail" => Some(Domain::Travail),
@@ -63,6 +68,8 @@ pub enum FallbackReason {
     Confirmation,
     /// A bare chrono word ("stop", "pause"): asked before anything, no model needed.
     BareCommand,
+    /// The grammar understood the words: no routing was needed (local first).
+    Local,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

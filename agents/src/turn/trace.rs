@@ -87,8 +87,42 @@ pub struct TurnTrace {
     /// did with it: `offered` (a write none ran, asked again), `read` (a read told by code
     /// instead of the model), `asked` (a bare chrono word, confirmed first).
     pub witness: Option<WitnessTrace>,
+    /// How the grammar read the words before any model.
+    pub reading: Option<ReadingTrace>,
     /// Turn time outside model calls (tools, store, composition), microseconds.
     pub overhead_us: u64,
+}
+
+/// The grammar's reading of the user's words: `sure`, `unsure` or `none`, the intent, the
+/// template that matched and why it was unsure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReadingTrace {
+    pub certainty: &'static str,
+    pub intent: Option<String>,
+    pub template: Option<String>,
+    pub doubt: Option<&'static str>,
+    pub elapsed_us: u64,
+}
+
+impl ReadingTrace {
+    pub fn of(u: &crate::understand::Understanding, elapsed_us: u64) -> Self {
+        use crate::understand::{Command, Reading, Told};
+        let name = |c: &Command| match c {
+            Command::Tool(t) => t.name().to_string(),
+            Command::Told(Told::Time) => "@heure".into(),
+            Command::Told(Told::Date { .. }) => "@date".into(),
+            Command::Told(Told::Help) => "@aide".into(),
+            Command::Told(Told::Courtesy(_)) => "@politesse".into(),
+            Command::Told(Told::Cancel) => "@annule".into(),
+        };
+        let (intent, doubt) = match &u.reading {
+            Reading::Sure(c) => (Some(name(c)), None),
+            Reading::Unsure { command, doubt } => (Some(name(command)), Some(doubt.as_str())),
+            Reading::Incomplete { intent, doubt } => (Some(intent.clone()), Some(doubt.as_str())),
+            Reading::NotCommand => (None, None),
+        };
+        Self { certainty: u.certainty(), intent, template: u.template.clone(), doubt, elapsed_us }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

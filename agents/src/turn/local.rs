@@ -1,0 +1,303 @@
+//! What code says on its own, with no model: the clock, help, courtesy, and the question
+//! asked before a command the grammar was not sure of — naming exactly what would be done —
+//! or the sentence that says what is missing when nothing can be proposed.
+
+use chrono::{DateTime, Duration, Utc};
+use chrono_tz::Tz;
+use serde_json::Value;
+
+use super::compose::{code, fixed, AnswerPart};
+use crate::fr;
+use crate::understand::{Courtesy, Doubt, Periode, Target, TimerAction, Told, ToolCommand};
+
+/// Said when the grammar did not recognise a command and no model can answer.
+pub const NOT_UNDERSTOOD_OFFLINE: &str =
+    "Je ne sais pas répondre à ça sans modèle de langage, et aucun n'est configuré. Rien n'a été fait. Dis « aide » pour savoir ce que je sais faire.";
+pub const NOT_UNDERSTOOD_UNREACHABLE: &str =
+    "Je ne sais pas répondre à ça sans modèle de langage, et aucun ne répond pour l'instant. Rien n'a été fait. Dis « aide » pour savoir ce que je sais faire.";
+
+/// "10 minutes", "1 h 30", "2 h 16 min 10 s" (written), exact to the second.
+pub fn written_duration(secs: i64) -> String {
+    let s = secs.abs();
+    let (h, m, sec) = (s / 3600, (s % 3600) / 60, s % 60);
+    let mut out = Vec::new();
+    if h > 0 {
+        out.push(format!("{h} h"));
+    }
+    if m > 0 {
+        out.push(if h > 0 { format!("{m:02} min") } else { format!("{m} min") });
+    }
+    if sec > 0 || out.is_empty() {
+        out.push(format!("{sec} s"));
+    }
+    out.join(" ")
+}
+
+/// The same, said: "dix minutes", "une heure et trente minutes", "quarante-cinq secondes".
+pub fn spoken_duration_exact(secs: i64) -> String {
+    let s = secs.abs();
+    let rest = s % 60;
+    if s < 60 {
+        return if s == 1 { "une seconde".into() } else { format!("{} secondes", fr::number(s)) };
+    }
+    let base = fr::spoken_duration(s - rest);
+    match rest {
+        0 => base,
+        1 => format!("{base} et une seconde"),
+        r => format!("{base} et {} secondes", fr::number(r)),
+    }
+}
+
+fn quoted(s: &str) -> String {
+    format!("« {s} »")
+}
+
+/// What a command would do, after « que je »: "crée le rappel « … » pour demain à 9 h 00".
+pub fn describe(cmd: &ToolCommand, now: DateTime<Utc>, tz: Tz) -> String {
+    use ToolCommand as T;
+    let local_to_utc = |naive: chrono::NaiveDateTime| {
+        crate::time::DueAt::parse(&naive.format("%Y-%m-%dT%H:%M").to_string(), tz).map(|d| d.0)
+    };
+    let id_of = |t: &Target, what: &str| match t {
+        Target::Id(id) => format!("{what} n°{id}"),
+        _ => format!("{what} que tu as décrit"),
+    };
+    match cmd {
+        T::CreerNote { texte, projet: Some(p) } => format!("crée la note {} pour le projet {p}", quoted(texte)),
+        T::CreerNote { texte, projet: None } => format!("crée la note {}", quoted(texte)),
+        T::ListerNotes { .. } => "lise tes notes".into(),
+        T::SupprimerNote { target } => format!("supprime {}", id_of(target, "la note")),
+        T::CreerRappel { texte, echeance } => {
+            let when = local_to_utc(*echeance)
+                .map(|at| fr::spoken_datetime(at, now, tz))
+                .unwrap_or_else(|| echeance.to_string());
+            format!("crée le rappel {} pour {when}", quoted(texte))
+        }
+        T::ListerRappels { .. } => "lise tes rappels".into(),
+        T::MarquerRappelFait { target } => format!("marque {} comme fait", id_of(target, "le rappel")),
+        T::SupprimerRappel { target } => format!("supprime {}", id_of(target, "le rappel")),
+        T::LireBriefing { periode: Periode::Jour } => "lise le briefing du jour".into(),
+        T::LireBriefing { periode: Periode::Semaine } => "lise le briefing de la semaine".into(),
+        T::LireTempsTravail { .. } => "lise ton temps de travail".into(),
+        T::MemoriserPreference { texte } => format!("retienne la préférence {}", quoted(texte)),
+        T::ListerPreferences => "lise tes préférences".into(),
+        T::DesactiverPreference { id } => format!("désactive la préférence n°{id}"),
+        T::ChercherDansMemoire { requete } => format!("cherche {} dans ta mémoire", quoted(requete)),
+        T::Chercher { requete } => format!("cherche {} dans tes notes et ta mémoire", quoted(requete)),
+        T::MemoriserSouvenir { texte } => format!("mémorise le souvenir {}", quoted(texte)),
+        T::DemarrerSession { projet } => format!("démarre une session de travail sur {projet}"),
+        T::SuspendreSession => "mette la session de travail en pause".into(),
+        T::ReprendreSession => "reprenne la session de travail".into(),
+        T::ArreterSession => "arrête la session de travail".into(),
+        T::ListerProjets => "lise tes projets".into(),
+        T::LireProjet { nom } => format!("lise le projet {nom}"),
+        T::CreerProjet { nom, .. } => format!("crée le projet {}", quoted(nom)),
+        T::ModifierProjet { nom, .. } => format!("modifie le projet {nom}"),
+        T::ActerDecision { projet, texte } => format!("acte la décision {} pour le projet {projet}", quoted(texte)),
+        T::DemarrerMinuteur { duree_secondes, nom: Some(n) } => {
+            format!("lance un minuteur {} de {}", quoted(n), written_duration(*duree_secondes))
+        }
+        T::DemarrerMinuteur { duree_secondes, nom: None } => {
+            format!("lance un minuteur de {}", written_duration(*duree_secondes))
+        }
+        T::ListerMinuteurs { .. } => "lise tes minuteurs".into(),
+        T::ModifierMinuteur { nom, delta_secondes, action } => {
+            let which = nom.as_ref().map(|n| format!("le minuteur {}", quoted(n))).unwrap_or("le minuteur".into());
+            match (action, delta_secondes) {
+                (Some(TimerAction::Pause), _) => format!("mette {which} en pause"),
+                (Some(TimerAction::Resume), _) => format!("relance {which}"),
+                (None, Some(d)) if *d < 0 => format!("retire {} à {which}", written_duration(*d)),
+                (None, Some(d)) => format!("ajoute {} à {which}", written_duration(*d)),
+                (None, None) => format!("modifie {which}"),
+            }
+        }
+        T::AnnulerMinuteur { tous: true, .. } => "annule tous les minuteurs".into(),
+        T::AnnulerMinuteur { nom: Some(n), .. } => format!("annule le minuteur {}", quoted(n)),
+        T::AnnulerMinuteur { .. } => "annule le minuteur".into(),
+        T::AjouterAListe { liste, element } => format!("ajoute {} à la liste {liste}", quoted(element)),
+        T::RetirerDeListe { liste, element } => format!("retire {} de la liste {liste}", quoted(element)),
+        T::LireListe { liste } => format!("lise la liste {liste}"),
+        T::ViderListe { liste } => format!("vide la liste {liste}"),
+    }
+}
+
+/// The question asked before an unsure command.
+pub fn question(cmd: &ToolCommand, doubt: Doubt, now: DateTime<Utc>, tz: Tz) -> String {
+    let what = describe(cmd, now, tz);
+    match (cmd, doubt) {
+        (ToolCommand::CreerRappel { .. }, Doubt::Rolled) => {
+            format!("Cette heure est déjà passée aujourd'hui. Tu veux que je {what} ?")
+        }
+        (ToolCommand::CreerRappel { .. }, Doubt::TextHoldsMoment) => {
+            format!("Je ne suis pas sûr d'avoir bien coupé la date. Tu veux que je {what} ?")
+        }
+        (_, Doubt::Misheard) => format!("J'ai peut-être mal entendu. Tu veux que je {what} ?"),
+        (_, Doubt::TooLong) => format!("C'est long. Tu veux vraiment que je {what} ?"),
+        _ => format!("Tu veux que je {what} ?"),
+    }
+}
+
+/// What to say when a command cannot be proposed as it was said.
+pub fn incomplete(intent: &str, doubt: Doubt) -> String {
+    match (intent, doubt) {
+        (_, Doubt::TwoCommands) => {
+            "Tu m'as demandé plusieurs choses à la fois : je n'ai rien fait. Dis-les-moi une par une.".into()
+        }
+        ("creer_rappel", Doubt::Impossible) => {
+            "Cette date ou cette heure n'existe pas : je n'ai pas créé le rappel. Redis-moi quand.".into()
+        }
+        ("creer_rappel", Doubt::Past | Doubt::NotPositive) => {
+            "Ce moment est déjà passé : je n'ai pas créé le rappel. Redis-moi quand.".into()
+        }
+        ("creer_rappel", _) => {
+            "Qu'est-ce que je dois te rappeler, et quand ? Dis par exemple : rappelle-moi demain à 9 h d'appeler Luc.".into()
+        }
+        ("creer_note", _) => "Qu'est-ce que je dois noter ? Dis par exemple : note que le code du portail est 4512.".into(),
+        ("demarrer_minuteur", Doubt::NotPositive) => {
+            "Un minuteur doit durer plus que zéro seconde : je n'ai rien lancé. Redis-moi la durée.".into()
+        }
+        ("demarrer_minuteur", _) => "Pour combien de temps ? Dis par exemple : minuteur de dix minutes.".into(),
+        ("modifier_minuteur", _) => {
+            "Je n'ai pas compris ce qu'il faut changer au minuteur : je n'y ai pas touché. Dis par exemple : ajoute deux minutes au minuteur.".into()
+        }
+        ("demarrer_session", _) => "Sur quel projet ? Dis par exemple : je commence à travailler sur Atlas.".into(),
+        ("acter_decision", _) => {
+            "Pour quel projet ? Dis par exemple : pour le projet Atlas, on a décidé de passer en Rust. Je n'ai rien acté.".into()
+        }
+        ("creer_projet", _) => "Quel nom pour le projet ? Dis par exemple : crée le projet Jardin.".into(),
+        ("supprimer_note", Doubt::Impossible) | ("supprimer_rappel", Doubt::Impossible) | ("marquer_rappel_fait", Doubt::Impossible) | ("desactiver_preference", Doubt::Impossible) => {
+            "Ce numéro n'existe pas : je n'ai rien fait.".into()
+        }
+        ("supprimer_note", _) => "Quelle note ? Dis son numéro, par exemple : supprime la note 3.".into(),
+        ("supprimer_rappel", _) => "Quel rappel ? Dis son numéro, par exemple : supprime le rappel 3.".into(),
+        ("marquer_rappel_fait", _) => "Quel rappel ? Dis son numéro, par exemple : le rappel 3 est fait.".into(),
+        ("desactiver_preference", _) => {
+            "Quelle préférence ? Dis son numéro, par exemple : désactive la préférence 2. « Quelles sont mes préférences ? » te les donne.".into()
+        }
+        ("ajouter_a_liste", _) => "Qu'est-ce que j'ajoute, et à quelle liste ? Dis par exemple : ajoute du lait à la liste de courses.".into(),
+        ("retirer_de_liste", _) => "Qu'est-ce que je retire, et de quelle liste ?".into(),
+        ("lire_liste" | "vider_liste", _) => "Quelle liste ? Dis par exemple : lis-moi la liste de courses.".into(),
+        ("lister_rappels" | "lire_temps_travail", Doubt::Impossible) => {
+            "Cette date n'existe pas : je n'ai rien lu. Redis-moi le jour.".into()
+        }
+        (_, Doubt::Impossible) => "Cette date n'existe pas : je n'ai rien fait.".into(),
+        _ => "Je n'ai pas compris toute la demande : je n'ai rien fait. Redis-la autrement.".into(),
+    }
+}
+
+/// What Arthur can do, offline or not: the commands the grammar knows.
+pub fn help(online: bool) -> AnswerPart {
+    let written = format!(
+        "Voici ce que je sais faire{} :\n\
+         - rappels : « rappelle-moi demain à 9 h d'appeler Luc », « quels sont mes rappels de demain ? », « le rappel 3 est fait », « supprime le rappel 3 »\n\
+         - notes : « note que le code du portail est 4512 », « lis mes notes », « supprime la note 2 »\n\
+         - listes : « ajoute du lait à la liste de courses », « lis la liste des tâches », « retire le lait de la liste »\n\
+         - minuteurs : « minuteur pâtes de 10 minutes », « combien de temps reste-t-il ? », « ajoute 2 minutes », « annule le minuteur »\n\
+         - l'heure et la date : « quelle heure est-il ? », « on est le combien ? »\n\
+         - travail : « je commence à travailler sur Atlas », « pause », « j'arrête », « combien j'ai travaillé cette semaine ? », « briefing de la semaine »\n\
+         - projets, décisions, préférences et souvenirs : « crée le projet Jardin », « retiens que… », « cherche dans ma mémoire… »{}",
+        if online { "" } else { " (même hors ligne)" },
+        if online {
+            "\nPour le reste, pose-moi ta question : un modèle de langage y répond."
+        } else {
+            "\nSans modèle de langage, je ne réponds pas aux questions libres."
+        }
+    );
+    let spoken = format!(
+        "Je sais créer des rappels et des notes, tenir des listes, lancer des minuteurs, te donner l'heure et la date, chronométrer ton travail et retenir tes préférences et tes souvenirs. Dis par exemple : rappelle-moi demain à neuf heures d'appeler Luc, ou : minuteur de dix minutes.{}",
+        if online { "" } else { " Sans modèle de langage, je ne réponds pas aux questions libres." }
+    );
+    code(written, spoken)
+}
+
+/// The answer to something told by code.
+pub fn told(t: Told, now: DateTime<Utc>, tz: Tz, online: bool, had_pending: bool) -> Vec<AnswerPart> {
+    match t {
+        Told::Time => {
+            vec![code(format!("Il est {}.", fr::time(now, tz)), format!("Il est {}.", fr::spoken_time(now, tz)))]
+        }
+        Told::Date { days } => {
+            let today = now.with_timezone(&tz).date_naive();
+            let day = today + Duration::days(days);
+            let written_day = fr::date(day);
+            let spoken_day = fr::spoken_date(day, today);
+            match days {
+                0 => vec![code(format!("Nous sommes le {written_day}."), format!("Nous sommes le {spoken_day}."))],
+                1 => vec![code(
+                    format!("Demain, nous serons le {written_day}."),
+                    format!("Demain, nous serons le {spoken_day}."),
+                )],
+                n if n > 1 => vec![code(
+                    format!("Dans {n} jours, nous serons le {written_day}."),
+                    format!("Dans {} jours, nous serons le {spoken_day}.", fr::number(n)),
+                )],
+                n => vec![code(
+                    format!("Il y a {} jours, c'était le {written_day}.", -n),
+                    format!("Il y a {} jours, c'était le {spoken_day}.", fr::number(-n)),
+                )],
+            }
+        }
+        Told::Help => vec![help(online)],
+        Told::Courtesy(Courtesy::Hello) => vec![fixed("Bonjour ! Qu'est-ce que je peux faire pour toi ?")],
+        Told::Courtesy(Courtesy::HowAreYou) => vec![fixed("Très bien, merci ! Qu'est-ce que je peux faire pour toi ?")],
+        Told::Courtesy(Courtesy::Thanks) => vec![fixed("Avec plaisir.")],
+        Told::Courtesy(Courtesy::Goodbye) => vec![fixed("À bientôt !")],
+        Told::Cancel if had_pending => vec![fixed("D'accord, j'oublie : je n'ai rien fait.")],
+        Told::Cancel => vec![fixed("D'accord.")],
+    }
+}
+
+/// The question that offers a write from its tool name and arguments (the witnessed write
+/// of an online turn, offered again when no tool did it).
+pub fn question_from_call(name: &str, args: &Value, now: DateTime<Utc>, tz: Tz) -> String {
+    let texte = args.get("texte").and_then(Value::as_str).unwrap_or_default();
+    match name {
+        "creer_rappel" => {
+            let when = args
+                .get("echeance")
+                .and_then(Value::as_str)
+                .and_then(|e| crate::time::DueAt::parse(e, tz))
+                .map(|d| crate::fr::spoken_datetime(d.0, now, tz))
+                .unwrap_or_default();
+            format!("Tu veux que je crée le rappel « {texte} » pour {when} ?")
+        }
+        "memoriser_preference" => format!("Tu veux que je retienne la préférence « {texte} » ?"),
+        "creer_note" => match args.get("projet").and_then(Value::as_str) {
+            Some(p) => format!("Tu veux que je crée la note « {texte} » pour le projet {p} ?"),
+            None => format!("Tu veux que je crée la note « {texte} » ?"),
+        },
+        "memoriser_souvenir" => format!("Tu veux que je mémorise le souvenir « {texte} » ?"),
+        "marquer_rappel_fait" => match args.get("id").and_then(Value::as_i64) {
+            Some(id) => format!("Tu veux que je marque le rappel n°{id} comme fait ?"),
+            None => "Tu veux que je marque un rappel comme fait ?".to_string(),
+        },
+        "desactiver_preference" => match args.get("id").and_then(Value::as_i64) {
+            Some(id) => format!("Tu veux que je désactive la préférence n°{id} ?"),
+            None => "Tu veux que je désactive une préférence ?".to_string(),
+        },
+        "demarrer_session" => match args.get("projet").and_then(Value::as_str) {
+            Some(p) => format!("Tu veux que je démarre une session de travail sur {p} ?"),
+            None => "Tu veux que je démarre une session de travail ?".to_string(),
+        },
+        "suspendre_session" => "Tu veux que je mette la session de travail en pause ?".to_string(),
+        "reprendre_session" => "Tu veux que je reprenne la session de travail ?".to_string(),
+        "arreter_session" => "Tu veux que j'arrête la session de travail ?".to_string(),
+        other => format!("Tu veux que j'exécute {other} ?"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_written_and_said() {
+        assert_eq!(written_duration(600), "10 min");
+        assert_eq!(written_duration(5400), "1 h 30 min");
+        assert_eq!(written_duration(8160), "2 h 16 min");
+        assert_eq!(written_duration(45), "45 s");
+        assert_eq!(spoken_duration_exact(600), "dix minutes");
+        assert_eq!(spoken_duration_exact(90), "une minute et trente secondes");
+        assert_eq!(spoken_duration_exact(3600), "une heure");
+    }
+}
