@@ -24,6 +24,8 @@ pub struct LiveState {
     pub voice_name: Option<String>,
     pub whisper_model: Option<PathBuf>,
     pub reminders_announced: u64,
+    /// Timers that rang since the start.
+    pub timers_rung: u64,
     pub providers: Vec<ProviderCheck>,
     pub atlas_last_poll: Option<DateTime<Utc>>,
     /// Why the last Atlas tick failed (cleared by the next good one).

@@ -14,5 +14,6 @@ pub mod listen;
 pub mod notifier;
 pub mod selftest;
 pub mod serve;
+pub mod timers;
 pub mod voice;
 pub mod web;

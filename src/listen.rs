@@ -560,6 +560,15 @@ pub fn reads_as_command(text: &str, now: chrono::DateTime<chrono::Utc>, tz: chro
     arthur_agents::understand::understand(text, now, tz, &lexicon).is_command()
 }
 
+/// Something Arthur says on its own between two utterances: a due reminder, a timer that
+/// ended (with its bell). Composed by code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Announcement {
+    pub text: String,
+    /// A timer's bell rather than the listening earcon in front.
+    pub bell: bool,
+}
+
 impl<'a> VoiceLoop<'a> {
     /// A loop in a real room (the default [`Tuning`]), storing nothing beyond the turns.
     pub fn new(
@@ -646,7 +655,7 @@ impl<'a> VoiceLoop<'a> {
         &self,
         frames: &mut mpsc::Receiver<Vec<f32>>,
         speaker: &mut dyn Speaker,
-        mut announcements: Option<&mut mpsc::Receiver<String>>,
+        mut announcements: Option<&mut mpsc::Receiver<Announcement>>,
         shutdown: impl Future<Output = ()>,
         mut on_event: impl FnMut(&LoopEvent),
     ) -> anyhow::Result<Vec<Exchange>> {
@@ -674,9 +683,9 @@ impl<'a> VoiceLoop<'a> {
             };
             let frame = tokio::select! {
                 frame = ears.next() => frame,
-                Some(text) = announcement => {
+                Some(Announcement { text, bell }) = announcement => {
                     on_event(&LoopEvent::Announcement(text.clone()));
-                    speaker.enqueue(&earcon_pcm(earcon::listening()))?;
+                    speaker.enqueue(&earcon_pcm(if bell { earcon::alarm() } else { earcon::listening() }))?;
                     let outcome = self.speak(&text, &mut ears, speaker, None).await?;
                     s.answer_end_secs = Some(ears.secs());
                     if let Spoken::BargeIn(done) = outcome {

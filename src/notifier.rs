@@ -18,7 +18,7 @@ pub struct NotifierDeps {
     pub clock: Arc<dyn Clock>,
     pub period: Duration,
     /// The voice loop's announcement queue, when the voice runs.
-    pub announce: Option<mpsc::Sender<String>>,
+    pub announce: Option<mpsc::Sender<crate::listen::Announcement>>,
     pub health: Arc<HealthBoard>,
 }
 
@@ -58,7 +58,7 @@ pub async fn announce_due(deps: &NotifierDeps) -> anyhow::Result<Vec<Rappel>> {
         let text = announcement(&rappel);
         tracing::info!(id = rappel.id, due = %rappel.echeance, "reminder due: {text}");
         if let Some(tx) = &deps.announce {
-            if tx.try_send(text).is_err() {
+            if tx.try_send(crate::listen::Announcement { text, bell: false }).is_err() {
                 tracing::warn!(id = rappel.id, "voice busy or stopped: reminder shown on the web only");
             }
         }

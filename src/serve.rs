@@ -112,6 +112,23 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
     };
     let announce = voice.as_ref().map(|_| announce_tx);
 
+    // Timers ring on the appliance, voice or not (the web page shows them live).
+    let bell = (!args.atlas_only && !app.settings.demo).then(|| {
+        tokio::spawn(crate::timers::run(
+            crate::timers::BellDeps {
+                store: app.ctx.store.clone(),
+                clock: app.ctx.clock.clone(),
+                tz: app.ctx.tz,
+                announce: announce.clone(),
+                health: health.clone(),
+                check_every: crate::timers::CHECK_EVERY,
+                repeat_every: crate::timers::REPEAT_EVERY,
+                ring_for: crate::timers::RING_FOR,
+            },
+            stop.clone(),
+        ))
+    });
+
     // Reminders belong to the appliance: an Atlas-only worker does not announce them.
     let notifier = (!args.atlas_only).then(|| {
         tokio::spawn(crate::notifier::run(
@@ -218,6 +235,13 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         tracing::error!(error = %format!("{e:#}"), "reminder notifier failed");
         failed = true;
     }
+    if let Some(Ok(Err(e))) = match bell {
+        Some(b) => Some(b.await),
+        None => None,
+    } {
+        tracing::error!(error = %format!("{e:#}"), "timer bell failed");
+        failed = true;
+    }
     // Atlas' workers end only when stopped; a panic is a failure of the appliance.
     for (name, task) in [("lock watchdog", watchdog), ("launcher", launcher), ("poller", atlas)] {
         if let Some(Err(e)) = match task {
@@ -268,7 +292,7 @@ async fn start_voice(
     app: &App,
     args: &ServeArgs,
     health: Arc<HealthBoard>,
-    mut announcements: mpsc::Receiver<String>,
+    mut announcements: mpsc::Receiver<crate::listen::Announcement>,
     stop: Shutdown,
 ) -> anyhow::Result<tokio::task::JoinHandle<anyhow::Result<()>>> {
     let whisper = crate::voice::whisper_model(&app.settings).context("aucun modèle whisper")?;

@@ -5,8 +5,9 @@ use crate::common;
 
 use std::collections::BTreeSet;
 
-use arthur_agents::memory::MemoryStore;
+use arthur_agents::memory::{BasicsStore, MemoryStore};
 use arthur_agents::report::compose_written;
+use arthur_agents::time::Clock;
 use arthur_agents::tools::{
     AgentKind, ArgError, ArgProblem, Expected, Outcome, Page, Receipt, Refusal, ToolBox, INTENDANT_OWN, MENTOR_OWN,
     SHARED,
@@ -29,8 +30,18 @@ fn each_agent_gets_exactly_its_tools_from_the_design_table() {
         "lister_rappels",
         "marquer_rappel_fait",
         "lire_briefing_hebdo",
+        "supprimer_rappel",
+        "demarrer_minuteur",
+        "lister_minuteurs",
+        "modifier_minuteur",
+        "annuler_minuteur",
+        "ajouter_a_liste",
+        "retirer_de_liste",
+        "lire_liste",
+        "vider_liste",
         "creer_note",
         "lister_notes",
+        "supprimer_note",
         "creer_rappel",
         "lire_temps_travail",
         "memoriser_preference",
@@ -52,6 +63,7 @@ fn each_agent_gets_exactly_its_tools_from_the_design_table() {
         "memoriser_souvenir",
         "creer_note",
         "lister_notes",
+        "supprimer_note",
         "creer_rappel",
         "lire_temps_travail",
         "memoriser_preference",
@@ -66,16 +78,16 @@ fn each_agent_gets_exactly_its_tools_from_the_design_table() {
     .into();
     assert_eq!(intendant, expected_intendant);
     assert_eq!(mentor, expected_mentor);
-    assert_eq!(intendant.intersection(&mentor).count(), 12, "12 shared tools");
-    assert_eq!(INTENDANT_OWN.len() + MENTOR_OWN.len() + SHARED.len(), 21);
+    assert_eq!(intendant.intersection(&mentor).count(), 13, "13 shared tools");
+    assert_eq!(INTENDANT_OWN.len() + MENTOR_OWN.len() + SHARED.len(), 31);
 
     // Every name in the table is a registered tool, and nothing else is registered.
     let tools = ToolBox::new();
     let registered: BTreeSet<&str> = tools.all().map(|t| t.name()).collect();
-    assert_eq!(registered.len(), 21);
+    assert_eq!(registered.len(), 31);
     assert_eq!(registered, intendant.union(&mentor).copied().collect());
-    assert_eq!(tools.definitions_for(AgentKind::Intendant).len(), 15);
-    assert_eq!(tools.definitions_for(AgentKind::Mentor).len(), 18);
+    assert_eq!(tools.definitions_for(AgentKind::Intendant).len(), 25);
+    assert_eq!(tools.definitions_for(AgentKind::Mentor).len(), 19);
 }
 
 #[test]
@@ -104,9 +116,19 @@ fn schemas_use_exactly_the_interface_argument_names() {
         ("modifier_projet", &["nom", "description", "phase", "statut"], &["nom"]),
         ("acter_decision", &["projet", "texte"], &["projet", "texte"]),
         ("memoriser_souvenir", &["texte"], &["texte"]),
+        ("supprimer_note", &["id"], &["id"]),
+        ("supprimer_rappel", &["id"], &["id"]),
+        ("demarrer_minuteur", &["duree_secondes", "nom"], &["duree_secondes"]),
+        ("lister_minuteurs", &["nom"], &[]),
+        ("modifier_minuteur", &["nom", "delta_secondes", "action"], &[]),
+        ("annuler_minuteur", &["nom", "tous"], &[]),
+        ("ajouter_a_liste", &["liste", "element"], &["liste", "element"]),
+        ("retirer_de_liste", &["liste", "element"], &["liste", "element"]),
+        ("lire_liste", &["liste"], &["liste"]),
+        ("vider_liste", &["liste"], &["liste"]),
     ];
     let tools = ToolBox::new();
-    assert_eq!(table.len(), 21);
+    assert_eq!(table.len(), 31);
     for (name, props, required) in table {
         let def = tools.get(name).unwrap_or_else(|| panic!("{name} missing")).definition();
         assert_eq!(def.parameters["type"], "object", "{name}");
@@ -701,4 +723,146 @@ async fn a_write_that_fails_midway_leaves_no_half_written_row() {
     assert!(matches!(o, Outcome::Failed(ref f) if f.page == Page::Projets), "{o:?}");
     assert_eq!(before, app.snapshot().await);
     assert_eq!(app.fresh().await.find_projet("Atlas").await.unwrap().unwrap().phase.as_deref(), Some("cadrage"));
+}
+
+// ---------- the everyday basics ----------
+
+#[tokio::test]
+async fn timers_start_read_change_and_cancel_as_stored() {
+    let app = spawn_app().await;
+    let started = app.done("demarrer_minuteur", json!({"duree_secondes": 600, "nom": "pâtes"})).await;
+    let Receipt::TimerStarted { minuteur } = &started else { panic!("{started:?}") };
+    assert_eq!(
+        compose_written("demarrer_minuteur", &Outcome::Done(started.clone()), tz()),
+        "Minuteur « pâtes » lancé : 10 min, il sonnera à 10 h 10."
+    );
+    let stored = app.fresh().await.active_timers().await.unwrap();
+    assert_eq!(stored, vec![minuteur.clone()], "the receipt is the stored row");
+    // The same name twice is refused, nothing written.
+    let r = app.refused("demarrer_minuteur", json!({"duree_secondes": 60, "nom": "les pâtes"})).await;
+    assert!(matches!(r, Refusal::TimerNameTaken { .. }), "{r:?}");
+    assert_eq!(
+        app.refused("demarrer_minuteur", json!({"duree_secondes": 0})).await,
+        invalid("duree_secondes", ArgProblem::NotPositive)
+    );
+    // Time passes; what is left is told by code.
+    app.clock.advance(Duration::seconds(150));
+    let read = app.done("lister_minuteurs", json!({"nom": "pâtes"})).await;
+    assert_eq!(
+        compose_written("lister_minuteurs", &Outcome::Done(read), tz()),
+        "Minuteur « pâtes » : il reste 7 min 30 s (il sonnera à 10 h 10)."
+    );
+    // Add, pause, resume.
+    let added = app.done("modifier_minuteur", json!({"delta_secondes": 120})).await;
+    assert!(compose_written("modifier_minuteur", &Outcome::Done(added), tz())
+        .starts_with("Minuteur « pâtes » : 2 min ajoutées, il reste 9 min 30 s"));
+    app.done("modifier_minuteur", json!({"action": "pause"})).await;
+    app.clock.advance(Duration::seconds(300));
+    let r = app.refused("modifier_minuteur", json!({"action": "pause"})).await;
+    assert!(matches!(r, Refusal::TimerAlreadyPaused { .. }));
+    let resumed = app.done("modifier_minuteur", json!({"action": "reprendre"})).await;
+    let Receipt::TimerChanged { after, .. } = &resumed else { panic!() };
+    assert_eq!(after.remaining(app.clock.now()), 570, "the pause did not count");
+    let r = app.refused("modifier_minuteur", json!({"delta_secondes": -3600})).await;
+    assert!(matches!(r, Refusal::TimerWouldEnd { remaining: 570, .. }), "{r:?}");
+    // A second timer: « le minuteur » is no longer one.
+    app.done("demarrer_minuteur", json!({"duree_secondes": 30})).await;
+    let r = app.refused("modifier_minuteur", json!({"delta_secondes": 60})).await;
+    assert!(matches!(r, Refusal::TimersAmbiguous { ref minuteurs } if minuteurs.len() == 2), "{r:?}");
+    let all = app.done("annuler_minuteur", json!({"tous": true})).await;
+    assert_eq!(
+        compose_written("annuler_minuteur", &Outcome::Done(all), tz()),
+        "2 minuteurs annulés : n°2 (30 s), « pâtes »."
+    );
+    assert!(app.fresh().await.active_timers().await.unwrap().is_empty());
+    assert_eq!(app.refused("annuler_minuteur", json!({})).await, Refusal::NoTimer { nom: None });
+}
+
+#[tokio::test]
+async fn a_timer_rings_once_its_deadline_has_passed_until_heard() {
+    let app = spawn_app().await;
+    app.done("demarrer_minuteur", json!({"duree_secondes": 60, "nom": "thé"})).await;
+    assert!(app.store.ring_due_timers(app.clock.now()).await.unwrap().is_empty());
+    app.clock.advance(Duration::seconds(61));
+    let rung = app.store.ring_due_timers(app.clock.now()).await.unwrap();
+    assert_eq!(rung.len(), 1);
+    assert!(app.store.ring_due_timers(app.clock.now()).await.unwrap().is_empty(), "it rings once");
+    let r = app.refused("modifier_minuteur", json!({"delta_secondes": 60})).await;
+    assert!(matches!(r, Refusal::TimerRinging { .. }), "{r:?}");
+    let heard = app.store.acknowledge_timers(None, app.clock.now()).await.unwrap();
+    assert_eq!(heard.len(), 1);
+    assert!(heard[0].acquitte_le.is_some());
+    assert!(app.fresh().await.ringing_timers().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn lists_are_kept_by_name_apart_from_notes() {
+    let app = spawn_app().await;
+    let r = app.done("ajouter_a_liste", json!({"liste": "courses", "element": "lait"})).await;
+    assert_eq!(
+        compose_written("ajouter_a_liste", &Outcome::Done(r), tz()),
+        "Nouvelle liste « courses » créée ; « lait » ajouté (1 élément)."
+    );
+    let r = app.done("ajouter_a_liste", json!({"liste": "Courses", "element": "pommes"})).await;
+    assert_eq!(
+        compose_written("ajouter_a_liste", &Outcome::Done(r), tz()),
+        "« pommes » ajouté à la liste courses (2 éléments)."
+    );
+    let r = app.refused("ajouter_a_liste", json!({"liste": "courses", "element": "Lait"})).await;
+    assert_eq!(r, Refusal::ListItemAlreadyThere { liste: "courses".into(), element: "lait".into() });
+    let read = app.done("lire_liste", json!({"liste": "course"})).await;
+    assert_eq!(compose_written("lire_liste", &Outcome::Done(read), tz()), "Liste courses (2) :\n- lait\n- pommes");
+    assert_eq!(
+        app.refused("lire_liste", json!({"liste": "vacances"})).await,
+        Refusal::ListUnknown { nom: "vacances".into() }
+    );
+    // The usual lists exist before anything was added to them.
+    let empty = app.done("lire_liste", json!({"liste": "tâches"})).await;
+    assert_eq!(compose_written("lire_liste", &Outcome::Done(empty), tz()), "La liste tâches est vide.");
+    let r = app.done("retirer_de_liste", json!({"liste": "courses", "element": "le lait"})).await;
+    assert_eq!(
+        compose_written("retirer_de_liste", &Outcome::Done(r), tz()),
+        "« lait » retiré de la liste courses (1 restant)."
+    );
+    assert_eq!(
+        app.refused("retirer_de_liste", json!({"liste": "courses", "element": "beurre"})).await,
+        Refusal::ListItemNotThere { liste: "courses".into(), element: "beurre".into() }
+    );
+    let r = app.done("vider_liste", json!({"liste": "courses"})).await;
+    assert_eq!(
+        compose_written("vider_liste", &Outcome::Done(r), tz()),
+        "Liste courses vidée : 1 élément retiré (pommes)."
+    );
+    assert!(app.fresh().await.list_notes(None).await.unwrap().is_empty(), "lists are not notes");
+    let export = app.snapshot().await;
+    assert_eq!(export["listes"][0]["nom"], "courses");
+    assert_eq!(export["listes"][0]["elements"], json!([]));
+}
+
+#[tokio::test]
+async fn a_note_or_a_reminder_is_deleted_by_number_and_nothing_else() {
+    let app = spawn_app().await;
+    app.done("creer_note", json!({"texte": "appeler le plombier"})).await;
+    app.done("creer_note", json!({"texte": "code du portail 4512"})).await;
+    app.done("creer_rappel", json!({"texte": "banque", "echeance": "2026-12-01T09:00"})).await;
+    app.done("creer_rappel", json!({"texte": "dentiste", "echeance": "2026-12-02T09:00"})).await;
+    let r = app.done("supprimer_note", json!({"id": 1})).await;
+    assert_eq!(
+        compose_written("supprimer_note", &Outcome::Done(r), tz()),
+        "Note n°1 supprimée : « appeler le plombier »."
+    );
+    let r = app.done("supprimer_rappel", json!({"id": 2})).await;
+    assert_eq!(
+        compose_written("supprimer_rappel", &Outcome::Done(r), tz()),
+        "Rappel n°2 supprimé : « dentiste », prévu le mercredi 2 décembre 2026 à 9 h 00."
+    );
+    let fresh = app.fresh().await;
+    assert_eq!(fresh.list_notes(None).await.unwrap().iter().map(|n| n.id).collect::<Vec<_>>(), [2]);
+    assert_eq!(fresh.list_rappels(true).await.unwrap().iter().map(|r| r.id).collect::<Vec<_>>(), [1]);
+    assert_eq!(app.refused("supprimer_note", json!({"id": 1})).await, Refusal::NoteUnknown { id: 1 });
+    assert_eq!(app.refused("supprimer_rappel", json!({"id": 9})).await, Refusal::ReminderUnknown { id: 9 });
+}
+
+fn tz() -> chrono_tz::Tz {
+    chrono_tz::Europe::Paris
 }

@@ -1297,6 +1297,45 @@ static NO: &[&str] = &[
     "non oublie",
 ];
 
+/// What stops a ringing timer (« c'est bon », « stop », « merci »…).
+static ACKNOWLEDGE: &[&str] = &[
+    "stop",
+    "c'est bon",
+    "ok",
+    "okay",
+    "d'accord",
+    "arrete",
+    "arrete-toi",
+    "arrete ca",
+    "merci",
+    "j'ai entendu",
+    "c'est entendu",
+    "entendu",
+    "ca va",
+    "tais-toi",
+    "silence",
+    "chut",
+    "c'est note",
+    "c'est fait",
+    "stop stop",
+    "arrete le minuteur",
+    "coupe",
+    "coupe le minuteur",
+    "ok merci",
+    "c'est bon merci",
+    "vu",
+    "bien recu",
+    "ca marche",
+];
+
+/// Does the utterance tell a ringing timer to stop?
+pub fn acknowledges(raw: &str) -> bool {
+    static SET: std::sync::OnceLock<std::collections::HashSet<String>> = std::sync::OnceLock::new();
+    let set = SET.get_or_init(|| folded_set(ACKNOWLEDGE));
+    let f = Words::new(raw).folded_text().replace("' ", "'");
+    set.contains(&f)
+}
+
 fn folded_set(list: &[&str]) -> std::collections::HashSet<String> {
     list.iter().map(|w| Words::split_only(w).folded_text().replace("' ", "'")).collect()
 }

@@ -21,6 +21,20 @@ pub fn done() -> Vec<f32> {
     chirp(990.0, 660.0, EARCON_MS, AMPLITUDE)
 }
 
+/// A timer's bell (~1 s): three short high tones, the last held, unlike the listening
+/// earcons so that it is not mistaken for one.
+pub fn alarm() -> Vec<f32> {
+    let gap = vec![0.0; (SAMPLE_RATE_HZ / 10) as usize];
+    let mut out = Vec::new();
+    for (i, ms) in [180, 180, 360].into_iter().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(&gap);
+        }
+        out.extend(chirp(1320.0, 1320.0, ms, AMPLITUDE));
+    }
+    out
+}
+
 /// A sine glide from `from_hz` to `to_hz` (exponential, so it sounds even) over
 /// `duration_ms`, peaking at `amplitude`, with raised-cosine fades at both ends; 16 kHz.
 pub fn chirp(from_hz: f32, to_hz: f32, duration_ms: u32, amplitude: f32) -> Vec<f32> {
@@ -85,6 +99,15 @@ mod tests {
         let (a, b) = down.split_at(down.len() / 2);
         assert!(frequency(a) > frequency(b) + 100.0);
         assert_ne!(up, down);
+    }
+
+    #[test]
+    fn the_alarm_is_three_high_tones_of_about_a_second() {
+        let a = alarm();
+        let secs = duration_secs(&a, SAMPLE_RATE_HZ);
+        assert!((0.8..1.1).contains(&secs), "{secs}");
+        assert!((frequency(&a[..2000]) - 1320.0).abs() < 60.0, "{}", frequency(&a[..2000]));
+        assert!(a.iter().all(|s| s.abs() <= AMPLITUDE + 1e-6));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub mod atlas_actions;
 pub mod atlas_agents;
+mod basics;
 mod chat;
 mod ics;
 pub(crate) mod pages;
@@ -115,6 +116,10 @@ pub fn router(state: Arc<WebState>) -> Router {
         .route("/souvenirs", get(pages::souvenirs))
         .route("/projets", get(pages::projets))
         .route("/sessions", get(pages::sessions))
+        .route("/minuteurs", get(basics::timers_page))
+        .route("/listes", get(basics::lists_page))
+        .route("/api/minuteurs", get(basics::api_timers))
+        .route("/api/minuteurs/{id}/acquitter", post(basics::acknowledge))
         .route("/journal", get(pages::journal))
         .route("/atlas", get(pages::atlas))
         .route("/atlas/agents", get(atlas_agents::page))
@@ -128,6 +133,10 @@ pub fn router(state: Arc<WebState>) -> Router {
         .route("/healthz", get(healthz))
         .route("/static/atlas.js", get(|| async { asset("text/javascript; charset=utf-8", include_str!("atlas.js")) }))
         .route("/static/chat.js", get(|| async { asset("text/javascript; charset=utf-8", include_str!("chat.js")) }))
+        .route(
+            "/static/timers.js",
+            get(|| async { asset("text/javascript; charset=utf-8", include_str!("timers.js")) }),
+        )
         .route("/static/style.css", get(|| async { asset("text/css; charset=utf-8", include_str!("style.css")) }))
         .layer(middleware::from_fn_with_state(state.clone(), guard))
         .layer(middleware::from_fn(security_headers))
@@ -273,6 +282,7 @@ async fn healthz(State(state): State<Arc<WebState>>) -> Response {
         "voice": live.voice,
         "models": { "whisper": live.whisper_model, "voice": live.voice_name },
         "reminders_announced": live.reminders_announced,
+        "timers_rung": live.timers_rung,
         "providers": live.providers,
         "atlas": {
             "last_poll": live.atlas_last_poll,

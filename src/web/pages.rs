@@ -15,10 +15,12 @@ use maud::{html, Markup, DOCTYPE};
 
 use super::WebState;
 
-const NAV: [(&str, &str); 9] = [
+const NAV: [(&str, &str); 11] = [
     ("/", "Discussion"),
     ("/notes", "Notes"),
     ("/rappels", "Rappels"),
+    ("/minuteurs", "Minuteurs"),
+    ("/listes", "Listes"),
     ("/preferences", "Préférences"),
     ("/souvenirs", "Souvenirs"),
     ("/projets", "Projets"),
@@ -54,7 +56,7 @@ pub(crate) fn layout(state: &WebState, path: &str, title: &str, body: Markup) ->
     Html(page.into_string()).into_response()
 }
 
-fn failed(e: StoreError) -> Response {
+pub(crate) fn failed(e: StoreError) -> Response {
     tracing::error!(error = %e, "page failed");
     (StatusCode::INTERNAL_SERVER_ERROR, Html("<p>Panne : la base de données n'a pas répondu.</p>")).into_response()
 }

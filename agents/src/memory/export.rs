@@ -31,6 +31,10 @@ pub struct Export {
     pub projets: Vec<ProjetExport>,
     pub decisions: Vec<Decision>,
     pub sessions: Vec<SessionExport>,
+    /// Every timer, newest first, with its state and deadline.
+    pub minuteurs: Vec<Minuteur>,
+    /// Every list with its items.
+    pub listes: Vec<Liste>,
 }
 
 pub async fn export(store: &dyn MemoryStore, now: DateTime<Utc>) -> StoreResult<Export> {
@@ -56,5 +60,7 @@ pub async fn export(store: &dyn MemoryStore, now: DateTime<Utc>) -> StoreResult<
         projets,
         decisions: store.list_decisions().await?,
         sessions,
+        minuteurs: store.all_timers().await?,
+        listes: store.lists().await?,
     })
 }

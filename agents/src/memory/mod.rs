@@ -6,6 +6,8 @@
 //! running…) are decided INSIDE the backend's transaction and come back as typed results,
 //! so that the check and the write can never be separated by another writer.
 
+pub mod basics;
+mod basics_sql;
 pub mod briefing;
 pub mod export;
 mod fts5;
@@ -253,9 +255,14 @@ pub enum ChronoChange {
     UnknownProject,
 }
 
+pub use basics::{
+    BasicsStore, ElementListe, EtatMinuteur, ListAdd, ListClear, ListRemove, Liste, Minuteur, TimerCancel, TimerChange,
+    TimerEdit, TimerStart, TimerTarget,
+};
+
 /// One storage backend (`SqliteStore`, `PgStore`). Every method is one transaction.
 #[async_trait]
-pub trait MemoryStore: Send + Sync {
+pub trait MemoryStore: BasicsStore + Send + Sync {
     // Notes.
     async fn create_note(&self, texte: &str, projet_id: Option<i64>, now: DateTime<Utc>) -> StoreResult<Note>;
     async fn list_notes(&self, projet_id: Option<i64>) -> StoreResult<Vec<Note>>;
@@ -360,13 +367,18 @@ pub trait MemoryStore: Send + Sync {
     /// Takes (and removes) the write awaiting confirmation in a conversation.
     async fn take_pending(&self, conversation_id: &str) -> StoreResult<Option<PendingAction>>;
 
+    /// Deletes one note; returns it as it was (`None`: no such note).
+    async fn delete_note(&self, id: i64) -> StoreResult<Option<Note>>;
+    /// Deletes one reminder (and its announcement); returns it as it was.
+    async fn delete_rappel(&self, id: i64) -> StoreResult<Option<Rappel>>;
+
     /// The names of the user's lists (for the grammar's lexicon).
     async fn list_names(&self) -> StoreResult<Vec<String>> {
-        Ok(Vec::new())
+        Ok(self.lists().await?.into_iter().map(|l| l.nom).collect())
     }
-    /// The names of the running or paused timers (for the grammar's lexicon).
+    /// The names of the active timers (for the grammar's lexicon).
     async fn timer_names(&self) -> StoreResult<Vec<String>> {
-        Ok(Vec::new())
+        Ok(self.active_timers().await?.into_iter().filter_map(|m| m.nom).collect())
     }
 }
 

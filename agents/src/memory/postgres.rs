@@ -22,6 +22,7 @@ use chrono::{DateTime, Utc};
 use sqlx::postgres::{PgPoolOptions, PgRow};
 use sqlx::{PgPool, Row};
 
+use super::basics::name_key;
 use super::*;
 use crate::text::normalise;
 use crate::time::{from_db, to_db};
@@ -153,3 +154,4 @@ impl PgStore {
 }
 
 super::sql::sql_memory_store!(PgStore, sqlx::Postgres, PgRow);
+super::basics_sql::sql_basics_store!(PgStore, sqlx::Postgres, PgRow);

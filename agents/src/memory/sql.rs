@@ -769,6 +769,25 @@ macro_rules! sql_memory_store {
                 Ok(())
             }
 
+            async fn delete_note(&self, id: i64) -> StoreResult<Option<Note>> {
+                let mut tx = self.write_tx().await?;
+                let row = sqlx::query(&format!("{NOTE_SELECT} WHERE n.id = $1")).bind(id).fetch_optional(&mut *tx).await?;
+                let Some(note) = row.as_ref().map(note_from).transpose()? else { return Ok(None) };
+                sqlx::query("DELETE FROM notes WHERE id = $1").bind(id).execute(&mut *tx).await?;
+                tx.commit().await?;
+                Ok(Some(note))
+            }
+
+            async fn delete_rappel(&self, id: i64) -> StoreResult<Option<Rappel>> {
+                let mut tx = self.write_tx().await?;
+                let row = sqlx::query("SELECT * FROM rappels WHERE id = $1").bind(id).fetch_optional(&mut *tx).await?;
+                let Some(rappel) = row.as_ref().map(rappel_from).transpose()? else { return Ok(None) };
+                sqlx::query("DELETE FROM rappel_annonces WHERE rappel_id = $1").bind(id).execute(&mut *tx).await?;
+                sqlx::query("DELETE FROM rappels WHERE id = $1").bind(id).execute(&mut *tx).await?;
+                tx.commit().await?;
+                Ok(Some(rappel))
+            }
+
             async fn take_pending(&self, conversation_id: &str) -> StoreResult<Option<PendingAction>> {
                 let mut tx = self.write_tx().await?;
                 let row = sqlx::query("DELETE FROM pending_actions WHERE conversation_id = $1 RETURNING *")

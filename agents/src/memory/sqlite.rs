@@ -12,6 +12,7 @@ use chrono::{DateTime, Utc};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
 
+use super::basics::name_key;
 use super::*;
 use crate::text::normalise;
 use crate::time::{from_db, to_db};
@@ -87,3 +88,4 @@ impl SqliteStore {
 }
 
 super::sql::sql_memory_store!(SqliteStore, sqlx::Sqlite, SqliteRow);
+super::basics_sql::sql_basics_store!(SqliteStore, sqlx::Sqlite, SqliteRow);

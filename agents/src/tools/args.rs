@@ -147,6 +147,27 @@ impl Args {
         Ok(id)
     }
 
+    /// An optional whole number (may be negative; a string of digits is accepted).
+    pub fn opt_int(&self, field: &'static str) -> Result<Option<i64>, ArgError> {
+        let wrong = ArgError::new(field, ArgProblem::WrongType { expected: Expected::Integer });
+        match self.present(field) {
+            None => Ok(None),
+            Some(Value::Number(n)) => n.as_i64().map(Some).ok_or(wrong),
+            Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+            Some(Value::String(s)) => s.trim().parse::<i64>().map(Some).map_err(|_| wrong),
+            Some(_) => Err(wrong),
+        }
+    }
+
+    /// A required whole number within `range` (seconds of a timer…).
+    pub fn int_in(&self, field: &'static str, range: std::ops::RangeInclusive<i64>) -> Result<i64, ArgError> {
+        let v = self.opt_int(field)?.ok_or(ArgError::new(field, ArgProblem::Missing))?;
+        if !range.contains(&v) {
+            return Err(ArgError::new(field, if v <= 0 { ArgProblem::NotPositive } else { ArgProblem::NotAllowed }));
+        }
+        Ok(v)
+    }
+
     pub fn opt_bool(&self, field: &'static str) -> Result<Option<bool>, ArgError> {
         match self.present(field) {
             None => Ok(None),

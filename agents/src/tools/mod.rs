@@ -1,10 +1,11 @@
-//! The 21 tools: a typed trait (name, JSON Schema, typed arguments, typed outcome), the
+//! The 31 tools (the seed's 21 and the everyday basics): a typed trait (name, JSON Schema, typed arguments, typed outcome), the
 //! registry that turns a model's call into an [`Outcome`] whatever happens, and the table
 //! of which agent may use which tool.
 
 pub mod args;
 pub mod outcome;
 
+mod basics_tools;
 mod memory_tools;
 mod project_tools;
 mod session_tools;
@@ -124,15 +125,30 @@ impl AgentKind {
     }
 }
 
-/// Tools of the Intendant only (docs/interface.md §4).
-pub const INTENDANT_OWN: [&str; 3] = ["lister_rappels", "marquer_rappel_fait", "lire_briefing_hebdo"];
+/// Tools of the Intendant only (docs/interface.md §4): the seed's three and the everyday
+/// basics (timers, lists, deleting a reminder).
+pub const INTENDANT_OWN: [&str; 12] = [
+    "lister_rappels",
+    "marquer_rappel_fait",
+    "lire_briefing_hebdo",
+    "supprimer_rappel",
+    "demarrer_minuteur",
+    "lister_minuteurs",
+    "modifier_minuteur",
+    "annuler_minuteur",
+    "ajouter_a_liste",
+    "retirer_de_liste",
+    "lire_liste",
+    "vider_liste",
+];
 /// Tools of the Mentor only.
 pub const MENTOR_OWN: [&str; 6] =
     ["lister_projets", "lire_projet", "creer_projet", "modifier_projet", "acter_decision", "memoriser_souvenir"];
 /// Tools given to both: routing is stochastic, so duplication beats a routing battle.
-pub const SHARED: [&str; 12] = [
+pub const SHARED: [&str; 13] = [
     "creer_note",
     "lister_notes",
+    "supprimer_note",
     "creer_rappel",
     "lire_temps_travail",
     "memoriser_preference",
@@ -146,7 +162,15 @@ pub const SHARED: [&str; 12] = [
 ];
 
 /// Tools that write to the store: a failure of one of them leaves the effect unknown.
-pub const WRITE_TOOLS: [&str; 13] = [
+pub const WRITE_TOOLS: [&str; 21] = [
+    "supprimer_note",
+    "supprimer_rappel",
+    "demarrer_minuteur",
+    "modifier_minuteur",
+    "annuler_minuteur",
+    "ajouter_a_liste",
+    "retirer_de_liste",
+    "vider_liste",
     "creer_note",
     "creer_rappel",
     "marquer_rappel_fait",
@@ -177,6 +201,7 @@ impl ToolBox {
     pub fn new() -> Self {
         let mut tools: Vec<Box<dyn DynTool>> = Vec::new();
         memory_tools::register(&mut tools);
+        basics_tools::register(&mut tools);
         project_tools::register(&mut tools);
         session_tools::register(&mut tools);
         Self { tools }

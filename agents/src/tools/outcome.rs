@@ -6,7 +6,9 @@ use serde::Serialize;
 
 use super::args::ArgError;
 use crate::memory::worktime::WorkTotals;
-use crate::memory::{Decision, Note, Preference, Projet, ProjetDetail, Rappel, SessionTravail, Souvenir};
+use crate::memory::{
+    Decision, ElementListe, Liste, Minuteur, Note, Preference, Projet, ProjetDetail, Rappel, SessionTravail, Souvenir,
+};
 use crate::time::IsoDate;
 
 /// The page of the web interface where the user can check what a tool touched.
@@ -20,6 +22,8 @@ pub enum Page {
     Projets,
     Sessions,
     Journal,
+    Minuteurs,
+    Listes,
 }
 
 impl Page {
@@ -32,6 +36,8 @@ impl Page {
             Page::Projets => "/projets",
             Page::Sessions => "/sessions",
             Page::Journal => "/journal",
+            Page::Minuteurs => "/minuteurs",
+            Page::Listes => "/listes",
         }
     }
 
@@ -45,6 +51,8 @@ impl Page {
             Page::Projets => "Projets",
             Page::Sessions => "Sessions",
             Page::Journal => "Journal",
+            Page::Minuteurs => "Minuteurs",
+            Page::Listes => "Listes",
         }
     }
 }
@@ -214,6 +222,45 @@ pub enum Receipt {
     SouvenirStored {
         souvenir: Souvenir,
     },
+    NoteDeleted {
+        note: Note,
+    },
+    ReminderDeleted {
+        rappel: Rappel,
+    },
+    TimerStarted {
+        minuteur: Minuteur,
+    },
+    /// The active timers (or the one named), read at `now`.
+    Timers {
+        nom: Option<String>,
+        minuteurs: Vec<Minuteur>,
+        now: DateTime<Utc>,
+    },
+    TimerChanged {
+        before: Minuteur,
+        after: Minuteur,
+        now: DateTime<Utc>,
+    },
+    TimersCancelled {
+        minuteurs: Vec<Minuteur>,
+    },
+    ListItemAdded {
+        liste: Liste,
+        element: ElementListe,
+        new_list: bool,
+    },
+    ListItemRemoved {
+        liste: Liste,
+        element: ElementListe,
+    },
+    List {
+        liste: Liste,
+    },
+    /// The list as it was before it was emptied.
+    ListCleared {
+        liste: Liste,
+    },
 }
 
 /// The filters of `lister_rappels`: due between two days (included), words in the text.
@@ -294,4 +341,50 @@ pub enum Refusal {
     },
     /// modifier_projet with no field to change.
     NothingToChange,
+    NoteUnknown {
+        id: i64,
+    },
+    /// An active timer already has this name.
+    TimerNameTaken {
+        minuteur: Minuteur,
+    },
+    /// No active timer (with that name).
+    NoTimer {
+        nom: Option<String>,
+    },
+    /// « le minuteur » while several are active: which one is not guessed.
+    TimersAmbiguous {
+        minuteurs: Vec<Minuteur>,
+    },
+    TimerAlreadyPaused {
+        minuteur: Minuteur,
+    },
+    TimerNotPaused {
+        minuteur: Minuteur,
+    },
+    /// A ringing timer can only be acknowledged or cancelled.
+    TimerRinging {
+        minuteur: Minuteur,
+    },
+    /// Removing more time than is left.
+    TimerWouldEnd {
+        minuteur: Minuteur,
+        remaining: i64,
+    },
+    ListUnknown {
+        nom: String,
+    },
+    ListItemAlreadyThere {
+        liste: String,
+        element: String,
+    },
+    ListItemNotThere {
+        liste: String,
+        element: String,
+    },
+    /// Several items hold these words: which one is not guessed.
+    ListItemsAmbiguous {
+        liste: String,
+        elements: Vec<String>,
+    },
 }

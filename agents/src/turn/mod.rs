@@ -338,7 +338,23 @@ impl TurnEngine {
             }
             d
         };
+        // A timer ringing is stopped by « c'est bon », « stop »…, before anything else.
+        let ringing = if crate::understand::acknowledges(text) { store.ringing_timers().await? } else { Vec::new() };
         let (decision, flow) = match (pending, &self.llm) {
+            (_, _) if !ringing.is_empty() => {
+                let done = store.acknowledge_timers(None, now).await?;
+                let labels: Vec<String> = done.iter().map(crate::report::timer_label).collect();
+                let spoken: Vec<String> = done.iter().map(crate::report::spoken_timer_label).collect();
+                let part = if done.len() == 1 {
+                    compose::code(format!("Minuteur {} arrêté.", labels[0]), format!("Minuteur {} arrêté.", spoken[0]))
+                } else {
+                    compose::code(
+                        format!("Minuteurs arrêtés : {}.", labels.join(", ")),
+                        format!("Minuteurs arrêtés : {}.", spoken.join(", ")),
+                    )
+                };
+                (local_decision(supervisor::FallbackReason::Local), Flow::Direct(vec![part], "acknowledged"))
+            }
             (Some((p, yes)), _) => {
                 let mut decision =
                     supervisor::fallback(&p.question, supervisor::FallbackReason::Confirmation, String::new(), None);
@@ -752,6 +768,30 @@ impl TurnEngine {
         }
         let question = if CHRONO_TOOLS.contains(&cmd.name()) {
             self.question_for(cmd.name(), &Value::Object(Default::default())).await?
+        } else if let ToolCommand::ViderListe { liste } = &cmd {
+            // Clearing is always asked, with what would go.
+            match self.ctx.store.list(liste).await? {
+                None => {
+                    return Ok(Flow::Direct(
+                        vec![compose::fixed(&format!("Je ne connais pas de liste « {liste} » : je n'ai rien vidé."))],
+                        "asked",
+                    ))
+                }
+                Some(l) if l.elements.is_empty() => {
+                    return Ok(Flow::Direct(
+                        vec![compose::fixed(&format!("La liste {} est déjà vide : je n'ai rien fait.", l.nom))],
+                        "asked",
+                    ))
+                }
+                Some(l) => format!(
+                    "Tu veux que je vide la liste {} ? {} élément{} en seraient retiré{} : {}.",
+                    l.nom,
+                    l.elements.len(),
+                    if l.elements.len() > 1 { "s" } else { "" },
+                    if l.elements.len() > 1 { "s" } else { "" },
+                    l.elements.iter().take(5).map(|e| e.texte.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            }
         } else {
             local::question(&cmd, doubt, now, tz)
         };
@@ -786,9 +826,11 @@ impl TurnEngine {
             Target::Id(_) => return Ok(Resolved::Found(cmd.clone())),
             Target::Matching(words) => items.iter().filter(|(_, t)| crate::tools::contains_words(t, words)).collect(),
             Target::Last => items.iter().max_by_key(|(id, _)| *id).into_iter().collect(),
-            Target::All => return Ok(Resolved::Say(format!(
+            Target::All => {
+                return Ok(Resolved::Say(format!(
                 "Je ne supprime qu'un {what} à la fois, et je demande avant : dis-moi son numéro. Je n'ai rien fait."
-            ))),
+            )))
+            }
             Target::Unnamed => {
                 return Ok(Resolved::Say(local::incomplete(cmd.name(), Doubt::Missing)));
             }

@@ -2,6 +2,8 @@
 //! failure says the effect is unknown and names the page to check, a success states what
 //! the store holds. No model is involved; the `match`es are exhaustive on purpose.
 
+mod basics;
+
 use chrono_tz::Tz;
 
 use crate::fr;
@@ -241,8 +243,20 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
         Receipt::SouvenirStored { souvenir } => {
             format!("Souvenir n°{} mémorisé : « {} ».", souvenir.id, souvenir.texte)
         }
+        Receipt::NoteDeleted { note } => basics::note_deleted(note),
+        Receipt::ReminderDeleted { rappel } => basics::reminder_deleted(rappel, tz),
+        Receipt::TimerStarted { minuteur } => basics::timer_started(minuteur, tz),
+        Receipt::Timers { nom, minuteurs, now } => basics::timers(nom.as_deref(), minuteurs, *now, tz),
+        Receipt::TimerChanged { before, after, now } => basics::timer_changed(before, after, *now, tz),
+        Receipt::TimersCancelled { minuteurs } => basics::timers_cancelled(minuteurs),
+        Receipt::ListItemAdded { liste, element, new_list } => basics::item_added(liste, element, *new_list),
+        Receipt::ListItemRemoved { liste, element } => basics::item_removed(liste, element),
+        Receipt::List { liste } => basics::list(liste),
+        Receipt::ListCleared { liste } => basics::list_cleared(liste),
     }
 }
+
+pub use basics::{spoken_timer_label, timer_label};
 
 fn describe_problem(field: &str, problem: &ArgProblem) -> String {
     match problem {
@@ -307,6 +321,24 @@ pub fn describe_refusal(refusal: &Refusal, tz: Tz) -> String {
         Refusal::ProjectUnknown { nom } => format!("aucun projet nommé « {nom} »."),
         Refusal::ProjectDuplicate { projet } => format!("un projet nommé « {} » existe déjà.", projet.nom),
         Refusal::NothingToChange => "aucune modification n'a été demandée.".to_string(),
+        Refusal::NoteUnknown { id } => format!("aucune note n°{id}."),
+        Refusal::TimerNameTaken { minuteur } => basics::refusal::timer_name_taken(minuteur, tz),
+        Refusal::NoTimer { nom } => basics::refusal::no_timer(nom.as_deref()),
+        Refusal::TimersAmbiguous { minuteurs } => basics::refusal::ambiguous(minuteurs),
+        Refusal::TimerAlreadyPaused { minuteur } => {
+            format!("le minuteur {} est déjà en pause.", basics::timer_label(minuteur))
+        }
+        Refusal::TimerNotPaused { minuteur } => {
+            format!("le minuteur {} n'est pas en pause.", basics::timer_label(minuteur))
+        }
+        Refusal::TimerRinging { minuteur } => {
+            format!("le minuteur {} sonne : dis « c'est bon » pour l'arrêter.", basics::timer_label(minuteur))
+        }
+        Refusal::TimerWouldEnd { minuteur, remaining } => basics::refusal::would_end(minuteur, *remaining),
+        Refusal::ListUnknown { nom } => format!("aucune liste nommée « {nom} »."),
+        Refusal::ListItemAlreadyThere { liste, element } => format!("« {element} » est déjà sur la liste {liste}."),
+        Refusal::ListItemNotThere { liste, element } => format!("« {element} » n'est pas sur la liste {liste}."),
+        Refusal::ListItemsAmbiguous { liste, elements } => basics::refusal::items_ambiguous(liste, elements),
     }
 }
 
@@ -569,6 +601,16 @@ pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chron
             Receipt::SouvenirStored { souvenir } => {
                 format!("Souvenir {} mémorisé : {}.", sid(souvenir.id), souvenir.texte)
             }
+            Receipt::NoteDeleted { note } => basics::spoken_note_deleted(note),
+            Receipt::ReminderDeleted { rappel } => basics::spoken_reminder_deleted(rappel, now, tz),
+            Receipt::TimerStarted { minuteur } => basics::spoken_timer_started(minuteur, tz),
+            Receipt::Timers { nom, minuteurs, now } => basics::spoken_timers(nom.as_deref(), minuteurs, *now, tz),
+            Receipt::TimerChanged { before, after, now } => basics::spoken_timer_changed(before, after, *now, tz),
+            Receipt::TimersCancelled { minuteurs } => basics::spoken_timers_cancelled(minuteurs),
+            Receipt::ListItemAdded { liste, element, new_list } => basics::spoken_item_added(liste, element, *new_list),
+            Receipt::ListItemRemoved { liste, element } => basics::spoken_item_removed(liste, element),
+            Receipt::List { liste } => basics::spoken_list(liste),
+            Receipt::ListCleared { liste } => basics::spoken_list_cleared(liste),
         },
         Outcome::Refused(refusal) => format!("Je n'ai rien écrit : {}", spoken_refusal(refusal, now, tz)),
         Outcome::Failed(failure) if crate::tools::WRITE_TOOLS.contains(&tool) => format!(
@@ -656,6 +698,24 @@ fn spoken_refusal(refusal: &Refusal, now: chrono::DateTime<chrono::Utc>, tz: Tz)
         Refusal::ProjectUnknown { nom } => format!("je ne connais pas de projet {nom}."),
         Refusal::ProjectDuplicate { projet } => format!("le projet {} existe déjà.", projet.nom),
         Refusal::NothingToChange => "aucune modification n'était demandée.".to_string(),
+        Refusal::NoteUnknown { id } => format!("il n'y a pas de note {}.", sid(*id)),
+        Refusal::TimerNameTaken { minuteur } => basics::spoken_refusal::timer_name_taken(minuteur, tz),
+        Refusal::NoTimer { nom } => basics::spoken_refusal::no_timer(nom.as_deref()),
+        Refusal::TimersAmbiguous { minuteurs } => basics::spoken_refusal::ambiguous(minuteurs),
+        Refusal::TimerAlreadyPaused { minuteur } => {
+            format!("le minuteur {} est déjà en pause.", basics::spoken_timer_label(minuteur))
+        }
+        Refusal::TimerNotPaused { minuteur } => {
+            format!("le minuteur {} n'est pas en pause.", basics::spoken_timer_label(minuteur))
+        }
+        Refusal::TimerRinging { minuteur } => {
+            format!("le minuteur {} sonne, dis c'est bon pour l'arrêter.", basics::spoken_timer_label(minuteur))
+        }
+        Refusal::TimerWouldEnd { minuteur, remaining } => basics::spoken_refusal::would_end(minuteur, *remaining),
+        Refusal::ListUnknown { nom } => format!("je ne connais pas de liste {nom}."),
+        Refusal::ListItemAlreadyThere { liste, element } => format!("{element} est déjà sur la liste {liste}."),
+        Refusal::ListItemNotThere { liste, element } => format!("{element} n'est pas sur la liste {liste}."),
+        Refusal::ListItemsAmbiguous { liste, elements } => basics::spoken_refusal::items_ambiguous(liste, elements),
     }
 }
 

@@ -1,0 +1,144 @@
+//! The timers' bell in `arthur serve`: once a timer's deadline has passed (stored in the
+//! database, so a restart changes nothing), it rings — its bell and « Le minuteur … est
+//! terminé » through the voice loop, after any answer being spoken — again every few seconds
+//! until the user says « c'est bon » (or presses the web page's button), for a bounded time.
+//! With no voice it is printed and shown live on the web page.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arthur_agents::memory::{MemoryStore, Minuteur};
+use arthur_agents::time::Clock;
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use tokio::sync::mpsc;
+
+use crate::health::HealthBoard;
+use crate::listen::Announcement;
+use crate::serve::Shutdown;
+
+/// How often deadlines are checked.
+pub const CHECK_EVERY: Duration = Duration::from_secs(1);
+/// A ringing timer is said again after this long without an answer.
+pub const REPEAT_EVERY: Duration = Duration::from_secs(10);
+/// After this long without an answer it stops ringing (and stays on the web page as
+/// ended, not acknowledged).
+pub const RING_FOR: Duration = Duration::from_secs(120);
+
+pub struct BellDeps {
+    pub store: Arc<dyn MemoryStore>,
+    pub clock: Arc<dyn Clock>,
+    pub tz: Tz,
+    /// The voice loop's announcement queue, when the voice runs.
+    pub announce: Option<mpsc::Sender<Announcement>>,
+    pub health: Arc<HealthBoard>,
+    pub check_every: Duration,
+    pub repeat_every: Duration,
+    pub ring_for: Duration,
+}
+
+/// What Arthur says when a timer ends; `late` when it ended while Arthur was stopped.
+pub fn announcement(m: &Minuteur, now: DateTime<Utc>, tz: Tz) -> String {
+    let what = match &m.nom {
+        Some(n) => format!("Le minuteur {n}"),
+        None => format!("Le minuteur de {}", arthur_agents::turn::local::spoken_duration_exact(m.duree_secondes)),
+    };
+    match m.echeance {
+        Some(end) if (now - end).num_seconds() > 60 => {
+            format!("{what} s'est terminé à {}, pendant que j'étais arrêté.", arthur_agents::fr::spoken_time(end, tz))
+        }
+        _ => format!("{what} est terminé."),
+    }
+}
+
+/// Rings due timers and repeats the ringing ones until shutdown.
+pub async fn run(deps: BellDeps, shutdown: Shutdown) -> anyhow::Result<()> {
+    let mut tick = tokio::time::interval(deps.check_every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let stop = shutdown.wait();
+    tokio::pin!(stop);
+    let mut last_said: HashMap<i64, DateTime<Utc>> = HashMap::new();
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {
+                if let Err(e) = ring(&deps, &mut last_said).await {
+                    tracing::warn!(error = %e, "timer check failed; retried at the next tick");
+                }
+            }
+            () = &mut stop => break,
+        }
+    }
+    tracing::info!("timer bell stopped");
+    Ok(())
+}
+
+/// One check: timers whose deadline passed start ringing; ringing ones are said again when
+/// due; those rung too long stop. Returns the timers announced this time.
+pub async fn ring(deps: &BellDeps, last_said: &mut HashMap<i64, DateTime<Utc>>) -> anyhow::Result<Vec<Minuteur>> {
+    let now = deps.clock.now();
+    for m in deps.store.ring_due_timers(now).await? {
+        let text = announcement(&m, now, deps.tz);
+        tracing::info!(id = m.id, "timer ended: {text}");
+        eprintln!("Arthur : {text}");
+        deps.health.update(|s| s.timers_rung += 1);
+    }
+    let ring_for = chrono::Duration::from_std(deps.ring_for).unwrap_or_default();
+    for m in deps.store.expire_ringing(now - ring_for).await? {
+        tracing::info!(id = m.id, "timer stopped ringing with no answer");
+        last_said.remove(&m.id);
+    }
+    let repeat = chrono::Duration::from_std(deps.repeat_every).unwrap_or_default();
+    let mut said = Vec::new();
+    let ringing = deps.store.ringing_timers().await?;
+    last_said.retain(|id, _| ringing.iter().any(|m| m.id == *id));
+    for m in ringing {
+        if last_said.get(&m.id).is_some_and(|at| now - *at < repeat) {
+            continue;
+        }
+        last_said.insert(m.id, now);
+        if let Some(tx) = &deps.announce {
+            let text = announcement(&m, now, deps.tz);
+            if tx.try_send(Announcement { text, bell: true }).is_err() {
+                tracing::warn!(id = m.id, "voice busy or stopped: the timer rings on the web page only");
+            }
+        }
+        said.push(m);
+    }
+    Ok(said)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arthur_agents::memory::EtatMinuteur;
+    use chrono::TimeZone;
+
+    fn timer(nom: Option<&str>, end: DateTime<Utc>) -> Minuteur {
+        Minuteur {
+            id: 1,
+            nom: nom.map(String::from),
+            duree_secondes: 600,
+            etat: EtatMinuteur::Sonne,
+            echeance: Some(end),
+            restant_secondes: None,
+            created_at: end,
+            fini_le: Some(end),
+            acquitte_le: None,
+            annule_le: None,
+        }
+    }
+
+    #[test]
+    fn what_is_said_when_a_timer_ends() {
+        let end = Utc.with_ymd_and_hms(2026, 11, 30, 9, 10, 0).unwrap();
+        let tz = chrono_tz::Europe::Paris;
+        assert_eq!(announcement(&timer(Some("pâtes"), end), end, tz), "Le minuteur pâtes est terminé.");
+        assert_eq!(announcement(&timer(None, end), end, tz), "Le minuteur de dix minutes est terminé.");
+        let later = end + chrono::Duration::minutes(30);
+        assert_eq!(
+            announcement(&timer(Some("pâtes"), end), later, tz),
+            "Le minuteur pâtes s'est terminé à dix heures dix, pendant que j'étais arrêté."
+        );
+    }
+}
