@@ -51,22 +51,9 @@ async fn start_chromedriver() -> (Driver, String) {
     panic!("chromedriver did not start");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_message_in_the_browser_shows_receipts_refusals_and_the_written_reminder() {
-    // Two rustls crypto providers are linked in the test build; pick one for WebDriver.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let w = spawn_web_app(false, None).await;
-    w.turn.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
-    // The model streams a claim before its tool calls: it must never appear on the page.
-    w.turn.llm.push(Reply::tool_calls(
-        "C'est noté, je coche tout ça.",
-        &[
-            ("creer_rappel", r#"{"texte": "appeler la banque", "echeance": "2026-12-01T09:00"}"#),
-            ("marquer_rappel_fait", r#"{"id": 99}"#),
-        ],
-    ));
-
-    let (_driver, driver_url) = start_chromedriver().await;
+/// Headless Chromium over WebDriver, with a fresh profile.
+async fn browser() -> (Driver, tempfile::TempDir, fantoccini::Client) {
+    let (driver, driver_url) = start_chromedriver().await;
     let profile = tempfile::tempdir().unwrap();
     let mut caps = serde_json::Map::new();
     caps.insert(
@@ -82,6 +69,25 @@ async fn a_message_in_the_browser_shows_receipts_refusals_and_the_written_remind
     );
     let client =
         ClientBuilder::rustls().unwrap().capabilities(caps).connect(&driver_url).await.expect("WebDriver session");
+    (driver, profile, client)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_in_the_browser_shows_receipts_refusals_and_the_written_reminder() {
+    // Two rustls crypto providers are linked in the test build; pick one for WebDriver.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let w = spawn_web_app(false, None).await;
+    w.turn.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
+    // The model streams a claim before its tool calls: it must never appear on the page.
+    w.turn.llm.push(Reply::tool_calls(
+        "C'est noté, je coche tout ça.",
+        &[
+            ("creer_rappel", r#"{"texte": "appeler la banque", "echeance": "2026-12-01T09:00"}"#),
+            ("marquer_rappel_fait", r#"{"id": 99}"#),
+        ],
+    ));
+
+    let (_driver, _profile, client) = browser().await;
 
     client.goto(&w.base).await.unwrap();
     let input = client.find(Locator::Css("#message")).await.unwrap();
@@ -109,5 +115,53 @@ async fn a_message_in_the_browser_shows_receipts_refusals_and_the_written_remind
     let item_text = item.text().await.unwrap();
     assert!(item_text.contains("appeler la banque") && item_text.contains("n°1"), "{item_text}");
     std::fs::write(artifacts().join("browser-rappels.png"), client.screenshot().await.unwrap()).unwrap();
+    client.close().await.unwrap();
+}
+
+/// The timers page is live (its script redraws it from /api/minuteurs): a timer started
+/// appears with what is left, a ringing one gets a « C'est bon » button that stops it; the
+/// lists page shows each list with its items.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timers_and_lists_are_shown_on_the_web_page() {
+    use arthur_agents::memory::BasicsStore;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let w = spawn_web_app(false, None).await;
+    let app = &w.turn.app;
+    app.done("demarrer_minuteur", serde_json::json!({"duree_secondes": 600, "nom": "pâtes"})).await;
+    app.done("demarrer_minuteur", serde_json::json!({"duree_secondes": 60, "nom": "œufs"})).await;
+    for e in ["lait", "pain", "pommes"] {
+        app.done("ajouter_a_liste", serde_json::json!({"liste": "courses", "element": e})).await;
+    }
+    app.done("ajouter_a_liste", serde_json::json!({"liste": "tâches", "element": "réparer le volet"})).await;
+    let (_driver, _profile, client) = browser().await;
+
+    client.goto(&format!("{}/minuteurs", w.base)).await.unwrap();
+    let pates = client.find(Locator::Css("#minuteur-1")).await.expect("the timer is listed");
+    let text = pates.text().await.unwrap();
+    assert!(text.contains("« pâtes »") && text.contains("10 min"), "{text}");
+    // The eggs are done: the page shows them ringing within a second, without a reload.
+    app.clock.advance(chrono::Duration::seconds(61));
+    app.store.ring_due_timers(app.clock_now()).await.unwrap();
+    let button = client
+        .wait()
+        .at_most(Duration::from_secs(5))
+        .for_element(Locator::Css("#minuteur-2 button.ack"))
+        .await
+        .expect("a ringing timer gets its button");
+    let ringing = client.find(Locator::Css("#minuteur-2")).await.unwrap().text().await.unwrap();
+    assert!(ringing.contains("sonne"), "{ringing}");
+    std::fs::write(artifacts().join("browser-minuteurs.png"), client.screenshot().await.unwrap()).unwrap();
+    button.click().await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while client.find(Locator::Css("#minuteur-2")).await.is_ok() {
+        assert!(std::time::Instant::now() < deadline, "the acknowledged timer leaves the list");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(app.store.ringing_timers().await.unwrap().is_empty());
+
+    client.goto(&format!("{}/listes", w.base)).await.unwrap();
+    let page = client.find(Locator::Css("main")).await.unwrap().text().await.unwrap();
+    assert!(page.contains("courses (3)") && page.contains("pommes") && page.contains("réparer le volet"), "{page}");
+    std::fs::write(artifacts().join("browser-listes.png"), client.screenshot().await.unwrap()).unwrap();
     client.close().await.unwrap();
 }

@@ -60,12 +60,17 @@ fn export_json_has_the_interface_shape() {
     cli.ok(&["tool", "acter_decision", r#"{"projet": "Atlas", "texte": "Rust"}"#]);
     cli.ok(&["tool", "demarrer_session", r#"{"projet": "Atlas"}"#]);
     cli.ok(&["tool", "arreter_session"]);
+    cli.ok(&["tool", "demarrer_minuteur", r#"{"duree_secondes": 600, "nom": "pâtes"}"#]);
+    cli.ok(&["tool", "ajouter_a_liste", r#"{"liste": "courses", "element": "lait"}"#]);
 
     let v: Value = serde_json::from_str(&cli.ok(&["export", "--json"])).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     let mut sorted = keys.clone();
     sorted.sort_unstable();
-    assert_eq!(sorted, ["decisions", "notes", "preferences", "projets", "rappels", "sessions", "souvenirs"]);
+    assert_eq!(
+        sorted,
+        ["decisions", "listes", "minuteurs", "notes", "preferences", "projets", "rappels", "sessions", "souvenirs"]
+    );
     let has = |list: &str, fields: &[&str]| {
         let item = &v[list][0];
         for f in fields {
@@ -79,6 +84,13 @@ fn export_json_has_the_interface_shape() {
     has("projets", &["id", "nom", "description", "phase", "statut", "created_at", "updated_at"]);
     has("decisions", &["id", "projet", "texte", "created_at"]);
     has("sessions", &["id", "projet", "debut", "fin"]);
+    has("minuteurs", &["id", "nom", "duree_secondes", "etat", "echeance"]);
+    has("listes", &["id", "nom", "elements"]);
+    assert_eq!(
+        (v["minuteurs"][0]["nom"].as_str(), v["minuteurs"][0]["etat"].as_str()),
+        (Some("pâtes"), Some("en_cours"))
+    );
+    assert_eq!(v["listes"][0]["elements"][0]["texte"], "lait");
     assert_eq!(v["notes"][0]["texte"], "penser au DKIM");
     assert_eq!(v["notes"][0]["projet"], "Atlas");
     assert_eq!(v["rappels"][0]["fait"], false);

@@ -15,6 +15,7 @@ mod harness;
 mod support;
 
 mod atlas;
+mod basics;
 mod cli;
 mod crash;
 mod offline;

@@ -16,7 +16,7 @@ use arthur_agents::llm::scripted::{Reply, ScriptedLlm};
 use arthur_agents::memory::MemoryStore;
 use arthur_audio::wav;
 use common::{lines_of, script_bank_reminder, sigterm, wait_exit, wait_line, Killed};
-use serde_json::json;
+use serde_json::{json, Value};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_hears_a_command_shows_it_on_the_web_and_stops_cleanly() {
@@ -153,7 +153,7 @@ async fn a_due_reminder_is_announced_once() {
     t.clock.advance(chrono::Duration::minutes(3));
     let announced = announce_due(&deps).await.unwrap();
     assert_eq!(announced.len(), 1);
-    assert_eq!(rx.try_recv().unwrap(), "Rappel : arroser les plantes.");
+    assert_eq!(rx.try_recv().unwrap().text, "Rappel : arroser les plantes.");
     assert!(announce_due(&deps).await.unwrap().is_empty(), "announced once");
     assert!(rx.try_recv().is_err());
     assert_eq!(health.snapshot().reminders_announced, 1);
@@ -308,6 +308,52 @@ async fn a_soak_of_web_turns_and_polls_keeps_memory_flat() {
         end_rss
     );
     assert!(end_rss < start_rss + start_rss / 4 + 8 * 1024, "RSS grew from {start_rss} KiB to {end_rss} KiB");
+    sigterm(&child.0);
+    assert!(wait_exit(&mut child.0, Duration::from_secs(10)).await.success());
+}
+
+/// A running timer is stored with its deadline: killed with SIGKILL and restarted, the
+/// appliance still rings it when its time comes (saying it ended while Arthur was stopped
+/// when that is so), and the web's live API shows it ringing until acknowledged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_timer_survives_kill_9_and_rings_after_the_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, _lines, _seen, base) = spawn_serve(dir.path(), None);
+    let r: Value = reqwest::Client::new()
+        .post(format!("{base}/api/chat"))
+        .json(&json!({"message": "minuteur thé de 4 secondes"}))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+        .lines()
+        .last()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .unwrap();
+    assert!(r["written"].as_str().unwrap().starts_with("Minuteur « thé » lancé : 4 s"), "{r}");
+    child.0.kill().unwrap(); // SIGKILL, before the timer ends
+    child.0.wait().unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+
+    let (mut child, lines, mut seen, base) = spawn_serve(dir.path(), None);
+    let rang = wait_line(&lines, &mut seen, "Le minuteur thé", Duration::from_secs(20));
+    assert!(rang.contains("est terminé") || rang.contains("s'est terminé"), "{rang}");
+    let timers: Value = reqwest::get(format!("{base}/api/minuteurs")).await.unwrap().json().await.unwrap();
+    assert_eq!(timers["actifs"][0]["nom"], "thé", "{timers}");
+    assert_eq!(timers["actifs"][0]["etat"], "sonne", "{timers}");
+    let id = timers["actifs"][0]["id"].as_i64().unwrap();
+    let ack = reqwest::Client::new()
+        .post(format!("{base}/api/minuteurs/{id}/acquitter"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert!(ack.status().is_success());
+    let timers: Value = reqwest::get(format!("{base}/api/minuteurs")).await.unwrap().json().await.unwrap();
+    assert_eq!(timers["actifs"], json!([]), "{timers}");
+    assert_eq!(timers["passes"][0]["acquitte"], true, "{timers}");
     sigterm(&child.0);
     assert!(wait_exit(&mut child.0, Duration::from_secs(10)).await.success());
 }

@@ -699,7 +699,7 @@ fn target(m: &Match) -> Target {
         return Target::Id(id);
     }
     if let Some(c) = text_slot(m, "contient") {
-        return Target::Matching(c);
+        return Target::Matching(search_terms(&c));
     }
     let t = arthur_french::fold::fold(&m.template);
     if t.contains("dernier") || t.contains("derniere") || t.contains("precedent") {

@@ -104,6 +104,11 @@ impl TestApp {
         v
     }
 
+    pub fn clock_now(&self) -> DateTime<Utc> {
+        use arthur_agents::time::Clock;
+        self.clock.now()
+    }
+
     pub async fn sql(&self, statement: &str) {
         sqlx::query(statement).execute(self.store.pool()).await.unwrap();
     }

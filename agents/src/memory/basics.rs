@@ -189,7 +189,7 @@ pub fn name_key(raw: &str) -> String {
 pub mod rules {
     use super::*;
 
-    pub fn pick(active: &[Minuteur], target: &TimerTarget) -> Result<Minuteur, TimerChange> {
+    pub fn pick(active: &[Minuteur], target: &TimerTarget) -> Result<Minuteur, Box<TimerChange>> {
         match target {
             TimerTarget::Named(nom) => {
                 let key = name_key(nom);
@@ -197,23 +197,23 @@ pub mod rules {
                     .iter()
                     .find(|m| m.nom.as_deref().is_some_and(|n| name_key(n) == key))
                     .cloned()
-                    .ok_or(TimerChange::NoTimer { nom: Some(nom.clone()) })
+                    .ok_or_else(|| Box::new(TimerChange::NoTimer { nom: Some(nom.clone()) }))
             }
             TimerTarget::Only => match active {
-                [] => Err(TimerChange::NoTimer { nom: None }),
+                [] => Err(Box::new(TimerChange::NoTimer { nom: None })),
                 [one] => Ok(one.clone()),
-                many => Err(TimerChange::Ambiguous(many.to_vec())),
+                many => Err(Box::new(TimerChange::Ambiguous(many.to_vec()))),
             },
         }
     }
 
     /// The timer after `edit`, or why not.
-    pub fn edit(m: &Minuteur, edit: TimerEdit, now: DateTime<Utc>) -> Result<Minuteur, TimerChange> {
+    pub fn edit(m: &Minuteur, edit: TimerEdit, now: DateTime<Utc>) -> Result<Minuteur, Box<TimerChange>> {
         let mut after = m.clone();
         match (m.etat, edit) {
-            (EtatMinuteur::Sonne, _) => return Err(TimerChange::Ringing(m.clone())),
-            (EtatMinuteur::EnPause, TimerEdit::Pause) => return Err(TimerChange::AlreadyPaused(m.clone())),
-            (EtatMinuteur::EnCours, TimerEdit::Resume) => return Err(TimerChange::NotPaused(m.clone())),
+            (EtatMinuteur::Sonne, _) => return Err(Box::new(TimerChange::Ringing(m.clone()))),
+            (EtatMinuteur::EnPause, TimerEdit::Pause) => return Err(Box::new(TimerChange::AlreadyPaused(m.clone()))),
+            (EtatMinuteur::EnCours, TimerEdit::Resume) => return Err(Box::new(TimerChange::NotPaused(m.clone()))),
             (EtatMinuteur::EnCours, TimerEdit::Pause) => {
                 after.etat = EtatMinuteur::EnPause;
                 after.restant_secondes = Some(m.remaining(now));
@@ -227,7 +227,7 @@ pub mod rules {
             (EtatMinuteur::EnCours | EtatMinuteur::EnPause, TimerEdit::Add(delta)) => {
                 let remaining = m.remaining(now);
                 if remaining + delta <= 0 {
-                    return Err(TimerChange::WouldEnd { minuteur: m.clone(), remaining });
+                    return Err(Box::new(TimerChange::WouldEnd { minuteur: m.clone(), remaining }));
                 }
                 if m.etat == EtatMinuteur::EnCours {
                     after.echeance = m.echeance.map(|e| e + Duration::seconds(delta));
@@ -237,7 +237,7 @@ pub mod rules {
                 after.duree_secondes = (m.duree_secondes + delta).max(1);
             }
             (EtatMinuteur::Termine | EtatMinuteur::Annule, _) => {
-                return Err(TimerChange::NoTimer { nom: m.nom.clone() });
+                return Err(Box::new(TimerChange::NoTimer { nom: m.nom.clone() }));
             }
         }
         Ok(after)
@@ -321,15 +321,20 @@ mod tests {
     fn which_timer_and_what_a_change_does() {
         let pates = timer(1, Some("pâtes"), EtatMinuteur::EnCours, 300);
         let oeufs = timer(2, Some("œufs"), EtatMinuteur::EnPause, 120);
-        assert_eq!(pick(&[pates.clone()], &TimerTarget::Only).unwrap().id, 1);
-        assert!(matches!(pick(&[pates.clone(), oeufs.clone()], &TimerTarget::Only), Err(TimerChange::Ambiguous(_))));
+        assert_eq!(pick(std::slice::from_ref(&pates), &TimerTarget::Only).unwrap().id, 1);
+        assert!(
+            matches!(pick(&[pates.clone(), oeufs.clone()], &TimerTarget::Only), Err(b) if matches!(*b, TimerChange::Ambiguous(_)))
+        );
         assert_eq!(pick(&[pates.clone(), oeufs.clone()], &TimerTarget::Named("les pâtes".into())).unwrap().id, 1);
         let paused = edit(&pates, TimerEdit::Pause, now()).unwrap();
         assert_eq!((paused.etat, paused.restant_secondes), (EtatMinuteur::EnPause, Some(300)));
         let resumed = edit(&paused, TimerEdit::Resume, now() + Duration::seconds(50)).unwrap();
         assert_eq!(resumed.remaining(now() + Duration::seconds(50)), 300);
-        assert!(matches!(edit(&oeufs, TimerEdit::Pause, now()), Err(TimerChange::AlreadyPaused(_))));
+        assert!(matches!(edit(&oeufs, TimerEdit::Pause, now()).map_err(|b| *b), Err(TimerChange::AlreadyPaused(_))));
         assert_eq!(edit(&pates, TimerEdit::Add(120), now()).unwrap().remaining(now()), 420);
-        assert!(matches!(edit(&pates, TimerEdit::Add(-300), now()), Err(TimerChange::WouldEnd { remaining: 300, .. })));
+        assert!(matches!(
+            edit(&pates, TimerEdit::Add(-300), now()).map_err(|b| *b),
+            Err(TimerChange::WouldEnd { remaining: 300, .. })
+        ));
     }
 }

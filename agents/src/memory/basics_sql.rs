@@ -138,11 +138,11 @@ macro_rules! sql_basics_store {
                 let active = active_timers_in(&mut *tx).await?;
                 let before = match super::basics::rules::pick(&active, target) {
                     Ok(m) => m,
-                    Err(refused) => return Ok(refused),
+                    Err(refused) => return Ok(*refused),
                 };
                 let after = match super::basics::rules::edit(&before, edit, now) {
                     Ok(a) => a,
-                    Err(refused) => return Ok(refused),
+                    Err(refused) => return Ok(*refused),
                 };
                 let after = save_timer(&mut *tx, &after).await?;
                 tx.commit().await?;
@@ -159,7 +159,7 @@ macro_rules! sql_basics_store {
                 let chosen = match target {
                     None if active.is_empty() => return Ok(TimerCancel::NoTimer { nom: None }),
                     None => active,
-                    Some(t) => match super::basics::rules::pick(&active, t) {
+                    Some(t) => match super::basics::rules::pick(&active, t).map_err(|b| *b) {
                         Ok(m) => vec![m],
                         Err(TimerChange::Ambiguous(many)) => return Ok(TimerCancel::Ambiguous(many)),
                         Err(TimerChange::NoTimer { nom }) => return Ok(TimerCancel::NoTimer { nom }),

@@ -736,10 +736,18 @@ impl TurnEngine {
     async fn ask_resolving(&self, conversation_id: &str, cmd: &ToolCommand, doubt: Doubt) -> Result<Flow, StoreError> {
         let now = self.ctx.now();
         let tz = self.ctx.tz;
-        let cmd = match self.resolve_target(cmd).await? {
-            Resolved::Found(c) => c,
+        let (cmd, named) = match self.resolve_target(cmd).await? {
+            Resolved::Found(c, named) => (c, named),
             Resolved::Say(text) => return Ok(Flow::Direct(vec![compose::fixed(&text)], "asked")),
         };
+        if let Some(texte) = named {
+            // The target was guessed from a description: the question says which one.
+            let question = format!("Tu veux que je {} « {texte} » ?", local::describe(&cmd, now, tz));
+            if let Some(args) = cmd.arguments() {
+                self.set_pending(conversation_id, cmd.name(), args, &question).await?;
+            }
+            return Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"));
+        }
         if let ToolCommand::CreerRappel { .. } = cmd {
             if matches!(doubt, Doubt::Past | Doubt::NotPositive) {
                 return Ok(Flow::Direct(vec![compose::fixed(&local::incomplete("creer_rappel", doubt))], "incomplete"));
@@ -783,14 +791,15 @@ impl TurnEngine {
                         "asked",
                     ))
                 }
-                Some(l) => format!(
-                    "Tu veux que je vide la liste {} ? {} élément{} en seraient retiré{} : {}.",
-                    l.nom,
-                    l.elements.len(),
-                    if l.elements.len() > 1 { "s" } else { "" },
-                    if l.elements.len() > 1 { "s" } else { "" },
-                    l.elements.iter().take(5).map(|e| e.texte.as_str()).collect::<Vec<_>>().join(", ")
-                ),
+                Some(l) => {
+                    let n = l.elements.len();
+                    let (s, verb) = if n > 1 { ("s", "seraient") } else { ("", "serait") };
+                    format!(
+                        "Tu veux que je vide la liste {} ? {n} élément{s} en {verb} retiré{s} : {}.",
+                        l.nom,
+                        l.elements.iter().take(5).map(|e| e.texte.as_str()).collect::<Vec<_>>().join(", ")
+                    )
+                }
             }
         } else {
             local::question(&cmd, doubt, now, tz)
@@ -808,7 +817,7 @@ impl TurnEngine {
         let (target, note) = match cmd {
             ToolCommand::SupprimerNote { target } => (target, true),
             ToolCommand::SupprimerRappel { target } | ToolCommand::MarquerRappelFait { target } => (target, false),
-            other => return Ok(Resolved::Found(other.clone())),
+            other => return Ok(Resolved::Found(other.clone(), None)),
         };
         let with_id = |id: i64| match cmd {
             ToolCommand::SupprimerNote { .. } => ToolCommand::SupprimerNote { target: Target::Id(id) },
@@ -823,7 +832,7 @@ impl TurnEngine {
             store.list_rappels(include_done).await?.into_iter().map(|r| (r.id, r.texte)).collect()
         };
         let found: Vec<&(i64, String)> = match target {
-            Target::Id(_) => return Ok(Resolved::Found(cmd.clone())),
+            Target::Id(_) => return Ok(Resolved::Found(cmd.clone(), None)),
             Target::Matching(words) => items.iter().filter(|(_, t)| crate::tools::contains_words(t, words)).collect(),
             Target::Last => items.iter().max_by_key(|(id, _)| *id).into_iter().collect(),
             Target::All => {
@@ -843,7 +852,7 @@ impl TurnEngine {
                 }
                 _ => format!("Il n'y a aucun{} {label} : je n'ai rien fait.", if note { "e" } else { "" }),
             })),
-            [(id, _)] => Ok(Resolved::Found(with_id(*id))),
+            [(id, texte)] => Ok(Resolved::Found(with_id(*id), Some(texte.clone()))),
             many => {
                 let list = many.iter().take(5).map(|(id, t)| format!("n°{id} « {t} »")).collect::<Vec<_>>().join(", ");
                 let which = if note { "laquelle" } else { "lequel" };
@@ -857,6 +866,7 @@ impl TurnEngine {
 
 /// A described target, looked up.
 enum Resolved {
-    Found(ToolCommand),
+    /// The command with its target's number, and the target's text when it was guessed.
+    Found(ToolCommand, Option<String>),
     Say(String),
 }
