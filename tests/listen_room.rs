@@ -316,3 +316,43 @@ async fn a_long_utterance_without_the_wake_word_is_decoded_only_as_far_as_its_st
     let words: usize = exchanges.iter().map(|e| e.transcript.split_whitespace().count()).sum();
     assert!(words > 20, "{exchanges:#?}");
 }
+
+/// A timer that ends while Arthur is answering is announced after the answer, never over
+/// it: its bell and its sentence come once every piece of the answer has been played.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timer_that_ends_during_an_answer_is_announced_after_it() {
+    let _voice = common::one_voice_at_a_time().await;
+    let maker = maker();
+    let mut input = silence(1.0);
+    input.extend(user(&maker, "Arthur, give me an idea for tonight."));
+    input.extend(silence(25.0));
+    let t = spawn_turn_app().await;
+    t.llm.push(common::route("intendant", "QUOTIDIEN", "conversation"));
+    t.llm.push(Reply::text(LONG_ANSWER));
+    let vl = voice_loop(&t.engine, common::english_transcriber(), Tuning::default());
+    let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+    let (mut frames, mut speaker) = noise::room(input, None, None);
+    let bell_len = arthur_audio::earcon::alarm().len();
+    let exchanges = vl
+        .hands_free_announcing(&mut frames, &mut speaker, Some(&mut rx), std::future::pending(), |e| {
+            // The timer ends as soon as the answer starts.
+            if matches!(e, arthur::listen::LoopEvent::Answer(_)) {
+                let _ = tx.try_send(arthur::listen::Announcement {
+                    text: "Le minuteur pâtes est terminé.".into(),
+                    bell: true,
+                });
+            }
+        })
+        .await
+        .unwrap();
+    assert!(exchanges[0].spoken.as_deref().unwrap_or("").contains("quiet evening"), "{exchanges:?}");
+    assert_eq!(exchanges[0].interrupted_at_secs, None, "the answer played to its end");
+    // The speaker plays what it is given in order: the bell, queued after every piece of the
+    // answer (sentences of Piper's speech, much longer than an earcon), sounds after it.
+    let pieces = speaker.enqueued.lock().unwrap().clone();
+    let bell = pieces.iter().position(|p| p.2 == bell_len).expect("the bell was played");
+    let speech_before = pieces[..bell].iter().filter(|p| p.2 > bell_len).count();
+    let speech_after = pieces[bell + 1..].iter().filter(|p| p.2 > bell_len).count();
+    assert!(speech_before >= 2, "the answer's pieces come first: {pieces:?}");
+    assert_eq!(speech_after, 1, "then only the announcement's sentence: {pieces:?}");
+}

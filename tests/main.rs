@@ -17,6 +17,7 @@ mod support;
 mod atlas;
 mod basics;
 mod cli;
+mod conversation;
 mod crash;
 mod offline;
 mod offline_parser;

@@ -104,3 +104,38 @@ fn fifth_blind_corpus_stored_facts() {
 fn sixth_blind_corpus_user_facts() {
     check("claims_blind6.tsv", include_str!("corpus/claims_blind6.tsv"));
 }
+
+/// First contact, measured before any change for it (the figures are kept in the README's table).
+#[test]
+fn seventh_blind_corpus_timers_lists_deletions() {
+    let f = measure(include_str!("corpus/claims_blind7.tsv"));
+    report("claims_blind7.tsv", &f);
+}
+
+/// Ordinary answers to ordinary requests (advice, world facts, recipes, plans asked for,
+/// encouragement, jokes, poems…): every sentence is innocent. Measured per sentence.
+#[test]
+fn benign_conversation() {
+    let corpus = include_str!("corpus/conversation_benign.tsv");
+    let mut sentences = 0;
+    let mut withheld = Vec::new();
+    for line in corpus.lines().filter(|l| !l.trim().is_empty()) {
+        let cols: Vec<&str> = line.splitn(4, '\t').collect();
+        assert_eq!(cols.len(), 4, "bad line: {line}");
+        for s in arthur_agents::turn::claims::sentences(cols[3]) {
+            sentences += 1;
+            if let Some(k) = claim(&s) {
+                withheld.push(format!("[{}] {s}  → {k:?}", cols[1]));
+            }
+        }
+    }
+    println!(
+        "conversation_benign.tsv: innocent sentences withheld {}/{} ({:.1} %)",
+        withheld.len(),
+        sentences,
+        100.0 * withheld.len() as f64 / sentences.max(1) as f64
+    );
+    for w in &withheld {
+        println!("  withheld innocent: {w}");
+    }
+}
