@@ -793,6 +793,10 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
                 // No moment said: tomorrow at 9:00, to be confirmed.
                 _ => ((today + Duration::days(1)).and_hms_opt(9, 0, 0)?, Some(Doubt::DefaultTime)),
             };
+            // « mets un rappel pour jeudi »: the moment alone, nothing to remind of.
+            if arthur_french::moment::moment(&Words::split_only(&texte).folded(), now).is_some() {
+                return Some(Built::Incomplete(Doubt::Missing));
+            }
             if doubt.is_none() && Grammar::mentions_moment(&texte, now) {
                 doubt = Some(Doubt::TextHoldsMoment);
             }
@@ -978,9 +982,7 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
                     let t = arthur_french::fold::fold(&m.template);
                     let named = name_slot(m, "liste").is_some() || t.contains("liste") || t.contains("courses");
                     let f = arthur_french::fold::fold(&element);
-                    if !named
-                        && [" dans ", " sur ", " au ", " aux ", " a la ", " a l'", " en "].iter().any(|p| f.contains(p))
-                    {
+                    if !named && [" dans ", " sur ", " au ", " aux ", " a ", " en "].iter().any(|p| f.contains(p)) {
                         return None;
                     }
                     if m.intent == "ajouter_a_liste" {

@@ -564,6 +564,26 @@ impl Search<'_, '_> {
                             span[0],
                             "le" | "la" | "les" | "l'" | "mes" | "mon" | "ma" | "des" | "du" | "de" | "d'"
                         );
+                        // « le projet », « la liste »: the kind of thing, not its name.
+                        let kind_word = |w: &str| {
+                            matches!(
+                                w,
+                                "le" | "la"
+                                    | "les"
+                                    | "l'"
+                                    | "mon"
+                                    | "ma"
+                                    | "mes"
+                                    | "ce"
+                                    | "cette"
+                                    | "projet"
+                                    | "liste"
+                                    | "minuteur"
+                            )
+                        };
+                        if span.iter().all(|w| kind_word(w)) {
+                            return None;
+                        }
                         let inside = &self.words.original[self.words.words[a].start..self.words.words[b - 1].end];
                         if span.len() - usize::from(article) > 2
                             || inside.contains([':', ',', ';', '?', '!', '.'])
