@@ -37,9 +37,13 @@ pub enum Command {
         /// Print the turn as one JSON object (docs/interface.md §3.1).
         #[arg(long)]
         json: bool,
-        /// Continue this conversation (a new one otherwise).
-        #[arg(long)]
+        /// Continue this conversation. Without it, the last conversation is continued when
+        /// its last answer, less than five minutes ago, was a question; a new one otherwise.
+        #[arg(long, conflicts_with = "new")]
         conversation: Option<String>,
+        /// Start a new conversation even if the last one asked a question.
+        #[arg(long)]
+        new: bool,
         /// What the user says.
         #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
@@ -281,12 +285,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::chat::run(&app, tokio::io::stdin(), tokio::io::stdout()).await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Ask { json, conversation, text } => {
+        Command::Ask { json, conversation, new, text } => {
             let app = open().await?;
             let text = text.join(" ");
             if text.trim().is_empty() {
                 anyhow::bail!("empty message");
             }
+            // « oui » after a question answers it: the conversation that asked goes on.
+            let conversation = match conversation {
+                Some(c) => Some(c),
+                None if !new => app.engine.conversation_awaiting_reply().await.context("reading the last turn")?,
+                None => None,
+            };
             let result = app.engine.run(conversation.as_deref(), &text, None).await.context("running the turn")?;
             eprintln!("conversation: {}", result.conversation_id);
             if json {
@@ -294,7 +304,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 println!("{}", result.written);
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(match result.status() {
+                arthur_agents::turn::TurnStatus::Done => ExitCode::SUCCESS,
+                arthur_agents::turn::TurnStatus::Refused => ExitCode::from(EXIT_REFUSED),
+                arthur_agents::turn::TurnStatus::Failed => ExitCode::from(EXIT_FAILED),
+            })
         }
         Command::Tool(cmd) => {
             let app = open().await?;

@@ -23,7 +23,10 @@ pub struct LiveState {
     pub voice: Option<String>,
     pub voice_name: Option<String>,
     pub whisper_model: Option<PathBuf>,
-    pub reminders_announced: u64,
+    /// Reminders that came due since the start (claimed by this notifier).
+    pub reminders_due: u64,
+    /// Of those, printed on serve's stdout.
+    pub reminders_printed: u64,
     /// Timers that rang since the start.
     pub timers_rung: u64,
     pub providers: Vec<ProviderCheck>,

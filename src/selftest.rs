@@ -385,8 +385,9 @@ pub async fn run(app: &crate::app::App, args: &SelfTestArgs) -> anyhow::Result<R
                 let parse_us = understood.map(|_| started.elapsed().as_micros() as u64);
                 let errors = word_errors(&expected_words, &comparable_words(&text));
                 println!(
-                    "       entendu : « {text} » — {errors} erreur(s) sur {} mots{}",
-                    expected_words.len(),
+                    "       entendu : « {text} » — {} sur {}{}",
+                    arthur_agents::fr::count(errors as i64, "erreur", "erreurs"),
+                    arthur_agents::fr::count(expected_words.len() as i64, "mot", "mots"),
                     match understood {
                         Some(true) => " — compris",
                         Some(false) => " — pas compris",

@@ -135,9 +135,11 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
             crate::notifier::NotifierDeps {
                 store: app.ctx.store.clone(),
                 clock: app.ctx.clock.clone(),
+                tz: app.ctx.tz,
                 period: args.reminder_check,
                 announce,
                 health: health.clone(),
+                print: true,
             },
             stop.clone(),
         ))

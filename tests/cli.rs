@@ -212,7 +212,8 @@ async fn ask_json_prints_exactly_the_interface_object() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["agent", "domain", "incident", "llm_calls", "spoken", "tools", "written"]);
+    assert_eq!(keys, ["agent", "conversation", "domain", "incident", "llm_calls", "spoken", "tools", "written"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains(v["conversation"].as_str().unwrap()));
     assert_eq!(v["agent"], "intendant");
     assert_eq!(v["domain"], "QUOTIDIEN");
     assert_eq!(v["incident"], Value::Null);
@@ -229,7 +230,38 @@ async fn ask_json_prints_exactly_the_interface_object() {
     llm.push(Reply::tool_calls("", &[("marquer_rappel_fait", r#"{"id": 9}"#)]));
     let mut cmd = tokio::process::Command::from(cli.command(&["ask", "--json", "le rappel 9 est fait"]));
     cmd.env("MISTRAL_API_KEY", "test-key").env("MISTRAL_BASE_URL", llm.base_url()).env("ARTHUR_LOCAL_FIRST", "0");
-    let v: Value = serde_json::from_slice(&cmd.output().await.unwrap().stdout).unwrap();
+    let out = cmd.output().await.unwrap();
+    // A refusal exits 3, like `arthur tool`.
+    assert_eq!(out.status.code(), Some(3));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["incident"], serde_json::json!({"kind": "refus", "tool": "marquer_rappel_fait"}));
     assert_eq!(v["tools"][0]["outcome"], "refused");
+}
+
+/// « oui » after Arthur's question answers it: `ask` continues the conversation that asked
+/// (recent, a question pending); `--new` starts fresh; `--json` carries the conversation.
+#[test]
+fn ask_continues_the_conversation_that_asked() {
+    let cli = Cli::new();
+    let ask = |args: &[&str]| -> Value {
+        let out = cli.run(&[&["ask", "--json"], args].concat());
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    // No hour said: the grammar asks before writing.
+    let asked = ask(&["rappelle-moi d'appeler Luc demain"]);
+    assert!(asked["written"].as_str().unwrap().ends_with('?'), "{asked}");
+    assert!(asked["tools"].as_array().unwrap().is_empty());
+    // `--new`: the bare « oui » belongs to no conversation, nothing is written.
+    let fresh = ask(&["--new", "oui"]);
+    assert_ne!(fresh["conversation"], asked["conversation"]);
+    assert!(fresh["tools"].as_array().unwrap().is_empty(), "{fresh}");
+    // Asked again, then answered: the same conversation, and the reminder is written.
+    let asked = ask(&["rappelle-moi d'appeler Luc demain"]);
+    let yes = ask(&["oui"]);
+    assert_eq!(yes["conversation"], asked["conversation"]);
+    assert_eq!(yes["tools"], serde_json::json!([{"name": "creer_rappel", "outcome": "done"}]), "{yes}");
+    // The answer was no question: the next message starts a new conversation.
+    let next = ask(&["quelle heure est-il ?"]);
+    assert_ne!(next["conversation"], yes["conversation"]);
 }

@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use arthur::health::HealthBoard;
-use arthur::notifier::{announce_due, NotifierDeps};
+use arthur::notifier::NotifierDeps;
 use arthur_agents::llm::scripted::{Reply, ScriptedLlm};
 use arthur_agents::memory::MemoryStore;
 use arthur_audio::wav;
@@ -135,33 +135,86 @@ async fn without_models_serve_keeps_the_web_and_says_why_the_voice_is_off() {
 }
 
 #[tokio::test]
-async fn a_due_reminder_is_announced_once() {
+async fn a_due_reminder_is_announced_once_and_stays_due_until_heard_or_seen() {
+    use arthur::notifier::Notifier;
+    use arthur_agents::memory::{Delivery, ReminderDeliveries};
     let t = common::spawn_app().await;
     let now = t.ctx.clock.now();
     let due = (now + chrono::Duration::minutes(2)).with_timezone(&t.ctx.tz).format("%Y-%m-%dT%H:%M").to_string();
     t.done("creer_rappel", json!({"texte": "arroser les plantes", "echeance": due})).await;
-    let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+    t.done("creer_rappel", json!({"texte": "sortir le chien", "echeance": due})).await;
+    // A voice whose queue holds one announcement: the second waits for the next tick.
+    let (tx, mut rx) = tokio::sync::mpsc::channel(1);
     let health = std::sync::Arc::new(HealthBoard::default());
     let deps = NotifierDeps {
         store: t.ctx.store.clone(),
         clock: t.ctx.clock.clone(),
+        tz: t.ctx.tz,
         period: Duration::from_secs(30),
         announce: Some(tx),
         health: health.clone(),
+        print: false,
     };
-    assert!(announce_due(&deps).await.unwrap().is_empty(), "not due yet");
+    let mut notifier = Notifier::default();
+    assert!(notifier.tick(&deps).await.unwrap().is_empty(), "not due yet");
     t.clock.advance(chrono::Duration::minutes(3));
-    let announced = announce_due(&deps).await.unwrap();
-    assert_eq!(announced.len(), 1);
-    assert_eq!(rx.try_recv().unwrap().text, "Rappel : arroser les plantes.");
-    assert!(announce_due(&deps).await.unwrap().is_empty(), "announced once");
-    assert!(rx.try_recv().is_err());
-    assert_eq!(health.snapshot().reminders_announced, 1);
-    // The record survives a restart (a fresh store on the same file), and a done reminder
-    // is never announced.
+    let due = notifier.tick(&deps).await.unwrap();
+    assert_eq!(due.len(), 2);
+    let first = rx.try_recv().unwrap();
+    assert_eq!((first.text.as_str(), first.rappel), ("Rappel : arroser les plantes.", Some(due[0].id)));
+    assert!(rx.try_recv().is_err(), "the queue was full: the second is offered again later");
+    // Claimed once: a restart (a fresh store on the same file) does not claim them again.
     assert!(t.fresh().await.due_unannounced_rappels(t.ctx.clock.now()).await.unwrap().is_empty());
-    let id = announced[0].id;
-    assert!(!t.ctx.store.mark_rappel_announced(id, t.ctx.clock.now()).await.unwrap());
+    assert!(!t.ctx.store.mark_rappel_announced(due[0].id, t.ctx.clock.now()).await.unwrap());
+    // Nothing heard or seen yet: both wait.
+    let counts = t.ctx.store.reminder_deliveries().await.unwrap();
+    assert_eq!(counts, ReminderDeliveries { spoken: 0, seen_on_web: 0, waiting: 2 });
+    assert_eq!(health.snapshot().reminders_due, 2);
+    // Next tick: the second is offered; the first, still in the voice's hands, is not.
+    assert!(notifier.tick(&deps).await.unwrap().is_empty());
+    let second = rx.try_recv().unwrap();
+    assert_eq!(second.rappel, Some(due[1].id));
+    assert!(notifier.tick(&deps).await.unwrap().is_empty());
+    assert!(rx.try_recv().is_err(), "each is queued once");
+    // The voice spoke the first to the end; the second was seen on a page.
+    let at = t.ctx.clock.now();
+    assert!(t.ctx.store.mark_rappel_delivered(due[0].id, at, Delivery::Voice).await.unwrap());
+    assert!(t.ctx.store.mark_rappel_delivered(due[1].id, at, Delivery::Web).await.unwrap());
+    assert!(!t.ctx.store.mark_rappel_delivered(due[1].id, at, Delivery::Voice).await.unwrap(), "once");
+    let counts = t.fresh().await.reminder_deliveries().await.unwrap();
+    assert_eq!(counts, ReminderDeliveries { spoken: 1, seen_on_web: 1, waiting: 0 });
+    assert!(t.ctx.store.undelivered_rappels().await.unwrap().is_empty());
+}
+
+/// Without a voice, a due reminder is printed by serve and waits on the web; a done
+/// reminder no longer waits.
+#[tokio::test]
+async fn without_a_voice_a_due_reminder_is_printed_and_waits() {
+    use arthur::notifier::Notifier;
+    let t = common::spawn_app().await;
+    let now = t.ctx.clock.now();
+    let due = (now + chrono::Duration::minutes(1)).with_timezone(&t.ctx.tz).format("%Y-%m-%dT%H:%M").to_string();
+    t.done("creer_rappel", json!({"texte": "appeler Luc", "echeance": due})).await;
+    let health = std::sync::Arc::new(HealthBoard::default());
+    let deps = NotifierDeps {
+        store: t.ctx.store.clone(),
+        clock: t.ctx.clock.clone(),
+        tz: t.ctx.tz,
+        period: Duration::from_secs(30),
+        announce: None,
+        health: health.clone(),
+        print: true,
+    };
+    t.clock.advance(chrono::Duration::minutes(2));
+    let due = Notifier::default().tick(&deps).await.unwrap();
+    assert_eq!(
+        arthur::notifier::printed(&due[0], t.ctx.tz),
+        "Rappel dû (n°1, prévu le lundi 30 novembre 2026 à 10 h 01) : appeler Luc."
+    );
+    assert_eq!((health.snapshot().reminders_due, health.snapshot().reminders_printed), (1, 1));
+    assert_eq!(t.ctx.store.undelivered_rappels().await.unwrap().len(), 1);
+    t.done("marquer_rappel_fait", json!({"id": 1})).await;
+    assert!(t.ctx.store.undelivered_rappels().await.unwrap().is_empty(), "done: nothing waits");
 }
 
 #[test]

@@ -100,6 +100,9 @@ async fn the_founder_gets_a_checked_signed_draft_reply_never_sent() {
     tokio::spawn(arthur::web::run(listener, state, std::future::pending()));
     let page = reqwest::get(format!("{base}/atlas")).await.unwrap().text().await.unwrap();
     assert!(page.contains(&format!("data-draft=\"{}\"", row.id)), "{page}");
+    // Atlas is set up here: its tab is in the navigation of every page.
+    let notes = reqwest::get(format!("{base}/notes")).await.unwrap().text().await.unwrap();
+    assert!(notes.contains("href=\"/atlas\""), "{notes}");
     let http = reqwest::Client::new();
     let r = http
         .post(format!("{base}/api/atlas/{}/draft", row.id))

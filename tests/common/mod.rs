@@ -218,6 +218,10 @@ impl WebApp {
         self.http.get(format!("{}{path}", self.base)).send().await.unwrap()
     }
 
+    pub async fn post_json(&self, path: &str, body: Value) -> reqwest::Response {
+        self.http.post(format!("{}{path}", self.base)).json(&body).send().await.unwrap()
+    }
+
     /// POST /api/chat; returns the NDJSON lines.
     pub async fn chat(&self, message: &str, conversation: Option<&str>) -> Vec<Value> {
         let response = self
