@@ -35,7 +35,7 @@ where
     };
     output.write_all(greeting.as_bytes()).await?;
     loop {
-        output.write_all("vous › ".as_bytes()).await?;
+        output.write_all("toi › ".as_bytes()).await?;
         output.flush().await?;
         let Some(line) = lines.next_line().await? else { break };
         let line = line.trim();

@@ -324,6 +324,9 @@ fn default_data_dir() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "arthur").map(|d| d.data_dir().to_path_buf())
 }
 
+/// The service's environment file (systemd's `EnvironmentFile`): it may hold API keys.
+pub const ENV_FILE: &str = "/etc/arthur/arthur.env";
+
 pub fn default_config_file() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "arthur").map(|d| d.config_dir().join("arthur.toml"))
 }

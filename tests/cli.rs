@@ -265,3 +265,93 @@ fn ask_continues_the_conversation_that_asked() {
     let next = ask(&["quelle heure est-il ?"]);
     assert_ne!(next["conversation"], yes["conversation"]);
 }
+
+/// `arthur doctor` on a machine with no sound card (like CI's): it tries what it reports.
+/// The microphone is not "ok" (it was opened and gave nothing), a data directory that cannot
+/// be written is said so with the reason, every "--" line says what to do, a secret file
+/// readable by others is flagged, and stderr stays clean.
+#[test]
+fn doctor_tells_the_truth_on_a_machine_without_a_sound_card() {
+    use std::os::unix::fs::PermissionsExt;
+    let cli = Cli::new();
+    let quiet = |c: &mut Command| {
+        c.env("XDG_RUNTIME_DIR", cli.dir.path())
+            .env("PULSE_SERVER", format!("unix:{}", cli.dir.path().join("no-such-socket").display()));
+    };
+    let mut c = cli.command(&["doctor"]);
+    quiet(&mut c);
+    let out = c.output().unwrap();
+    let report = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{report}{stderr}");
+    assert!(stderr.trim().is_empty(), "stderr: {stderr}");
+    let mic = report.lines().find(|l| l.contains("micro :")).expect("a microphone line");
+    assert!(mic.starts_with("  [--] micro : aucun ne répond ("), "{mic}");
+    assert!(report.contains("[ok] données : ") && report.contains("(écriture possible)"), "{report}");
+    // Every "--" line says why and what to do.
+    for line in report.lines().filter(|l| l.contains("[--]")) {
+        let todo = ["lance ", "Branche ", "Vérifie ", "Corrige ", "mets ", "choisis", "Donne-toi", "models/fetch"];
+        assert!(todo.iter().any(|t| line.contains(t)), "no advice: {line}");
+        assert!(!line.contains("vous") && !line.contains("lancez"), "one register: {line}");
+    }
+
+    // A data directory that cannot be created: said, with why, and the exit says it too.
+    let blocker = cli.dir.path().join("a-file");
+    std::fs::write(&blocker, "").unwrap();
+    let mut c = cli.command(&["doctor"]);
+    quiet(&mut c);
+    c.env("ARTHUR_DATA_DIR", blocker.join("data"));
+    let out = c.output().unwrap();
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains("[--] données : ") && report.contains("impossible d'y écrire (ce n'est pas un dossier)"),
+        "{report}"
+    );
+    assert!(report.contains("[--] base : inaccessible (le dossier de données ne peut pas être créé)"), "{report}");
+
+    // A configuration readable by others is flagged; once 0600, it is not.
+    let config = cli.dir.path().join("arthur.toml");
+    std::fs::write(&config, "[memory]\n").unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let doctor = |cli: &Cli| {
+        let mut c = cli.command(&["doctor"]);
+        quiet(&mut c);
+        c.env("ARTHUR_CONFIG", &config);
+        String::from_utf8(c.output().unwrap().stdout).unwrap()
+    };
+    let report = doctor(&cli);
+    assert!(report.contains(&format!("[--] secrets : {} est lisible par d'autres", config.display())), "{report}");
+    assert!(report.contains(&format!("chmod 600 {}", config.display())), "{report}");
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert!(!doctor(&cli).contains("secrets :"));
+}
+
+/// The set-up for running installs what building and running need, and none of the test
+/// stack; the test set-up installs both.
+#[test]
+fn the_serve_setup_installs_only_what_running_needs() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let run = Command::new(format!("{root}/scripts/setup")).args(["--run", "--dry-run"]).output().unwrap();
+    assert!(run.status.success());
+    let run = String::from_utf8(run.stdout).unwrap();
+    let packages = |out: &str| -> Vec<String> {
+        let line = out.lines().find(|l| l.starts_with("packages")).unwrap().to_string();
+        line.split(": ").nth(1).unwrap().split_whitespace().map(str::to_string).collect()
+    };
+    let run = packages(&run);
+    for test_only in ["chromium", "dovecot-imapd", "clamav", "postgresql", "tmux", "imagemagick", "pulseaudio"] {
+        assert!(!run.iter().any(|p| p == test_only), "scripts/serve would install {test_only}");
+    }
+    for needed in ["cmake", "libclang-dev", "libasound2-dev", "espeak-ng-data"] {
+        assert!(run.iter().any(|p| p == needed), "{needed} is needed to build or run");
+    }
+    let test = Command::new(format!("{root}/scripts/setup")).arg("--dry-run").output().unwrap();
+    let test = packages(&String::from_utf8(test.stdout).unwrap());
+    assert!(run.iter().all(|p| test.contains(p)), "the test set-up includes the run one");
+    assert!(test.iter().any(|p| p == "chromium"));
+    let serve =
+        Command::new(format!("{root}/scripts/serve")).arg("--dry-run").env("HOME", "/home/someone").output().unwrap();
+    let serve = String::from_utf8(serve.stdout).unwrap();
+    assert!(serve.contains("binary: /home/someone/.local/bin/arthur"), "{serve}");
+}

@@ -61,6 +61,9 @@ async fn serve_hears_a_command_shows_it_on_the_web_and_stops_cleanly() {
     wait_line(&lines, &mut seen, "premier démarrage", Duration::from_secs(30));
     let config = dir.path().join("config/arthur/arthur.toml");
     assert!(std::fs::read_to_string(&config).unwrap().contains("# timezone = \"Europe/Paris\""));
+    // It invites an api_key: no other account may read it.
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&config).unwrap().permissions().mode() & 0o777, 0o600);
     let web_line = wait_line(&lines, &mut seen, "interface web sur http://", Duration::from_secs(30));
     let base = web_line.split("sur ").nth(1).unwrap().trim().to_string();
     wait_line(&lines, &mut seen, "à l'écoute", Duration::from_secs(60));
@@ -409,4 +412,51 @@ async fn a_running_timer_survives_kill_9_and_rings_after_the_restart() {
     assert_eq!(timers["passes"][0]["acquitte"], true, "{timers}");
     sigterm(&child.0);
     assert!(wait_exit(&mut child.0, Duration::from_secs(10)).await.success());
+}
+
+/// On a machine with no sound card (like CI's), serve says in French only why the voice is
+/// off: no alsa-lib lines before Arthur's own, no colour codes in a redirected log, no
+/// English inside the French sentence; the reason's English detail is in the log line.
+#[tokio::test]
+async fn without_a_sound_card_serve_says_why_in_french_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("arthur.toml");
+    std::fs::write(&config, "").unwrap();
+    let model = arthur::config::default_model_dir().unwrap().join("ggml-base.bin");
+    assert!(model.is_file(), "run models/fetch --offline");
+    let child = crate::common::arthur_command()
+        .arg("serve")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .env("PULSE_SERVER", format!("unix:{}", dir.path().join("no-such-socket").display()))
+        .env("ARTHUR_CONFIG", &config)
+        .env("ARTHUR_DATA_DIR", dir.path().join("data"))
+        .env("ARTHUR_WEB_ADDR", "127.0.0.1:0")
+        .env("ARTHUR_WHISPER_MODEL", &model)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Killed(child);
+    let lines = lines_of(&mut child.0);
+    let mut seen = Vec::new();
+    let off = wait_line(&lines, &mut seen, "voix désactivée", Duration::from_secs(60));
+    assert!(off.contains("aucun micro utilisable. Le web et les rappels fonctionnent."), "{off}");
+    sigterm(&child.0);
+    assert!(wait_exit(&mut child.0, Duration::from_secs(10)).await.success());
+    while let Ok(l) = lines.recv_timeout(Duration::from_millis(200)) {
+        seen.push(l);
+    }
+    assert!(!seen.iter().any(|l| l.contains("ALSA lib") || l.contains("jack")), "alsa-lib's own lines: {seen:#?}");
+    assert!(!seen.iter().any(|l| l.contains('\x1b')), "colour codes in a redirected log: {seen:#?}");
+    let warn = seen.iter().find(|l| l.contains("voice disabled")).expect("the English detail is logged");
+    assert!(warn.contains("cannot open the audio input"), "{warn}");
+    // The French lines hold no English sentence.
+    for l in seen.iter().filter(|l| l.starts_with("Arthur :")) {
+        for english in ["cannot", "not found", "error", "failed"] {
+            assert!(!l.contains(english), "{l}");
+        }
+    }
 }
