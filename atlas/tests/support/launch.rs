@@ -79,6 +79,9 @@ impl LaunchApp {
             trust_unsigned_founder: false,
             max_retries: 2,
             use_worktree: true,
+            // The fake claude does not care; the real one, run as root in CI, needs it.
+            sandboxed: true,
+            max_api_retries: 5,
         };
         tweak(&mut cfg);
         Launcher {
