@@ -519,7 +519,7 @@ impl Settings {
 fn origins(file: &FileSettings, env: &dyn Env) -> Vec<(&'static str, Origin)> {
     let (fp, fm, fv, fa) = (&file.providers, &file.models, &file.voice, &file.atlas);
     let keys = |p: &FileProvider| p.api_key.as_deref().is_some_and(|k| !k.trim().is_empty());
-    let table: [(&'static str, bool); 53] = [
+    let table: [(&'static str, bool); 55] = [
         ("ARTHUR_DATA_DIR", file.data_dir.is_some()),
         ("ARTHUR_DATABASE_URL", file.database_url.is_some()),
         ("ARTHUR_TIMEZONE", file.timezone.is_some()),

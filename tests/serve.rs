@@ -153,7 +153,7 @@ async fn a_due_reminder_is_announced_once() {
     t.clock.advance(chrono::Duration::minutes(3));
     let announced = announce_due(&deps).await.unwrap();
     assert_eq!(announced.len(), 1);
-    assert_eq!(rx.try_recv().unwrap(), "Rappel : arroser les plantes.");
+    assert_eq!(rx.try_recv().unwrap().text, "Rappel : arroser les plantes.");
     assert!(announce_due(&deps).await.unwrap().is_empty(), "announced once");
     assert!(rx.try_recv().is_err());
     assert_eq!(health.snapshot().reminders_announced, 1);

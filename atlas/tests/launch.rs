@@ -468,14 +468,23 @@ async fn only_verified_authors_start_claude_the_others_wait_for_the_founder() {
         id("Encore le bouton"),
     );
 
-    let (claude, log) = logging_claude(&t, "success");
+    // Held as soon as classified, the founder asked at once (issue 28): before any launch cycle.
+    let waiting = t.app.store.list(Some(EmailState::AwaitingApproval)).await.unwrap();
+    assert_eq!(waiting.len(), 4, "{waiting:?}");
+    let asked = t.smtp.wait_for_messages(4, Duration::from_secs(15));
+    assert!(
+        asked.iter().all(|m| subject(m).starts_with("[Atlas] à approuver")),
+        "{:?}",
+        asked.iter().map(subject).collect::<Vec<_>>()
+    );
+    let (claude, log) = logging_claude(&t, "commits");
     let launcher = t.launcher(claude, |_| {});
     let mut held = 0;
     for _ in 0..3 {
         let r = launcher.cycle().await.unwrap();
         held += r.held;
     }
-    assert_eq!(held, 4);
+    assert_eq!(held, 0, "already held");
     let mut started = starts(&log);
     started.sort();
     assert_eq!(started, vec![founder, allowed], "only the verified authors started claude");
@@ -553,14 +562,20 @@ async fn only_verified_authors_start_claude_the_others_wait_for_the_founder() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn trusting_the_unsigned_founder_is_for_their_own_address_only() {
-    let t = LaunchApp::new().await;
+    let mut t = LaunchApp::new().await;
+    t.app.atlas.deps.trust_unsigned_founder = true;
     t.app.llm.push(verdict("run", "leger", 0.9));
     let founder = t.app.process(msg(FOUNDER, "Sans DKIM", "Corrige.").raw()).await;
+    assert_eq!(founder.status, EmailState::Classified, "trusted: not held");
     t.app.llm.push(verdict("run", "leger", 0.9));
     let stranger = t.app.process(msg("x@inconnu.fr", "Moi aussi", "Corrige.").raw()).await;
-    let (claude, log) = logging_claude(&t, "success");
+    // Held at once, the founder asked at once: not at the next launch cycle (issue 28).
+    assert_eq!(stranger.status, EmailState::AwaitingApproval);
+    let asked = t.smtp.wait_for_messages(1, Duration::from_secs(10));
+    assert!(subject(&asked[0]).starts_with("[Atlas] à approuver — Moi aussi"), "{}", subject(&asked[0]));
+    let (claude, log) = logging_claude(&t, "commits");
     let r = t.launcher(claude, |c| c.trust_unsigned_founder = true).cycle().await.unwrap();
-    assert_eq!((r.launched, r.held), (1, 1), "{r:?}");
+    assert_eq!((r.launched, r.held), (1, 0), "{r:?}");
     assert_eq!(starts(&log), vec![founder.id]);
     let started = t.app.store.audits(founder.id).await.unwrap().into_iter().find(|a| a.event == audit::SPAWN_STARTED);
     assert_eq!(started.unwrap().detail["authority"], "founder_unsigned_trusted");
