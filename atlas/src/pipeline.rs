@@ -391,7 +391,12 @@ impl Atlas {
     /// A launchable message whose author may not start Claude Code on their own waits for
     /// the founder from now on, and the founder is asked at once (the launcher checks again
     /// under its lease, so an approval or a setting changed meanwhile is still honoured).
+    /// Without an SMTP account there is no e-mail to send now: the launcher holds it at its
+    /// cycle, as before.
     async fn hold_if_unverified(&self, id: i64) -> Result<(), AtlasStoreError> {
+        if !self.deps.notifier.as_ref().is_some_and(|n| n.smtp.is_some()) {
+            return Ok(());
+        }
         let store = self.deps.store.as_ref();
         let Some(row) = store.email(id).await? else { return Ok(()) };
         let founder = self.deps.founder.as_ref();

@@ -302,7 +302,12 @@ async fn invalid_answers_back_off_then_park_the_message_and_tell_the_founder_onc
     assert_eq!(code, 0, "{line}");
     app.atlas.classify_pending().await.unwrap();
     assert_eq!(app.store.email(id).await.unwrap().unwrap().intent, Some(Intent::Run));
-    assert_eq!(smtp.messages().len(), 1, "one e-mail for the parking, none after");
+    // One e-mail for the parking; then, classified at last, the approval request its unverified
+    // author calls for, at once.
+    let mails = smtp.wait_for_messages(2, std::time::Duration::from_secs(10));
+    assert_eq!(mails.len(), 2);
+    let subject = mails[1].parsed().subject().unwrap_or("").to_string();
+    assert!(subject.starts_with("[Atlas] à approuver"), "{subject}");
 }
 
 #[tokio::test]
