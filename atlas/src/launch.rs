@@ -1166,8 +1166,17 @@ impl Launcher {
                 }
             }
         }
-        let mut out = Vec::new();
+        // One citation per commit: a short sha and the full one it abbreviates are the same.
+        let mut unique: Vec<String> = Vec::new();
         for sha in cited {
+            match unique.iter().position(|u| u.starts_with(&sha) || sha.starts_with(u.as_str())) {
+                Some(i) if sha.len() > unique[i].len() => unique[i] = sha,
+                Some(_) => {}
+                None => unique.push(sha),
+            }
+        }
+        let mut out = Vec::new();
+        for sha in unique {
             if commits.iter().any(|(own, _)| own.starts_with(&sha)) {
                 continue;
             }

@@ -128,8 +128,7 @@ pub struct Part {
 /// The first `Return-Path:` of the header section (folded lines joined), as an address.
 fn first_return_path(raw: &[u8]) -> Option<EmailAddress> {
     let text = String::from_utf8_lossy(&raw[..raw.len().min(64 * 1024)]);
-    let mut lines = text.split('\n').map(|l| l.trim_end_matches('\r'));
-    while let Some(line) = lines.next() {
+    for line in text.split('\n').map(|l| l.trim_end_matches('\r')) {
         if line.is_empty() {
             return None;
         }

@@ -394,7 +394,7 @@ impl Atlas {
     /// Without an SMTP account there is no e-mail to send now: the launcher holds it at its
     /// cycle, as before.
     async fn hold_if_unverified(&self, id: i64) -> Result<(), AtlasStoreError> {
-        if !self.deps.notifier.as_ref().is_some_and(|n| n.smtp.is_some()) {
+        if self.deps.notifier.as_ref().is_none_or(|n| n.smtp.is_none()) {
             return Ok(());
         }
         let store = self.deps.store.as_ref();

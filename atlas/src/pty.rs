@@ -270,7 +270,8 @@ impl RunOutcome {
     pub fn pass_cost_usd(&self, before: Option<f64>) -> Option<f64> {
         let r = self.result.as_ref()?;
         if let Some(models) = r.get("model_usage_since_last_result").and_then(Value::as_object) {
-            return Some(models.values().filter_map(|m| m.get("costUSD").and_then(Value::as_f64)).sum());
+            // `+ 0.0`: an empty float sum is -0.0, which would print as "-0,00 $".
+            return Some(models.values().filter_map(|m| m.get("costUSD").and_then(Value::as_f64)).sum::<f64>() + 0.0);
         }
         let total = r.get("total_cost_usd").and_then(Value::as_f64)?;
         Some(match before {
@@ -1032,7 +1033,7 @@ mod tests {
         );
         let api = overloaded.api_failure().unwrap();
         assert_eq!((api.status, api.transient()), (Some(529), true));
-        assert_eq!(overloaded.pass_cost_usd(None), Some(0.0));
+        assert_eq!(overloaded.pass_cost_usd(None).map(f64::is_sign_negative), Some(false), "never -0");
         let refused_network = outcome(
             json!({"type": "result", "is_error": true, "terminal_reason": "api_error", "api_error_status": null,
                 "result": "API Error: Connection refused"}),

@@ -547,6 +547,8 @@ pub fn format_cost(usd: f64) -> String {
     if !usd.is_finite() || usd < 0.0 {
         return "inconnu".into();
     }
+    // -0.0 is not below 0.0, and would print with its sign.
+    let usd = usd + 0.0;
     format!("{usd:.2} $").replace('.', ",")
 }
 
@@ -1080,7 +1082,7 @@ mod tests {
                                 && merge.on_trunk()
                                 && matches!(qa, QaFact::Passed { .. } | QaFact::NotNeeded)
                                 && !(commits == 0 && deploy == DeployFact::NotNeeded)
-                                && !(commits == 0 && !downgraded);
+                                && (commits != 0 || downgraded);
                             prop_assert_eq!(st == RunStatus::Succeeded, terminé, "{:?} {:?} {:?} {:?}", end, merge, deploy, qa);
                             let prefix = format!("[Atlas] {} — ", st.word());
                             prop_assert!(subject.starts_with(&prefix), "{}", subject);
@@ -1145,6 +1147,7 @@ mod tests {
     fn formats() {
         assert_eq!(format_cost(0.4249), "0,42 $");
         assert_eq!(format_cost(f64::NAN), "inconnu");
+        assert_eq!(format_cost(-0.0), "0,00 $");
         assert_eq!(format_duration(45), "45 s");
         assert_eq!(format_duration(185), "3 min 05 s");
         assert_eq!(format_duration(3720), "1 h 02 min");

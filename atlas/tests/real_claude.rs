@@ -268,7 +268,11 @@ async fn a_contract_citing_a_commit_that_does_not_exist_is_stated() {
     assert_eq!(r.launcher(|_| {}).cycle().await.unwrap().actioned, 1);
     let (subject, text) = r.recap(1, "le contrat cite un commit inexistant");
     assert!(subject.starts_with("[Atlas] terminé"), "the real commit is on the trunk: {subject}");
-    assert!(text.contains("Vérification : l'agent cite le commit deadbee…, introuvable sur la branche."), "{text}");
+    assert_eq!(
+        text.matches("Vérification : l'agent cite le commit deadbee…, introuvable sur la branche.").count(),
+        1,
+        "the contract's full sha and the summary's short one are one citation: {text}"
+    );
     assert!(!text.contains("Résumé de l'agent :"), "its summary is its own claim: {text}");
     assert!(r.t.app.events(row.id).await.contains(&audit::CLAIMS_UNBACKED.to_string()));
 }
