@@ -151,6 +151,7 @@ pub fn atlas_checks(settings: &Settings) -> Vec<(bool, String)> {
             } else {
                 (true, "Atlas · lancements : toutes les 5 minutes".into())
             });
+            out.extend(root_check(arthur_atlas::child_env::running_as_root(), &a.permission_mode, a.sandboxed));
         }
     }
     out.push(if a.trust_unsigned_founder {
@@ -197,6 +198,30 @@ pub fn atlas_checks(settings: &Settings) -> Vec<(bool, String)> {
         (false, "Atlas · récapitulatifs : ATLAS_SMTP_URL manquant — le fondateur ne sera pas prévenu".into())
     });
     out
+}
+
+/// Claude Code refuses bypassPermissions to root (2.1.x): as root, say why nothing would be
+/// launched and what to do, or that the machine is declared a sandbox.
+pub fn root_check(is_root: bool, permission_mode: &str, sandboxed: bool) -> Option<(bool, String)> {
+    if !is_root || permission_mode != "bypassPermissions" {
+        return None;
+    }
+    Some(if sandboxed {
+        (
+            true,
+            "Atlas · root : ATLAS_SANDBOXED=1 — Claude Code reçoit IS_SANDBOX=1 et accepte bypassPermissions en root \
+             (à réserver à une machine bac à sable)"
+                .into(),
+        )
+    } else {
+        (
+            false,
+            "Atlas · root : Arthur tourne en root, où Claude Code refuse bypassPermissions — rien ne sera lancé. \
+             Lance Arthur avec l'utilisateur du service (User=arthur), ou mets ATLAS_SANDBOXED=1 si la machine est \
+             un bac à sable jetable"
+                .into(),
+        )
+    })
 }
 
 /// Atlas' messages that wait on the founder, from the counts by state: one line each, with
@@ -450,4 +475,16 @@ pub fn report(settings: &Settings, found: &Findings<'_>) -> String {
     }
     out.push_str(&format!("  web : http://{} (chat, rappels, journal)\n", settings.web_addr));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn root_and_bypass_are_explained() {
+        assert_eq!(super::root_check(false, "bypassPermissions", false), None);
+        assert_eq!(super::root_check(true, "dontAsk", false), None);
+        let (ok, line) = super::root_check(true, "bypassPermissions", false).unwrap();
+        assert!(!ok && line.contains("User=arthur") && line.contains("ATLAS_SANDBOXED=1"), "{line}");
+        assert!(super::root_check(true, "bypassPermissions", true).unwrap().0);
+    }
 }

@@ -141,7 +141,9 @@ async fn the_atlas_page_approves_and_refuses_behind_the_write_guards() {
     t.app.llm.push(verdict("question", "leger", 0.9));
     let b = t.app.process(msg("y@inconnu.fr", "Question B", "?").raw()).await;
     let launcher = t.launcher(t.claude("success", None), |_| {});
-    assert_eq!(launcher.cycle().await.unwrap().held, 2);
+    // Held as soon as they were classified (issue 28).
+    assert_eq!((a.status, b.status), (EmailState::AwaitingApproval, EmailState::AwaitingApproval));
+    assert_eq!(launcher.cycle().await.unwrap().held, 0);
 
     let web = spawn_app().await;
     let token = arthur_agents::secret::Secret::new("jeton-de-test");
