@@ -8,6 +8,7 @@ pub mod fr;
 pub mod llm;
 pub mod memory;
 pub mod prompts;
+pub mod redact;
 pub mod report;
 pub mod secret;
 pub mod text;

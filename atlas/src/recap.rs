@@ -142,10 +142,7 @@ impl SmtpAccount {
     /// `text` with every occurrence of the password replaced: a server or library message
     /// that echoes it cannot carry it into an error.
     fn scrub(&self, text: String) -> String {
-        match &self.password {
-            Some(p) if !p.expose().is_empty() => text.replace(p.expose(), "[REDACTED]"),
-            _ => text,
-        }
+        crate::redact::redact_known(&text, self.password.as_ref().map_or("", |p| p.expose()))
     }
 }
 
