@@ -4,7 +4,7 @@
 //! detector, and is not tuned on sentence by sentence. Goal on both: every lie withheld,
 //! at most 5 % of innocent sentences withheld. The figures are printed.
 
-use arthur_agents::turn::claims::claim;
+use arthur_agents::turn::claims::explain;
 
 struct Figures {
     lies: usize,
@@ -21,21 +21,21 @@ fn measure(corpus: &str) -> Figures {
         let cols: Vec<&str> = line.splitn(3, '\t').collect();
         assert_eq!(cols.len(), 3, "bad corpus line: {line}");
         let (label, kind, sentence) = (cols[0], cols[1], cols[2]);
-        let verdict = claim(sentence);
+        let verdict = explain(sentence);
         match label {
             "lie" => {
                 f.lies += 1;
                 if verdict.is_some() {
                     f.caught += 1;
                 } else {
-                    f.misses.push(format!("[{kind}] {sentence}"));
+                    f.misses.push(format!("[{kind}] {sentence}  → no rule fired"));
                 }
             }
             "ok" => {
                 f.innocent += 1;
-                if let Some(k) = verdict {
+                if let Some(v) = verdict {
                     f.withheld += 1;
-                    f.false_positives.push(format!("{sentence}  → {k:?}"));
+                    f.false_positives.push(format!("{sentence}  → {v}"));
                 }
             }
             other => panic!("unknown label {other}"),
@@ -124,8 +124,8 @@ fn benign_conversation() {
         assert_eq!(cols.len(), 4, "bad line: {line}");
         for s in arthur_agents::turn::claims::sentences(cols[3]) {
             sentences += 1;
-            if let Some(k) = claim(&s) {
-                withheld.push(format!("[{}] {s}  → {k:?}", cols[1]));
+            if let Some(v) = explain(&s) {
+                withheld.push(format!("[{}] {s}  → {v}", cols[1]));
             }
         }
     }

@@ -1,0 +1,267 @@
+//! The text model: a sentence cut into clauses of words, each word as written and folded,
+//! each clause with what frames it (a question, an offer, a condition).
+
+use super::lexicon::LEX;
+use crate::text::normalise;
+
+/// One word of a clause: as written (lower case, accents kept), folded, and whether it was
+/// written with a capital (a name).
+#[derive(Debug, Clone)]
+pub(super) struct Word {
+    pub raw: String,
+    pub folded: String,
+    pub capital: bool,
+}
+
+/// One clause and what frames it.
+#[derive(Debug, Clone)]
+pub(super) struct Clause {
+    pub words: Vec<Word>,
+    /// Folded words joined by single spaces, with a space at each end.
+    pub joined: String,
+    /// Ends with a question mark.
+    pub asks: bool,
+    /// Led by a question word or an offer ("quand", "veux-tu", "would you").
+    pub question_led: bool,
+    /// Continues a hypothetical clause: the consequence of "si…", the rest of a list
+    /// after "je peux…" ("I can keep notes, set reminders…").
+    pub inherited_frame: bool,
+    /// Opens after "et", "ou", "mais"… in the same piece of the sentence.
+    pub after_conjunction: bool,
+    /// The sentence it belongs to asks something ("Entendu, mais quel jour ?").
+    pub sentence_asks: bool,
+}
+
+impl Clause {
+    /// The folded word at `i`, or "" past the end.
+    pub fn folded(&self, i: usize) -> &str {
+        self.words.get(i).map(|w| w.folded.as_str()).unwrap_or("")
+    }
+    /// The word at `i` as written, or "" past the end.
+    pub fn raw(&self, i: usize) -> &str {
+        self.words.get(i).map(|w| w.raw.as_str()).unwrap_or("")
+    }
+    /// The folded word before `i`, or "".
+    pub fn before(&self, i: usize) -> &str {
+        if i == 0 {
+            ""
+        } else {
+            self.folded(i - 1)
+        }
+    }
+    /// Some word of the clause is in `set`.
+    pub fn any(&self, set: &super::lexicon::Words) -> bool {
+        self.words.iter().any(|w| set.has(&w.folded))
+    }
+    /// The first word of the clause in `set`.
+    pub fn find(&self, set: &super::lexicon::Words) -> Option<&str> {
+        self.words.iter().find(|w| set.has(&w.folded)).map(|w| w.raw.as_str())
+    }
+    /// Index of the first word from `i` on that is not a clitic or an adverb.
+    pub fn after_clitics(&self, mut i: usize) -> usize {
+        while i < self.words.len() && LEX.clitics.has(self.folded(i)) {
+            i += 1;
+        }
+        i
+    }
+    /// Opens on a frame that makes it hypothetical (a condition, a purpose, an
+    /// instruction to the user), or continues one.
+    pub fn framed(&self) -> bool {
+        LEX.frame_leads.leads(&self.joined) || self.inherited_frame
+    }
+}
+
+/// Joined words that must stay one word ("rendez-vous" is not "vous"); case is kept so
+/// that names can be told apart.
+pub(super) fn protect(text: &str) -> String {
+    static JOINED: std::sync::LazyLock<Vec<(regex::Regex, &'static str)>> = std::sync::LazyLock::new(|| {
+        LEX.joined
+            .0
+            .iter()
+            .map(|(from, to)| (regex::Regex::new(&format!("(?i){}", regex::escape(from))).unwrap(), to.as_str()))
+            .collect()
+    });
+    let mut t = text.replace(['’', '`', '´', 'ʼ'], "'");
+    for (from, to) in JOINED.iter() {
+        t = from.replace_all(&t, *to).into_owned();
+    }
+    t
+}
+
+/// Removes what is quoted: a quoted phrase is content, not the model's own claim.
+pub(super) fn unquote(text: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0usize;
+    let mut straight = false;
+    for c in text.chars() {
+        match c {
+            '«' | '“' => depth += 1,
+            '»' | '”' => depth = depth.saturating_sub(1),
+            '"' => straight = !straight,
+            _ if depth == 0 && !straight => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+pub(super) fn words_of(text: &str) -> Vec<Word> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| Word {
+            raw: w.to_lowercase(),
+            folded: normalise(w),
+            capital: w.chars().next().is_some_and(char::is_uppercase),
+        })
+        .collect()
+}
+
+/// Folded words joined by single spaces, with a space at each end.
+pub(super) fn join(words: &[Word]) -> String {
+    format!(" {} ", words.iter().map(|w| w.folded.as_str()).collect::<Vec<_>>().join(" "))
+}
+
+/// Splits a sentence into clauses at punctuation and coordinating conjunctions.
+pub(super) fn clauses(sentence: &str) -> Vec<Clause> {
+    let text = protect(&unquote(sentence));
+    let mut pieces: Vec<(String, bool)> = Vec::new();
+    let mut current = String::new();
+    for c in text.chars() {
+        if matches!(c, ',' | ';' | ':' | '!' | '?' | '…' | '(' | ')' | '—' | '–' | '.' | '\n') {
+            pieces.push((std::mem::take(&mut current), c == '?'));
+        } else {
+            current.push(c);
+        }
+    }
+    pieces.push((current, false));
+    let mut out = Vec::new();
+    for (piece, asks) in pieces {
+        let words = words_of(&piece);
+        // Coordinated clauses: "je l'ai noté et je te le rappellerai".
+        let mut start = 0;
+        let mut groups = Vec::new();
+        for (i, w) in words.iter().enumerate() {
+            if i > start && LEX.conjunctions.has(&w.folded) {
+                groups.push(words[start..i].to_vec());
+                start = i + 1;
+            }
+        }
+        groups.push(words[start.min(words.len())..].to_vec());
+        for (gi, words) in groups.into_iter().enumerate() {
+            if words.is_empty() {
+                continue;
+            }
+            let joined = join(&words);
+            let question_led = LEX.question_leads.leads(&joined);
+            out.push(Clause {
+                words,
+                joined,
+                asks,
+                question_led,
+                inherited_frame: false,
+                after_conjunction: gi > 0,
+                sentence_asks: false,
+            });
+        }
+    }
+    out
+}
+
+/// The clauses of a sentence, with the frames one clause passes to the next: the
+/// consequence of "si…", the rest of a list after "je peux…".
+pub(super) fn framed_clauses(sentence: &str) -> Vec<Clause> {
+    let mut clauses = clauses(sentence);
+    let sentence_asks = clauses.iter().any(|c| c.asks);
+    for c in clauses.iter_mut() {
+        c.sentence_asks = sentence_asks;
+    }
+    for k in 1..clauses.len() {
+        let prev = &clauses[k - 1];
+        let condition = LEX.condition_leads.leads(&prev.joined);
+        let hypothetical = condition || modal_clause(prev) || prev.inherited_frame;
+        let head = clauses[k].folded(0).to_string();
+        let continues = clauses[k].after_conjunction
+            || LEX.continuation_endings.ending_of(&head)
+            || LEX.present_verbs.has(&head) && clauses[k].words[0].raw.is_ascii()
+            || LEX.continuation_heads.has(&head);
+        if hypothetical && (condition || continues) {
+            clauses[k].inherited_frame = true;
+        }
+    }
+    clauses
+}
+
+/// A subject followed by a modal: "je peux…", "tu pourrais…", "on peut…" — a capability
+/// or an offer, not a statement of what is stored or done.
+pub(super) fn modal_clause(c: &Clause) -> bool {
+    c.words
+        .iter()
+        .enumerate()
+        .any(|(i, w)| LEX.persons.has(&w.folded) && LEX.modals.has(c.folded(c.after_clitics(i + 1))))
+}
+
+/// Ends like a past participle written with its accent, or an English "-ed", or is an
+/// irregular one.
+pub(super) fn is_participle(raw: &str) -> bool {
+    if LEX.irregular_participles.has(raw) {
+        return true;
+    }
+    (LEX.participle_endings.ending_of(raw) && raw.chars().count() > 2)
+        || (raw.ends_with("ed") && raw.len() > 4 && raw.is_ascii())
+}
+
+/// Looks like a participle once an auxiliary says one must follow ("a été prévenu",
+/// "je n'ai pas réussi"): the endings of the second and third groups too.
+pub(super) fn is_participle_after_aux(raw: &str) -> bool {
+    is_participle(raw)
+        || (raw.chars().count() > 3
+            && LEX.participle_endings_after_aux.ending_of(raw)
+            && !LEX.not_participles.has(raw))
+}
+
+/// A word of what became of something ("noté", "ajoutées", "done"): agreement endings
+/// accepted.
+pub(super) fn matches_state(raw: &str) -> bool {
+    LEX.state_words.has(raw)
+        || raw.strip_suffix("es").is_some_and(|r| LEX.state_words.has(r))
+        || raw.strip_suffix('e').is_some_and(|r| LEX.state_words.has(r))
+        || raw.strip_suffix('s').is_some_and(|r| LEX.state_words.has(r))
+}
+
+/// One of the memory's nouns, singular or plural.
+pub(super) fn is_memory_word(folded: &str) -> bool {
+    LEX.memory_nouns.has(folded) || LEX.memory_nouns.has(folded.trim_end_matches('s'))
+}
+
+pub(super) fn is_number(w: &Word) -> bool {
+    w.folded.chars().any(|c| c.is_ascii_digit()) || LEX.number_words.has(&w.folded)
+}
+
+pub(super) fn has_number(c: &Clause) -> bool {
+    c.words.iter().any(is_number)
+}
+
+/// A figure in the clause: a number, or an English hour said in words ("at nine").
+pub(super) fn counted(c: &Clause) -> bool {
+    has_number(c) || c.any(&LEX.english_hours)
+}
+
+/// A time word anywhere: a day, a part of the day, an hour, a unit of time.
+pub(super) fn has_time(c: &Clause) -> bool {
+    c.words.iter().any(|w| {
+        LEX.time_words.has(&w.folded)
+            || (w.folded.chars().any(|ch| ch.is_ascii_digit()) && (w.folded.ends_with('h') || w.folded.contains('h')))
+    }) || LEX.time_phrases.in_(&c.joined)
+}
+
+/// A moment that names a day or an hour ("jeudi", "demain", "à 14 h", "le 3/12"), not
+/// a mere unit ("une heure", "la semaine").
+pub(super) fn has_specific_time(c: &Clause) -> bool {
+    c.words.iter().enumerate().any(|(i, w)| {
+        let f = w.folded.as_str();
+        LEX.days.has(f)
+            || (f.chars().any(|ch| ch.is_ascii_digit()) && f.contains('h'))
+            || (f.chars().all(|ch| ch.is_ascii_digit()) && LEX.hour_units.has(c.folded(i + 1)))
+            || (LEX.number_words.has(f) && LEX.hour_units.has(c.folded(i + 1)))
+    }) || LEX.specific_time_phrases.in_(&c.joined)
+}

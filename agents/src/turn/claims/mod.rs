@@ -1,0 +1,338 @@
+//! The last line against a model that narrates: a French (and English) detector of
+//! sentences that imitate a receipt, claim an action, promise one, or assert a fact about
+//! the user's memory or schedule. The turn's structure decides first (a turn in which a
+//! tool ran shows no model text at all; an utterance the offline parser reads as a command
+//! is answered by code); this detector only judges the model's text of a turn with no
+//! tool, and what it flags is never shown.
+//!
+//! A claim is a statement about Arthur's own actions (done, under way, promised) or about
+//! the user's stored data. Each rule answers three questions about a clause:
+//! - **who** is the subject: Arthur (first person), nobody (a receipt, an
+//!   acknowledgement), the user or one of the user's things, a third party — or the world,
+//!   about which nothing is a claim;
+//! - **which tense or mood**: a past, a progressive, a near or simple future and an action
+//!   verb in the present can claim; a conditional, an imperative, an infinitive after an
+//!   offer, a hypothesis ("si…") or a generic present cannot;
+//! - **whether the thing is one of Arthur's memory kinds** (reminder, note, list, timer,
+//!   preference, souvenir, project, decision, work session, agenda).
+//!
+//! It reads clause by clause, so a claim hidden in a question ("C'est ajouté, autre
+//! chose ?") or after a polite opening is still seen, and it knows the frames that make an
+//! action hypothetical (an offer, a capability, a condition), which is what keeps ordinary
+//! answers ("Veux-tu que je crée un rappel ?") out of its net.
+//!
+//! The words are data (`lexicon.toml`, French and English); the Rust code is the engine:
+//! `clause` (the text model), `arthur` (first person), `statement` (receipts, states, set
+//! phrases), `others` (third parties), `user` (the user's data). [`explain`] says which
+//! rule fired and on which words. Recall and false positives are measured on the corpora
+//! in `agents/tests/corpus/`.
+
+mod arthur;
+mod clause;
+mod lexicon;
+mod others;
+mod statement;
+mod user;
+
+use serde::Serialize;
+
+use clause::{counted, framed_clauses, has_number, has_specific_time, is_memory_word, modal_clause, Clause};
+use lexicon::LEX;
+
+/// What kind of claim a withheld sentence made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimKind {
+    /// Looks like a receipt: a number, a stored item in quotes.
+    Receipt,
+    /// Says something was done (or is being done), in any tense.
+    Action,
+    /// Commits to a future action.
+    Promise,
+    /// States a fact about the user's memory, schedule or work time.
+    StoredFact,
+    /// Says someone else handles it.
+    ThirdParty,
+    /// Says what was not done (only code may say that).
+    Denial,
+}
+
+/// Who a claim is about: the first of the three questions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Subject {
+    /// Arthur himself: "je", "on", "I", "we".
+    Arthur,
+    /// Nobody: a receipt's headline or an acknowledgement ("Rappel créé", "Noté !",
+    /// "c'est ajouté").
+    Impersonal,
+    /// One of Arthur's memory kinds, whoever's ("le minuteur tourne", "deux rappels").
+    Memory,
+    /// The user: "tu", "you".
+    User,
+    /// Something of the user's: "ta liste", "your timer", "ton code".
+    UsersThing,
+    /// Someone else said to handle it: "ta sœur", "le plombier", "the system".
+    ThirdParty,
+}
+
+/// Why a sentence is a claim: its kind, the rule that fired, who it is about, and the
+/// words that made the rule fire.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    pub kind: ClaimKind,
+    /// The rule's name, `family.rule` ("arthur.past", "receipt.headline", "user.has_thing").
+    pub rule: &'static str,
+    pub subject: Subject,
+    /// The words the rule fired on.
+    pub evidence: Vec<String>,
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?} by {} ({:?}: {})", self.kind, self.rule, self.subject, self.evidence.join(" · "))
+    }
+}
+
+pub(crate) fn verdict(kind: ClaimKind, rule: &'static str, subject: Subject, evidence: &[&str]) -> Verdict {
+    Verdict {
+        kind,
+        rule,
+        subject,
+        evidence: evidence.iter().filter(|e| !e.is_empty()).map(|e| e.to_string()).collect(),
+    }
+}
+
+/// Does this sentence claim anything? Returns the first kind of claim found.
+pub fn claim(sentence: &str) -> Option<ClaimKind> {
+    explain(sentence).map(|v| v.kind)
+}
+
+/// Does this sentence claim anything, and by which rule?
+pub fn explain(sentence: &str) -> Option<Verdict> {
+    // A check mark, a pin, a bell: a receipt's signature.
+    if let Some(mark) = sentence.chars().find(|c| LEX.receipt_marks.has(c.encode_utf8(&mut [0; 4]))) {
+        return Some(verdict(ClaimKind::Receipt, "receipt.mark", Subject::Impersonal, &[&mark.to_string()]));
+    }
+    let clauses = framed_clauses(sentence);
+    if let Some(v) = clauses.iter().find_map(clause_claim) {
+        return Some(v);
+    }
+    sentence_claim(sentence, &clauses)
+}
+
+/// Does this clause, alone, claim or promise?
+fn clause_claim(c: &Clause) -> Option<Verdict> {
+    let framed = c.framed();
+    let asked = c.question_led;
+    if let Some(v) = statement::receipt(c)
+        .or_else(|| statement::phrase(c))
+        .or_else(|| statement::receipt_number(c))
+    {
+        return Some(v);
+    }
+    // "Pour te le rappeler, je l'ai noté": a purpose does not make it hypothetical.
+    if !framed || LEX.purpose.has(c.folded(0)) {
+        if let Some(v) = arthur::claim(c) {
+            return Some(v);
+        }
+    }
+    if let Some(v) = statement::state(c).or_else(|| others::already(c)).or_else(|| others::handles(c)) {
+        return Some(v);
+    }
+    if framed || asked || modal_clause(c) {
+        // Asking the user, offering, saying what can be done: no stored fact is asserted.
+        return user::fact_in_question(c);
+    }
+    user::memory_state(c).or_else(|| user::second_person_fact(c, c.asks))
+}
+
+/// What only the whole sentence shows: a promise dated in another clause, a statement
+/// closed by a tag question, a value after the user's thing, a day's plan announced.
+fn sentence_claim(sentence: &str, clauses: &[Clause]) -> Option<Verdict> {
+    let fact = |rule, subject, ev: &[&str]| Some(verdict(ClaimKind::StoredFact, rule, subject, ev));
+    // "Chaque année, le 12 mai, tu auras ton petit mot": a promise made to the user, its
+    // date in another clause.
+    let dated = clauses.iter().any(has_specific_time);
+    let promised = clauses.iter().find_map(|c| {
+        if c.asks {
+            return None;
+        }
+        c.words.iter().enumerate().find_map(|(i, w)| {
+            let v = c.folded(c.after_clitics(i + 1));
+            (LEX.tu.has(&w.folded)
+                && LEX.user_future_endings.ending_of(v)
+                && v.len() >= 5)
+                .then_some(v)
+        })
+    });
+    if let (true, Some(v)) = (dated, promised) {
+        return Some(verdict(ClaimKind::Promise, "user.dated_promise", Subject::User, &[v]));
+    }
+    // A statement about the user closed by a tag question: "Tu aimes commencer par tes
+    // mails, c'est ça ?", "Ton anniversaire tombe le 14 juin, non ?". What a tag may not
+    // confirm: a habit, a taste, a date, a number, what the memory holds ("Tu hésites
+    // entre deux options, c'est ça ?" only reflects).
+    for (k, tag) in clauses.iter().enumerate() {
+        let tagged = tag.asks && LEX.tags.is(&tag.joined);
+        if tagged
+            && clauses[..k].iter().any(|c| {
+                let specific = c.any(&LEX.habits)
+                    || has_specific_time(c)
+                    || has_number(c)
+                    || c.words.iter().any(|w| is_memory_word(&w.folded));
+                !c.question_led && c.any(&LEX.user_mentions) && specific
+            })
+        {
+            return fact("user.tag_question", Subject::User, &[tag.joined.trim()]);
+        }
+    }
+    let quoted = sentence.contains('«') || sentence.contains('“') || sentence.matches('"').count() >= 2;
+    let words = clause::words_of(&clause::protect(&clause::unquote(sentence)));
+    let possessive = |w: &clause::Word| LEX.user_possessives.has(&w.folded);
+    let possessive_noun = words.windows(2).any(|w| possessive(&w[0]) && !LEX.conversation_nouns.has(&w[1].folded));
+    let possessive_memory = words
+        .windows(3)
+        .any(|w| possessive(&w[0]) && (is_memory_word(&w[1].folded) || is_memory_word(&w[2].folded)))
+        || words.windows(2).any(|w| possessive(&w[0]) && is_memory_word(&w[1].folded));
+    let folded = clause::join(&words);
+    let digits = words.iter().any(|w| w.folded.chars().any(|c| c.is_ascii_digit()));
+    let anything_asked = clauses.iter().any(|c| c.asks || c.question_led);
+    // The possessive comes first, then "c'est …" tells its value: "Ta préférence
+    // actuelle, c'est le tutoiement", "Ton code wifi, c'est…".
+    let before_cest = LEX.cest.position(&folded).map(|at| &folded[..at]);
+    let head_words = |max: usize| {
+        before_cest.and_then(|head| {
+            let ws: Vec<&str> = head.split_whitespace().collect();
+            (ws.len() <= max).then_some(ws)
+        })
+    };
+    let possessive_first = head_words(6).is_some_and(|ws| ws.iter().any(|w| LEX.user_possessives.has(w)));
+    if possessive_first && (possessive_memory || (possessive_noun && digits)) {
+        return fact("user.value_after_possessive", Subject::UsersThing, &["c'est"]);
+    }
+    let copula = LEX.copula_phrases.in_(&folded);
+    if quoted && possessive_noun && copula && !clauses.iter().any(|c| c.question_led) {
+        return fact("user.quoted_value", Subject::UsersThing, &[]);
+    }
+    // "Ton créneau de sport, c'est le mardi": the user's thing, then its value.
+    let owned_thing = head_words(8).is_some_and(|ws| {
+        ws.iter().any(|w| LEX.user_possessives.has(w))
+            && ws.iter().any(|w| LEX.schedule_nouns.has(w) || is_memory_word(w))
+    });
+    if owned_thing && !anything_asked {
+        return fact("user.thing_value", Subject::UsersThing, &["c'est"]);
+    }
+    // "Alors, pour demain : réveil à six heures, puis…", "Au programme : dentiste à 10 h
+    // 30": a day's plan announced, then listed.
+    if let Some((head, tail)) = sentence.split_once(':') {
+        let head = clause::join(&clause::words_of(&clause::protect(head)));
+        let announced = head.split_whitespace().count() <= 5 && LEX.announces.closes(&head);
+        let listed = clause::clauses(tail).iter().any(|c| has_specific_time(c) || has_number(c));
+        if announced && listed && !sentence.contains('?') {
+            return fact("user.day_announced", Subject::UsersThing, &[head.trim()]);
+        }
+    }
+    // "Le code du portail est 4 7 2 9": a secret value told.
+    let secret = words.iter().find(|w| LEX.secrets.has(&w.folded));
+    let spelled_digits = words.iter().filter(|w| w.folded.chars().all(|c| c.is_ascii_digit())).count() >= 2
+        || words.windows(2).any(|w| w.iter().all(|w| LEX.number_words.has(&w.folded)));
+    let users = possessive_noun || words.iter().any(|w| LEX.you_words.has(&w.folded));
+    if let Some(secret) = secret {
+        if (spelled_digits || digits && users) && copula && !anything_asked {
+            return fact("user.secret_value", Subject::UsersThing, &[&secret.raw]);
+        }
+    }
+    // A figure or a named day anywhere in the sentence ("…, starting Saturday morning").
+    let sentence_counted = clauses.iter().any(counted) || words.iter().any(|w| LEX.week_days.has(&w.folded));
+    let sentence_specific = sentence_counted || clauses.iter().any(has_specific_time);
+    clauses.iter().find_map(|c| user::about_the_user(c, sentence_specific, sentence_counted))
+}
+
+/// Does this one sentence claim (or deny) that an action was performed, promise one, or
+/// assert a stored fact?
+pub fn is_action_claim(sentence: &str) -> bool {
+    claim(sentence).is_some()
+}
+
+/// Splits text into sentences, keeping their punctuation.
+pub fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        current.push(c);
+        // "9.30" or "n°7." — a dot between digits does not end a sentence.
+        let inner_dot = c == '.' && chars.get(i + 1).is_some_and(|n| n.is_ascii_digit());
+        if matches!(c, '.' | '!' | '?' | '…' | '\n') && !inner_dot {
+            if !current.trim().is_empty() {
+                out.push(current.trim().to_string());
+            }
+            current.clear();
+        }
+    }
+    if !current.trim().is_empty() {
+        out.push(current.trim().to_string());
+    }
+    out
+}
+
+/// The model text without its claims, and the sentences removed.
+pub fn strip_claims(text: &str) -> (String, Vec<String>) {
+    let mut kept = Vec::new();
+    let mut removed = Vec::new();
+    for s in sentences(text) {
+        if is_action_claim(&s) {
+            removed.push(s);
+        } else {
+            kept.push(s);
+        }
+    }
+    (kept.join(" "), removed)
+}
+
+/// Is this sentence a question the model asks (and nothing else)?
+pub fn is_question(sentence: &str) -> bool {
+    sentence.trim_end().ends_with('?')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claims_hidden_in_questions_and_after_openings_are_caught() {
+        for s in [
+            "C'est ajouté, autre chose ?",
+            "Avec plaisir ! Je l'ai glissé dans ta liste.",
+            "Je l'ai mis pour mardi, ça te va ?",
+            "Bonne question ! Au fait, le rappel de 18 h a bien été créé.",
+        ] {
+            assert!(is_action_claim(s), "not caught: {s}");
+        }
+    }
+
+    #[test]
+    fn offers_and_capabilities_pass() {
+        for s in [
+            "Veux-tu que je crée un rappel pour jeudi ?",
+            "Si tu veux, je peux noter ça.",
+            "Tu peux me demander de lister tes rappels.",
+            "Je peux créer des rappels, des notes et suivre ton temps de travail.",
+        ] {
+            assert!(!is_action_claim(s), "false positive: {s} ({:?})", explain(s));
+        }
+    }
+
+    #[test]
+    fn stripping_keeps_the_rest() {
+        let (kept, removed) = strip_claims("C'est noté ! Tu as aussi un rendez-vous jeudi. Il fait beau.");
+        assert_eq!(kept, "Il fait beau.");
+        assert_eq!(removed.len(), 2);
+    }
+
+    #[test]
+    fn sentences_do_not_split_inside_numbers() {
+        assert_eq!(sentences("Rappel à 9.30 demain. Bonne journée !"), ["Rappel à 9.30 demain.", "Bonne journée !"]);
+    }
+}

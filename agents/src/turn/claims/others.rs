@@ -1,0 +1,64 @@
+//! Who = someone else: a third party said to handle the user's request ("ta sœur s'en
+//! occupe", "le plombier a été prévenu", "Paul a confirmé qu'il s'occupait des billets"),
+//! which explains an inaction Arthur cannot vouch for.
+
+use super::clause::{has_number, has_specific_time, has_time, is_participle, is_participle_after_aux, matches_state};
+use super::clause::{modal_clause, Clause};
+use super::lexicon::LEX;
+use super::{verdict, ClaimKind, Subject, Verdict};
+
+fn hit(rule: &'static str, ev: &[&str]) -> Option<Verdict> {
+    Some(verdict(ClaimKind::ThirdParty, rule, Subject::ThirdParty, ev))
+}
+
+/// "déjà" + a participle: "le dossier est déjà réglé", "ta banque a déjà reçu".
+pub(super) fn already(c: &Clause) -> Option<Verdict> {
+    for (i, w) in c.words.iter().enumerate() {
+        if LEX.already.has(&w.folded) {
+            if let Some(next) = c.words.get(c.after_clitics(i + 1)) {
+                if is_participle(&next.raw) || matches_state(&next.raw) {
+                    return hit("third_party.already", &[&w.raw, &next.raw]);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Someone else handles it: "ton médecin a confirmé", "c'est ta sœur qui gère", "le
+/// syndic a transmis ta demande", "Le restaurant a confirmé ta réservation à 20 h".
+pub(super) fn handles(c: &Clause) -> Option<Verdict> {
+    if c.question_led || c.asks || c.framed() || modal_clause(c) || c.any(&LEX.generic_markers) {
+        return None;
+    }
+    let named = c.words.iter().enumerate().find(|(i, w)| {
+        (LEX.third_parties.has(&w.folded) && (!LEX.indefinite.has(c.before(*i)) || LEX.te.in_(&c.joined)))
+            || (*i > 0 && w.capital && w.folded != "i")
+    });
+    let pending = has_time(c) || LEX.pending.in_(&c.joined);
+    let future = c.any(&LEX.future_aux);
+    let handling = c.words.iter().find(|w| {
+        let infinitive = LEX.infinitive_endings.ending_of(&w.folded);
+        (!infinitive || future) && (LEX.handling_stems.stem_of(&w.folded) || LEX.action_infinitives.has(&w.folded))
+    });
+    let past_action = c
+        .words
+        .windows(2)
+        .any(|w| LEX.third_person_aux.has(&w[0].folded) && is_participle_after_aux(&w[1].raw));
+    let about_user = c.any(&LEX.user_words);
+    if let Some((_, who)) = named {
+        if let Some(verb) = handling {
+            if about_user || pending || past_action || future {
+                return hit("third_party.handles", &[&who.raw, &verb.raw]);
+            }
+        }
+        if past_action && about_user {
+            return hit("third_party.did_for_user", &[&who.raw]);
+        }
+    }
+    // "Le restaurant a confirmé ta réservation pour quatre personnes à 20 h".
+    if past_action && about_user && (has_specific_time(c) || has_number(c)) {
+        return hit("third_party.did_for_user", &[]);
+    }
+    None
+}

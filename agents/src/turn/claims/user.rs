@@ -1,0 +1,343 @@
+//! Who = the user, or one of the user's things: in a turn where nothing was read, a
+//! statement of the user's stored data — a memory noun and its state, count or place
+//! ("ta liste est vide", "il reste 4 minutes sur le minuteur"), the user's agenda, work
+//! time, tastes or values ("tu as rendez-vous jeudi à 14 h", "ton code, c'est 4512") —
+//! can only come from nowhere. Kept out: suggestions (modals), imperatives,
+//! subordinates ("si tu as besoin"), questions that carry no figure, hypotheticals,
+//! compliments, and the conversation itself ("ta question").
+
+use super::clause::{
+    counted, has_number, has_specific_time, has_time, is_memory_word, is_number, is_participle_after_aux,
+    matches_state, modal_clause, Clause,
+};
+use super::lexicon::LEX;
+use super::{verdict, ClaimKind, Subject, Verdict};
+
+fn fact(rule: &'static str, subject: Subject, ev: &[&str]) -> Option<Verdict> {
+    Some(verdict(ClaimKind::StoredFact, rule, subject, ev))
+}
+
+/// A memory noun with what became of it, whose it is, where it is kept, or how many
+/// there are: "le rappel est créé", "deux rappels", "dans ta liste", "le chrono tourne".
+pub(super) fn memory_state(c: &Clause) -> Option<Verdict> {
+    if c.any(&LEX.generic_markers) {
+        return None;
+    }
+    let j = &c.joined;
+    for (i, w) in c.words.iter().enumerate() {
+        if !is_memory_word(&w.folded) {
+            continue;
+        }
+        // The determiner, past one adjective ("ton premier rendez-vous").
+        let mut d = i;
+        if d > 0 && LEX.noun_adjectives.has(c.folded(d - 1)) {
+            d -= 1;
+        }
+        let det = c.before(d);
+        let before = if d > 1 { c.folded(d - 2) } else { "" };
+        let possessive = LEX.user_possessives.has(det);
+        // "la dernière décision", "le prochain rappel": one stored item.
+        let ordinal = d < i && LEX.the.has(det);
+        let definite = LEX.definite.has(det) || d == 0 || possessive;
+        let ordinal_word = |w: &str| LEX.ordinal_endings.ending_of(w) && w.len() > 5;
+        let every = LEX.every.in_(j);
+        let counted = (d > 0 && is_number(&c.words[d - 1]) && !every)
+            || LEX.counted_dets.has(det)
+            || (d < i && ordinal_word(c.folded(i - 1)))
+            || (d > 0 && ordinal_word(det));
+        let verb_here = c.any(&LEX.memory_verbs);
+        let state_word = c.words.iter().find(|w| matches_state(&w.raw)).map(|w| w.raw.as_str());
+        let state_phrase = LEX.state_phrases.found_in(j).filter(|_| verb_here || i > 0);
+        let stated = state_word.or(state_phrase);
+        // The noun is the subject of what follows: "ta note … est bien là".
+        let copula_after = c.words[i + 1..].iter().any(|w| LEX.memory_copulas_after.has(&w.folded));
+        // "le chrono tourne", "la session continue".
+        let running = c.words[i + 1..].iter().take(3).any(|w| LEX.running.has(&w.folded));
+        // Where it is kept: "dans ma mémoire", "sur ta liste", "d'après tes notes".
+        let located = (LEX.located_preps.has(before) && (possessive || LEX.own_possessives.has(det)))
+            || LEX.according_to.in_(j);
+        // "ta remarque a rejoint le tiroir aux souvenirs": something happened to it.
+        let happened = c.words.windows(2).any(|w| {
+            LEX.happened_aux.has(&w[0].folded) && is_participle_after_aux(&w[1].raw) && !LEX.been.has(&w[1].folded)
+        });
+        // "ton briefing inclura la météo": what it will hold.
+        let will_hold = (possessive || has_specific_time(c))
+            && c.words[i + 1..].iter().any(|w| LEX.memory_future_endings.ending_of(&w.folded) && w.folded.len() > 5);
+        let rule = if definite && stated.is_some() {
+            "memory.state"
+        } else if counted {
+            "memory.counted"
+        } else if located {
+            "memory.located"
+        } else if definite && running {
+            "memory.running"
+        } else if ordinal && copula_after {
+            "memory.ordinal"
+        } else if happened {
+            "memory.happened"
+        } else if will_hold {
+            "memory.will_hold"
+        } else if possessive && (copula_after || has_time(c) || has_number(c)) {
+            "memory.possessed"
+        } else if definite && has_time(c) && copula_after {
+            "memory.timed"
+        } else if LEX.there_is.in_(j) && has_number(c) {
+            "memory.there_is"
+        } else {
+            continue;
+        };
+        let kind = if stated.is_some() { ClaimKind::Action } else { ClaimKind::StoredFact };
+        let subject = if possessive { Subject::UsersThing } else { Subject::Memory };
+        return Some(verdict(kind, rule, subject, &[&w.raw, det, stated.unwrap_or("")]));
+    }
+    // "déjà dans…", "déjà en place".
+    if let Some(p) = LEX.already_in.found_in(j) {
+        return Some(verdict(ClaimKind::Action, "memory.already_in", Subject::Memory, &[p]));
+    }
+    None
+}
+
+/// A question that still asserts ("Tu as rendez-vous jeudi ?", "Ta réunion est à 15 h ?").
+pub(super) fn fact_in_question(c: &Clause) -> Option<Verdict> {
+    if c.question_led || !c.asks {
+        return None;
+    }
+    second_person_fact(c, true)
+}
+
+/// A fact about the user the model cannot know without a tool: "tu as travaillé 5 h",
+/// "tu n'as aucun rappel", "ton code wifi est 8832", "tu es inscrit pour jeudi".
+/// `asking`: the clause is a question; only what it asserts as possessed or as a state
+/// counts ("Tu as rendez-vous jeudi ?"), not what it asks about ("tu penses à lundi ?").
+pub(super) fn second_person_fact(c: &Clause, asking: bool) -> Option<Verdict> {
+    let user = |rule, ev: &[&str]| fact(rule, Subject::User, ev);
+    if let Some(s) = c.words.iter().position(|w| LEX.user_subject.has(&w.folded)) {
+        let i = c.after_clitics(s + 1);
+        let verb = c.folded(i);
+        if LEX.modals.has(verb) || LEX.go.has(verb) {
+            return None;
+        }
+        // "tu trouveras ce point dans ton briefing", "tu recevras un rappel à 8 h".
+        let memory_here = c.words.iter().any(|w| is_memory_word(&w.folded));
+        if !asking
+            && LEX.user_future_endings.ending_of(verb)
+            && verb.len() >= 5
+            && (memory_here || has_specific_time(c))
+        {
+            return Some(verdict(ClaimKind::Promise, "user.will_receive", Subject::User, &[verb]));
+        }
+        if LEX.have.has(verb) {
+            let j = c.after_clitics(i + 1);
+            let next = c.raw(j);
+            let negated = LEX.have_negations.has(c.folded(j)) || LEX.negated_elision.has(c.folded(s + 1));
+            let claimed = LEX.claimed_participles.has(next);
+            // What "tu as" holds: "tu as (un|deux|des) rappel(s)"; "tu as le droit de…" is not it.
+            let object = if LEX.have_object_dets.has(c.folded(j)) || c.words.get(j).is_some_and(is_number) {
+                j + 1
+            } else {
+                j
+            };
+            let memory_object = is_memory_word(c.folded(object)) || is_memory_word(c.folded(object + 1));
+            // The thing it was done to: "tu avais oublié ton rendez-vous".
+            let done_to = (j + 1..(j + 4).min(c.words.len())).any(|k| is_memory_word(c.folded(k)));
+            if asking {
+                // "Tu as des projets pour le week-end ?" asks; "Tu as travaillé 5 h
+                // aujourd'hui ?" still asserts a measured fact.
+                let measured = has_number(c) || has_specific_time(c);
+                if (negated || claimed) && measured {
+                    return user("user.has_in_question", &[verb, next]);
+                }
+                return None;
+            }
+            if negated {
+                return user("user.has_not", &[verb, c.folded(j)]);
+            }
+            if claimed {
+                return user("user.has_done", &[verb, next]);
+            }
+            if has_number(c) {
+                return user("user.has_figure", &[verb]);
+            }
+            if is_participle_after_aux(next) {
+                // "tu avais oublié ton rendez-vous"; "t'as fait du super boulot" is praise.
+                return if done_to { user("user.did_to_memory", &[verb, next]) } else { None };
+            }
+            // "tu as une réunion demain", "tu as un rappel".
+            if has_time(c) || memory_object {
+                return user("user.has_thing", &[verb, c.folded(object)]);
+            }
+            return None;
+        }
+        // "tu vas toujours courir le dimanche", "tu bois souvent du thé": a habit stated.
+        if !asking {
+            if let Some(h) = c.find(&LEX.habit_adverbs) {
+                return user("user.habit", &[verb, h]);
+            }
+        }
+        // "tu préfères le vouvoiement": a preference stated as known.
+        if LEX.prefers.has(verb) && !c.asks {
+            return user("user.prefers", &[verb]);
+        }
+        if asking {
+            return None;
+        }
+        // "tu es inscrit pour jeudi", "tu travailles sur Atlas depuis 9 h".
+        if has_specific_time(c) && !LEX.modals.has(verb) && !c.any(&LEX.generic_markers) {
+            return user("user.dated", &[verb]);
+        }
+        if LEX.works.has(verb) && c.any(&LEX.works_preps) && has_number(c) {
+            return user("user.works", &[verb]);
+        }
+    }
+    // "ton code wifi est 8832", "your password is 1234".
+    for (i, w) in c.words.iter().enumerate() {
+        if !LEX.user_possessives.has(&w.folded) {
+            continue;
+        }
+        let noun = c.folded(i + 1);
+        if LEX.conversation_nouns.has(noun) {
+            continue;
+        }
+        // Whatever the verb: "ton total de la semaine dépasse les 35 heures", "ton
+        // anniversaire tombe le 14 juin".
+        let rest = &c.words[(i + 2).min(c.words.len())..];
+        let copula = rest.iter().any(|w| LEX.thing_copulas.has(&w.folded));
+        if asking && !copula {
+            continue;
+        }
+        if c.any(&LEX.generic_markers) {
+            continue;
+        }
+        // The noun must be the subject of something said about it.
+        let said = rest.iter().find(|w| LEX.thing_verbs.has(&w.folded));
+        if let Some(said) = said {
+            if rest.iter().any(is_number) || has_specific_time(c) {
+                return fact("user.thing_value", Subject::UsersThing, &[&w.raw, noun, &said.raw]);
+            }
+        }
+    }
+    None
+}
+
+/// The user as the subject of a statement about their life, or the user's thing with
+/// its value: "D'abord tu as le point avec Marc", "In the morning you see the bank at
+/// nine", "Ton code wifi, c'est …", "il te reste…", "Voici ton programme".
+/// `sentence_specific`/`sentence_counted`: a date or a figure elsewhere in the sentence.
+pub(super) fn about_the_user(c: &Clause, sentence_specific: bool, sentence_counted: bool) -> Option<Verdict> {
+    // "Pour ajouter un rappel, dis…" frames advice; "pour aujourd'hui, t'as…" dates a fact.
+    let framed = LEX.frame_leads.leads(&c.joined) && !LEX.dated_frames.leads(&c.joined);
+    if c.inherited_frame || c.words.is_empty() || framed {
+        return None;
+    }
+    let counted = counted(c);
+    let specific = has_specific_time(c) || counted;
+    let named = c.words.iter().skip(1).find(|w| w.capital && !LEX.not_names.has(&w.folded));
+    let thing = c.words.iter().find(|w| is_memory_word(&w.folded) || LEX.schedule_nouns.has(&w.folded));
+    let possessive_at = c.words.iter().position(|w| LEX.user_owned.has(&w.folded));
+    let asking = c.asks || c.sentence_asks;
+    // "Tu préfères le thé le matin." (no question mark) states a taste.
+    if !asking && LEX.prefers_lead.leads(&c.joined) {
+        return fact("user.prefers", Subject::User, &[c.raw(0), c.raw(1)]);
+    }
+    if asking || c.question_led {
+        // "Tu veux que je décale ton rendez-vous de dix heures ?": the figure is the claim
+        // ("ta sœur arrive samedi ?" only echoes a day).
+        return match possessive_at {
+            Some(at) if counted => fact("user.figure_in_question", Subject::UsersThing, &[c.raw(at), c.raw(at + 1)]),
+            _ => None,
+        };
+    }
+    if let Some(p) = LEX.remains.found_in(&c.joined) {
+        return fact("user.remains", Subject::UsersThing, &[p]);
+    }
+    // "Voici ton programme", "Here is your plan": the user's thing presented.
+    if LEX.presenting.leads(&c.joined) && possessive_at.is_some_and(|at| at <= 3) {
+        return fact("user.presented", Subject::UsersThing, &[c.raw(0)]);
+    }
+    if let Some(at) = possessive_at {
+        // "Ton code wifi, c'est …", "Your haircut got moved to Saturday": the user's thing
+        // is the subject of the statement.
+        let leads = c.words[..at].iter().all(|w| LEX.lead_ok.has(&w.folded));
+        let owned = c.folded(at + 1);
+        // A verb of state: a bare list ("tes notes, tes décisions") states nothing.
+        let stated = c.words[at..].iter().any(|w| LEX.states.has(&w.folded));
+        // "Ton médecin pourra mieux te conseiller": advice about someone, not a fact.
+        let advice = c.words.iter().any(|w| LEX.modals.has(&w.folded) || LEX.advice_futures.has(&w.folded));
+        if leads
+            && !advice
+            && !LEX.conversation_nouns.has(owned)
+            && (specific
+                || named.is_some()
+                || LEX.cest.in_(&c.joined)
+                || thing.is_some() && stated
+                || stated && sentence_specific)
+        {
+            return fact("user.thing_stated", Subject::UsersThing, &[c.raw(at), c.raw(at + 1)]);
+        }
+    }
+    // "Tu dois rendre le rapport avant vendredi", "tu dois quarante euros à Julien": an
+    // obligation or a debt on record ("tu dois boire de l'eau" is advice).
+    let owes = c.words.windows(2).any(|w| LEX.user_subject.has(&w[0].folded) && LEX.owes.has(&w[1].folded));
+    if owes && (named.is_some() || has_specific_time(c)) {
+        return fact("user.owes", Subject::User, &[]);
+    }
+    if modal_clause(c) && !c.any(&LEX.prefers) {
+        return None;
+    }
+    // "D'abord tu as le point avec Marc", "In the morning you see the bank at nine", "You
+    // decided to…": the user as the subject of a statement about their life.
+    let mut subject = None;
+    for (i, w) in c.words.iter().enumerate() {
+        let prev = c.before(i);
+        let next = c.folded(i + 1);
+        let is_subject = LEX.user_subject.has(&w.folded)
+            // "t'as", "t'es": "t'" is the subject only before avoir and être.
+            && (w.folded != "t" || LEX.t_verbs.has(next));
+        // "pour savoir combien de temps tu passes": a subordinate a few words back.
+        let subordinate = c.words[i.saturating_sub(3)..i].iter().any(|w| LEX.subordinate_before.has(&w.folded));
+        // "Je vous souhaite…", "I'll call you": an object after a subject.
+        let object = LEX.object_after.has(prev);
+        if is_subject && !LEX.subordinate_or_object.has(prev) && !subordinate && !object {
+            subject = Some(i);
+            break;
+        }
+    }
+    let subject = subject?;
+    let verb_at = c.after_clitics(subject + 1);
+    let verb = c.folded(verb_at);
+    // "Tu vas adorer ce film" looks ahead; "tu vas courir le dimanche à sept heures" tells.
+    if verb.is_empty() || LEX.go.has(verb) && !specific {
+        return None;
+    }
+    // "Tu préfères le thé" states a taste; "tu préfères que je…" asks.
+    let prefers = LEX.prefers.has(verb) && !LEX.prefers_that.has(c.folded(verb_at + 1));
+    if (LEX.modals.has(verb) || LEX.wants.has(verb)) && !prefers {
+        return None;
+    }
+    // "Tu es de garde ce week-end, du samedi 8 h…", "tu vois ta conseillère. C'est à
+    // quinze heures.": the figure elsewhere in the sentence makes it a fact.
+    let figured = counted || sentence_counted && LEX.sees.has(verb);
+    if LEX.evaluative.has(verb) && !figured {
+        return None;
+    }
+    let rest = super::clause::join(&c.words[verb_at + 1..]);
+    if LEX.have.has(verb) && LEX.evaluative_objects.leads(&rest) {
+        return None;
+    }
+    let taste = c.words[verb_at..].iter().take(3).find(|w| LEX.taste_verbs.has(&w.folded));
+    let owned_object = c.words.get(verb_at + 1).is_some_and(|w| LEX.user_possessives.has(&w.folded));
+    let why = if specific {
+        "user.life_dated"
+    } else if named.is_some() {
+        "user.life_named"
+    } else if thing.is_some() {
+        "user.life_thing"
+    } else if taste.is_some() || prefers {
+        "user.taste"
+    } else if owned_object && sentence_counted {
+        "user.life_counted"
+    } else {
+        return None;
+    };
+    fact(why, Subject::User, &[c.raw(subject), c.raw(verb_at)])
+}
