@@ -18,13 +18,40 @@ fn first_person(c: &Clause) -> Vec<usize> {
         // programmé" is a relative clause in the past, a claim.
         if LEX.que.has(c.before(i)) {
             let verb = c.after_clitics(i + 1);
-            if !LEX.relative_past_aux.has(c.folded(verb)) {
+            // "ce que j'ai noté pour toi": whatever it is, not a particular deed.
+            let free = i > 1 && LEX.free_relative.has(c.folded(i - 2));
+            if !LEX.relative_past_aux.has(c.folded(verb)) || free {
                 continue;
             }
         }
         out.push(i + 1);
     }
     out
+}
+
+/// The clause names a memory kind, one of the user's things or a moment: what is
+/// promised concerns the memory ("je vais te donner tes rappels de demain").
+fn concerns_memory(c: &Clause) -> bool {
+    memory_here(c) || c.any(&LEX.user_possessives) || super::clause::has_time(c)
+}
+
+/// A lasting change of behaviour: "désormais…", "je ne te proposerai plus…".
+fn lasting(c: &Clause, verb_at: usize) -> bool {
+    LEX.lasting.in_(&c.joined)
+        || c.words.iter().any(|w| LEX.ne.has(&w.folded)) && c.words[verb_at..].iter().any(|w| LEX.no_longer.has(&w.folded))
+}
+
+fn memory_here(c: &Clause) -> bool {
+    c.words.iter().any(|w| super::clause::is_memory_word(&w.folded))
+}
+
+/// An English "-ing" of an action verb ("adding", "setting", "saving").
+fn action_ing(word: &str) -> bool {
+    let Some(stem) = word.strip_suffix("ing") else { return false };
+    let undoubled = stem.len() > 2 && stem.as_bytes()[stem.len() - 1] == stem.as_bytes()[stem.len() - 2];
+    LEX.present_verbs.has(stem)
+        || LEX.present_verbs.has(&format!("{stem}e"))
+        || undoubled && LEX.present_verbs.has(&stem[..stem.len() - 1])
 }
 
 /// A first-person clause claiming or promising an action.
@@ -67,6 +94,15 @@ pub(super) fn claim(c: &Clause) -> Option<Verdict> {
                 _ => continue,
             }
         }
+        // English simple past: "I cancelled the oven timer", "we agreed you'd send it".
+        if LEX.english_subjects.has(subject)
+            && !c.asks
+            && !c.question_led
+            && super::clause::is_participle(&verb.raw)
+            && !LEX.harmless_participles.has(&verb.raw)
+        {
+            return hit(ClaimKind::Action, "arthur.past", &[subject, &verb.raw]);
+        }
         // "je me suis occupé", "je suis en train de noter", "I am adding".
         if LEX.be_aux.has(v) {
             let j = c.after_clitics(i + 1);
@@ -77,7 +113,8 @@ pub(super) fn claim(c: &Clause) -> Option<Verdict> {
             if let Some(p) = LEX.progressive.found_in(&c.joined) {
                 return hit(ClaimKind::Action, "arthur.progressive", &[subject, p]);
             }
-            if next.ends_with("ing") && next.len() > 5 && !LEX.harmless_ing.has(next) {
+            // "I'm setting a timer", "I am adding it": an action verb, or a memory kind.
+            if next.ends_with("ing") && next.len() > 5 && !LEX.harmless_ing.has(next) && (action_ing(next) || memory_here(c)) {
                 return hit(ClaimKind::Action, "arthur.progressive", &[subject, v, next]);
             }
             continue;
@@ -86,7 +123,13 @@ pub(super) fn claim(c: &Clause) -> Option<Verdict> {
         if LEX.near_future_aux.has(v) {
             let j = c.after_clitics(i + 1);
             let Some(inf) = c.words.get(j) else { continue };
-            if LEX.well.has(&inf.folded) || LEX.harmless_near_future.has(&inf.raw) {
+            if LEX.well.has(&inf.folded) {
+                continue;
+            }
+            // "je vais t'expliquer", "je vais te proposer trois idées": said in this very
+            // answer, unless it is a lasting change or concerns the memory.
+            let harmless = LEX.harmless_near_future.has(&inf.raw) || LEX.speech_acts.has(&inf.folded) && !concerns_memory(c);
+            if harmless && !lasting(c, j) {
                 continue;
             }
             if v == "will" && LEX.will_harmless.has(&inf.folded) {
@@ -98,9 +141,17 @@ pub(super) fn claim(c: &Clause) -> Option<Verdict> {
         if LEX.conditional_endings.ending_of(v) && !LEX.modals.has(v) && LEX.of_.has(c.folded(i + 1)) {
             return hit(ClaimKind::Promise, "arthur.conditional_commitment", &[subject, v]);
         }
-        // Simple future: "je te préviendrai", "je ferai", "nous noterons".
+        // Simple future: "je te préviendrai", "je ferai", "nous noterons" — but "je
+        // t'expliquerai" and "je te proposerai" promise nothing about the memory.
         if LEX.future_endings.ending_of(v) && v.len() > 4 && !LEX.harmless_futures.has(v) {
-            return hit(ClaimKind::Promise, "arthur.future", &[subject, v]);
+            let raw = verb.raw.as_str();
+            let stem = raw.strip_suffix("ai").or_else(|| raw.strip_suffix("ons")).unwrap_or(raw);
+            let harmless = [stem.to_string(), format!("{stem}e")]
+                .iter()
+                .any(|inf| LEX.harmless_near_future.has(inf) || LEX.speech_acts.has(&crate::text::normalise(inf)) && !concerns_memory(c));
+            if !harmless || lasting(c, i) {
+                return hit(ClaimKind::Promise, "arthur.future", &[subject, v]);
+            }
         }
         // Present: "je note", "je m'en occupe", "je te crée ça" — but "Je le note ?" offers,
         // "je ne retiens que ce que tu demandes" states a rule, and "on annule depuis la
@@ -109,6 +160,10 @@ pub(super) fn claim(c: &Clause) -> Option<Verdict> {
         let rule = LEX.ne.has(c.folded(start))
             || c.words[start..].iter().any(|w| LEX.que.has(&w.folded)) && c.words.iter().any(|w| LEX.ne.has(&w.folded));
         let generic_on = subject == "on";
+        let to_you = c.words[start..i].iter().any(|w| LEX.to_you.has(&w.folded));
+        if LEX.notify_verbs.has(v) && to_you && !offer && !generic_on {
+            return hit(ClaimKind::Promise, "arthur.present_promise", &[subject, v]);
+        }
         if LEX.present_verbs.has(v) && !offer && !rule && !generic_on {
             return if LEX.promising_present.has(v) {
                 hit(ClaimKind::Promise, "arthur.present_promise", &[subject, v])
@@ -120,7 +175,11 @@ pub(super) fn claim(c: &Clause) -> Option<Verdict> {
             return hit(ClaimKind::Action, "arthur.just_did", &[subject, v]);
         }
         // Any other verb leading to an action: "je me ferais un plaisir de te le rappeler",
-        // "je compte l'ajouter", "je m'engage à te prévenir".
+        // "je compte l'ajouter", "je m'engage à te prévenir" — not in a question ("Should
+        // I save that as a note?").
+        if c.asks || c.question_led {
+            continue;
+        }
         for k in i + 1..c.words.len() {
             let w = c.folded(k);
             // "je ne garde que ce que tu me demandes d'enregistrer": what follows a

@@ -26,6 +26,14 @@ pub(super) struct Clause {
     /// Continues a hypothetical clause: the consequence of "si…", the rest of a list
     /// after "je peux…" ("I can keep notes, set reminders…").
     pub inherited_frame: bool,
+    /// Continues a condition ("si tu oublies, …", "quand le minuteur sera fini, …"): what
+    /// it says is hypothetical, but a promise made in it is still a promise.
+    pub after_condition: bool,
+    /// Ends with a colon.
+    pub colon: bool,
+    /// Content that is not Arthur's word about himself or the memory: what follows "Un
+    /// petit poème :", "Dis par exemple :", or the user's own deed after "Félicitations,".
+    pub content: bool,
     /// Opens after "et", "ou", "mais"… in the same piece of the sentence.
     pub after_conjunction: bool,
     /// The sentence it belongs to asks something ("Entendu, mais quel jour ?").
@@ -68,6 +76,10 @@ impl Clause {
     /// instruction to the user), or continues one.
     pub fn framed(&self) -> bool {
         LEX.frame_leads.leads(&self.joined) || self.inherited_frame
+    }
+    /// Opens on a condition or a time clause ("si…", "une fois que…", "once…").
+    pub fn conditional(&self) -> bool {
+        LEX.condition_leads.leads(&self.joined)
     }
 }
 
@@ -124,18 +136,19 @@ pub(super) fn join(words: &[Word]) -> String {
 /// Splits a sentence into clauses at punctuation and coordinating conjunctions.
 pub(super) fn clauses(sentence: &str) -> Vec<Clause> {
     let text = protect(&unquote(sentence));
-    let mut pieces: Vec<(String, bool)> = Vec::new();
+    let mut pieces: Vec<(String, char)> = Vec::new();
     let mut current = String::new();
     for c in text.chars() {
         if matches!(c, ',' | ';' | ':' | '!' | '?' | '…' | '(' | ')' | '—' | '–' | '.' | '\n') {
-            pieces.push((std::mem::take(&mut current), c == '?'));
+            pieces.push((std::mem::take(&mut current), c));
         } else {
             current.push(c);
         }
     }
-    pieces.push((current, false));
+    pieces.push((current, ' '));
     let mut out = Vec::new();
-    for (piece, asks) in pieces {
+    for (piece, end) in pieces {
+        let asks = end == '?';
         let words = words_of(&piece);
         // Coordinated clauses: "je l'ai noté et je te le rappellerai".
         let mut start = 0;
@@ -147,10 +160,12 @@ pub(super) fn clauses(sentence: &str) -> Vec<Clause> {
             }
         }
         groups.push(words[start.min(words.len())..].to_vec());
+        let last = groups.len() - 1;
         for (gi, words) in groups.into_iter().enumerate() {
             if words.is_empty() {
                 continue;
             }
+            let colon = end == ':' && gi == last;
             let joined = join(&words);
             let question_led = LEX.question_leads.leads(&joined);
             out.push(Clause {
@@ -159,6 +174,9 @@ pub(super) fn clauses(sentence: &str) -> Vec<Clause> {
                 asks,
                 question_led,
                 inherited_frame: false,
+                after_condition: false,
+                colon,
+                content: false,
                 after_conjunction: gi > 0,
                 sentence_asks: false,
             });
@@ -175,17 +193,50 @@ pub(super) fn framed_clauses(sentence: &str) -> Vec<Clause> {
     for c in clauses.iter_mut() {
         c.sentence_asks = sentence_asks;
     }
+    // "Un petit poème : …", "Dis simplement : rappelle-moi…": what follows the colon is
+    // content, not Arthur's word.
+    if let Some(intro) = clauses.iter().position(|c| {
+        c.colon && (LEX.say_leads.leads(&c.joined) || c.any(&LEX.genres) || c.words.iter().any(|w| LEX.say_verbs.has(&w.folded)))
+    }) {
+        for c in clauses.iter_mut().skip(intro + 1) {
+            c.content = true;
+        }
+    }
     for k in 1..clauses.len() {
+        let outcome = {
+            // "Félicitations, c'est fait !": the user's deed; "Ajoute un filet d'huile
+            // d'olive et c'est prêt": an instruction and its outcome.
+            let (prev, next) = (&clauses[k - 1], &clauses[k]);
+            let impersonal = !next.any(&LEX.first_person)
+                && !next.any(&LEX.user_mentions)
+                && !next.words.iter().any(|w| is_memory_word(&w.folded));
+            let head = &prev.words[0];
+            let instruction = head.raw == head.folded
+                && (LEX.imperatives.has(&head.folded) || LEX.present_verbs.has(&head.folded))
+                && !prev.framed();
+            (LEX.praise.leads(&prev.joined) || instruction && next.after_conjunction) && impersonal
+        };
+        if outcome {
+            clauses[k].content = true;
+        }
         let prev = &clauses[k - 1];
         let condition = LEX.condition_leads.leads(&prev.joined);
         let hypothetical = condition || modal_clause(prev) || prev.inherited_frame;
+        let prev_after_condition = prev.after_condition;
         let head = clauses[k].folded(0).to_string();
         let continues = clauses[k].after_conjunction
             || LEX.continuation_endings.ending_of(&head)
             || LEX.present_verbs.has(&head) && clauses[k].words[0].raw.is_ascii()
-            || LEX.continuation_heads.has(&head);
+            || LEX.continuation_heads.has(&head)
+            || clauses[k].words[0].raw.is_ascii()
+                && !clauses[k].any(&LEX.first_person)
+                && !LEX.subject_pronouns.has(&head)
+                && !LEX.determiners.has(&head)
+                && !LEX.user_possessives.has(&head)
+                && !clauses[k].words[0].capital;
         if hypothetical && (condition || continues) {
             clauses[k].inherited_frame = true;
+            clauses[k].after_condition = condition || prev_after_condition;
         }
     }
     clauses
@@ -194,10 +245,13 @@ pub(super) fn framed_clauses(sentence: &str) -> Vec<Clause> {
 /// A subject followed by a modal: "je peux…", "tu pourrais…", "on peut…" — a capability
 /// or an offer, not a statement of what is stored or done.
 pub(super) fn modal_clause(c: &Clause) -> bool {
-    c.words
-        .iter()
-        .enumerate()
-        .any(|(i, w)| LEX.persons.has(&w.folded) && LEX.modals.has(c.folded(c.after_clitics(i + 1))))
+    c.words.iter().enumerate().any(|(i, w)| {
+        let m = c.after_clitics(i + 1);
+        // "je sais que tu…" knows; "je sais le faire" can.
+        LEX.persons.has(&w.folded)
+            && LEX.modals.has(c.folded(m))
+            && !(LEX.knowing.has(c.folded(m)) && LEX.que.has(c.folded(m + 1)))
+    })
 }
 
 /// Ends like a past participle written with its accent, or an English "-ed", or is an
@@ -261,7 +315,8 @@ pub(super) fn has_specific_time(c: &Clause) -> bool {
         let f = w.folded.as_str();
         LEX.days.has(f)
             || (f.chars().any(|ch| ch.is_ascii_digit()) && f.contains('h'))
-            || (f.chars().all(|ch| ch.is_ascii_digit()) && LEX.hour_units.has(c.folded(i + 1)))
-            || (LEX.number_words.has(f) && LEX.hour_units.has(c.folded(i + 1)))
+            || ((f.chars().all(|ch| ch.is_ascii_digit()) || LEX.number_words.has(f))
+                && LEX.hour_units.has(c.folded(i + 1))
+                && !LEX.duration_marks.has(c.before(i)))
     }) || LEX.specific_time_phrases.in_(&c.joined)
 }

@@ -217,6 +217,7 @@ lexicon! {
     about_memory_pronouns: Words = "who.about_memory_pronouns",
     third_parties: Words = "who.third_parties",
     conversation_nouns: Words = "who.conversation_nouns",
+    knowing: Words = "who.knowing",
     generic_markers: Words = "who.generic_markers",
 
     // ---- grammar: what stands between a subject and its verb, and what a verb form is
@@ -244,6 +245,10 @@ lexicon! {
     pronominal: Words = "grammar.pronominal",
     third_person_aux: Words = "grammar.third_person_aux",
     future_aux: Words = "grammar.future_aux",
+    free_relative: Words = "grammar.free_relative",
+    prepositions: Words = "grammar.prepositions",
+    not_verbs: Words = "grammar.not_verbs",
+    nothing: Words = "grammar.nothing",
 
     // ---- Arthur's own actions (first person)
     past_aux: Words = "arthur.past_aux",
@@ -271,6 +276,12 @@ lexicon! {
     intention_breaks: Words = "arthur.intention_breaks",
     without: Words = "arthur.without",
     action_infinitives: Words = "arthur.action_infinitives",
+    english_subjects: Words = "arthur.english_subjects",
+    speech_acts: Words = "arthur.speech_acts",
+    lasting: Phrases = "arthur.lasting",
+    notify_verbs: Words = "arthur.notify_verbs",
+    to_you: Words = "arthur.to_you",
+    no_longer: Words = "arthur.no_longer",
 
     // ---- receipts and bare acknowledgements
     fillers: Words = "receipt.fillers",
@@ -288,9 +299,13 @@ lexicon! {
     places: Words = "receipt.places",
     here: Words = "receipt.here",
     already: Words = "receipt.already",
+    agent_marks: Words = "receipt.agent_marks",
+    also_nouns: Words = "receipt.also_nouns",
+    also_verbs: Words = "receipt.also_verbs",
 
     // ---- set phrases
     phrases: KindPhrases = "phrases.claim",
+    leading_phrases: KindPhrases = "phrases.leading",
     done_idioms: Phrases = "phrases.done_idioms",
     done_phrase: Phrases = "phrases.done",
 
@@ -304,6 +319,7 @@ lexicon! {
     memory_verbs: Words = "memory.verbs",
     memory_copulas_after: Words = "memory.copulas_after",
     running: Words = "memory.running",
+    ringing: Words = "memory.ringing",
     located_preps: Words = "memory.located_preps",
     according_to: Phrases = "memory.according_to",
     there_is: Phrases = "memory.there_is",
@@ -311,6 +327,11 @@ lexicon! {
     memory_future_endings: Words = "memory.future_endings",
     ordinal_endings: Words = "memory.ordinal_endings",
     already_in: Phrases = "memory.already_in",
+    running_nouns: Words = "memory.running_nouns",
+    memory_just_did: Words = "memory.just_did",
+    none: Words = "memory.none",
+    holding: Words = "memory.holding",
+    verb_before: Words = "memory.verb_before",
     have: Words = "user.have",
     have_object_dets: Words = "user.have_object_dets",
     have_negations: Words = "user.have_negations",
@@ -347,18 +368,28 @@ lexicon! {
     prefers_lead: Phrases = "user.prefers_lead",
     cest: Phrases = "user.cest",
     copula_phrases: Phrases = "user.copula_phrases",
+    modal_adjectives: Words = "user.modal_adjectives",
+    receive_futures: Words = "user.receive_futures",
+    will: Words = "user.will",
+    obligation: Words = "user.obligation",
+    obligation_modals: Words = "user.obligation_modals",
 
     // ---- someone else handles it
     handling_stems: Words = "third_party.handling_stems",
     pending: Phrases = "third_party.pending",
     te: Phrases = "third_party.te",
+    handling_phrases: Phrases = "third_party.handling_phrases",
 
     // ---- frames: questions, offers, conditions, instructions
     question_leads: Phrases = "frames.question_leads",
     frame_leads: Phrases = "frames.hypothetical_leads",
     condition_leads: Phrases = "frames.condition_leads",
-    if_: Words = "frames.if",
     purpose: Words = "frames.purpose",
+    say_leads: Phrases = "frames.say_leads",
+    say_verbs: Words = "frames.say_verbs",
+    genres: Words = "frames.genres",
+    praise: Phrases = "frames.praise",
+    imperatives: Words = "frames.imperatives",
 
     // ---- time and numbers
     time_words: Words = "time.words",
@@ -369,6 +400,7 @@ lexicon! {
     specific_time_phrases: Phrases = "time.specific_phrases",
     number_words: Words = "time.number_words",
     english_hours: Words = "time.english_hours",
+    duration_marks: Words = "time.duration_marks",
 }
 
 /// Parses the part of TOML the file uses.

@@ -123,6 +123,9 @@ pub fn explain(sentence: &str) -> Option<Verdict> {
 
 /// Does this clause, alone, claim or promise?
 fn clause_claim(c: &Clause) -> Option<Verdict> {
+    if c.content {
+        return None;
+    }
     let framed = c.framed();
     let asked = c.question_led;
     if let Some(v) = statement::receipt(c)
@@ -134,6 +137,12 @@ fn clause_claim(c: &Clause) -> Option<Verdict> {
     // "Pour te le rappeler, je l'ai noté": a purpose does not make it hypothetical.
     if !framed || LEX.purpose.has(c.folded(0)) {
         if let Some(v) = arthur::claim(c) {
+            return Some(v);
+        }
+    } else if c.after_condition && !LEX.frame_leads.leads(&c.joined) {
+        // "Si tu oublies, je te le rappellerai à 18 h": a promise on a condition is a
+        // promise ("si tu veux, je peux…" offers, and "je le note" would be an offer too).
+        if let Some(v) = arthur::claim(c).filter(|v| v.kind == ClaimKind::Promise) {
             return Some(v);
         }
     }
@@ -150,6 +159,9 @@ fn clause_claim(c: &Clause) -> Option<Verdict> {
 /// What only the whole sentence shows: a promise dated in another clause, a statement
 /// closed by a tag question, a value after the user's thing, a day's plan announced.
 fn sentence_claim(sentence: &str, clauses: &[Clause]) -> Option<Verdict> {
+    if clauses.iter().any(|c| c.content) {
+        return None;
+    }
     let fact = |rule, subject, ev: &[&str]| Some(verdict(ClaimKind::StoredFact, rule, subject, ev));
     // "Chaque année, le 12 mai, tu auras ton petit mot": a promise made to the user, its
     // date in another clause.
@@ -160,13 +172,16 @@ fn sentence_claim(sentence: &str, clauses: &[Clause]) -> Option<Verdict> {
         }
         c.words.iter().enumerate().find_map(|(i, w)| {
             let v = c.folded(c.after_clitics(i + 1));
-            (LEX.tu.has(&w.folded)
-                && LEX.user_future_endings.ending_of(v)
-                && v.len() >= 5)
-                .then_some(v)
+            (LEX.tu.has(&w.folded) && LEX.user_future_endings.ending_of(v) && v.len() >= 5).then_some(v)
         })
     });
-    if let (true, Some(v)) = (dated, promised) {
+    // What the user will receive from Arthur ("tu auras ton petit mot", "tu recevras un
+    // rappel"), not what the user will do or feel ("tu retiendras mieux", "tu seras
+    // surpris").
+    let received = |v: &str| {
+        LEX.receive_futures.has(v) || clauses.iter().any(|c| c.words.iter().any(|w| is_memory_word(&w.folded)))
+    };
+    if let (true, Some(v)) = (dated, promised.filter(|v| received(v))) {
         return Some(verdict(ClaimKind::Promise, "user.dated_promise", Subject::User, &[v]));
     }
     // A statement about the user closed by a tag question: "Tu aimes commencer par tes

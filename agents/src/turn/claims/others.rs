@@ -2,7 +2,9 @@
 //! occupe", "le plombier a été prévenu", "Paul a confirmé qu'il s'occupait des billets"),
 //! which explains an inaction Arthur cannot vouch for.
 
-use super::clause::{has_number, has_specific_time, has_time, is_participle, is_participle_after_aux, matches_state};
+use super::clause::{
+    has_number, has_specific_time, has_time, is_memory_word, is_participle, is_participle_after_aux, matches_state,
+};
 use super::clause::{modal_clause, Clause};
 use super::lexicon::LEX;
 use super::{verdict, ClaimKind, Subject, Verdict};
@@ -13,10 +15,17 @@ fn hit(rule: &'static str, ev: &[&str]) -> Option<Verdict> {
 
 /// "déjà" + a participle: "le dossier est déjà réglé", "ta banque a déjà reçu".
 pub(super) fn already(c: &Clause) -> Option<Verdict> {
+    // "Tu as déjà fait le plus dur": the user's own deed, unless it is about the memory.
+    let users_deed = super::user::user_subject(c).is_some() && !c.words.iter().any(|w| is_memory_word(&w.folded));
+    if users_deed {
+        return None;
+    }
     for (i, w) in c.words.iter().enumerate() {
         if LEX.already.has(&w.folded) {
             if let Some(next) = c.words.get(c.after_clitics(i + 1)) {
-                if is_participle(&next.raw) || matches_state(&next.raw) {
+                // "déjà réglé", "already added", "already handling it".
+                let ing = next.raw.ends_with("ing") && next.raw.len() > 5;
+                if is_participle(&next.raw) || matches_state(&next.raw) || ing {
                     return hit("third_party.already", &[&w.raw, &next.raw]);
                 }
             }
@@ -37,8 +46,10 @@ pub(super) fn handles(c: &Clause) -> Option<Verdict> {
     });
     let pending = has_time(c) || LEX.pending.in_(&c.joined);
     let future = c.any(&LEX.future_aux);
-    let handling = c.words.iter().find(|w| {
-        let infinitive = LEX.infinitive_endings.ending_of(&w.folded);
+    let phrase = LEX.handling_phrases.found_in(&c.joined);
+    let handling = c.words.iter().enumerate().find(|(i, w)| {
+        // "takes about eight minutes to reach Earth": an English infinitive too.
+        let infinitive = LEX.infinitive_endings.ending_of(&w.folded) || c.before(*i) == "to";
         (!infinitive || future) && (LEX.handling_stems.stem_of(&w.folded) || LEX.action_infinitives.has(&w.folded))
     });
     let past_action = c
@@ -47,9 +58,10 @@ pub(super) fn handles(c: &Clause) -> Option<Verdict> {
         .any(|w| LEX.third_person_aux.has(&w[0].folded) && is_participle_after_aux(&w[1].raw));
     let about_user = c.any(&LEX.user_words);
     if let Some((_, who)) = named {
-        if let Some(verb) = handling {
-            if about_user || pending || past_action || future {
-                return hit("third_party.handles", &[&who.raw, &verb.raw]);
+        let verb = handling.map(|(_, w)| w.raw.as_str()).or(phrase);
+        if let Some(verb) = verb {
+            if about_user || pending || past_action || future || phrase.is_some() {
+                return hit("third_party.handles", &[&who.raw, verb]);
             }
         }
         if past_action && about_user {

@@ -14,6 +14,11 @@ fn hit(kind: ClaimKind, rule: &'static str, ev: &[&str]) -> Option<Verdict> {
 /// A receipt or an acknowledgement: "Noté !", "Réservé pour 20 h", "Entrée créée",
 /// "Épinglé : …", "L'enregistrement a échoué".
 pub(super) fn receipt(c: &Clause) -> Option<Verdict> {
+    // "les sessions démarrées et arrêtées": a coordinated adjective, not an answer (what
+    // came before "et" was judged on its own).
+    if c.after_conjunction && c.words.len() == 1 {
+        return None;
+    }
     let first = c.folded(0);
     let framed = c.framed();
     let asked = c.question_led;
@@ -36,7 +41,14 @@ pub(super) fn receipt(c: &Clause) -> Option<Verdict> {
     }
     // A clause that opens on a state: "Réservé pour 20 h.", "Ajouté à ta liste".
     let head = c.raw(0);
-    if matches_state(head) && !LEX.here.has(head) && !LEX.not_state_lead.has(first) {
+    // "enregistré par Usain Bolt": a passive with its agent tells the world's story.
+    let agent = LEX.agent_marks.has(c.folded(1));
+    if matches_state(head)
+        && !LEX.here.has(head)
+        && !LEX.not_state_lead.has(first)
+        && !agent
+        && !LEX.also_nouns.has(head)
+    {
         return hit(ClaimKind::Action, "receipt.state_first", &[head]);
     }
     // A receipt's headline: a noun, then what became of it ("Entrée créée", "Tâche
@@ -56,6 +68,8 @@ pub(super) fn receipt(c: &Clause) -> Option<Verdict> {
             if matches_state(&w.raw)
                 && !LEX.here.has(&w.raw)
                 && is_participle(&w.raw)
+                && !LEX.also_nouns.has(&w.raw)
+                && !LEX.agent_marks.has(c.folded(k + 1))
                 && !LEX.subject_pronouns.has(c.folded(k - 1))
             {
                 return hit(ClaimKind::Action, "receipt.headline", &[c.raw(k - 1), &w.raw]);
@@ -72,7 +86,9 @@ pub(super) fn receipt(c: &Clause) -> Option<Verdict> {
                 && !LEX.feelings.has(raw)
                 && !LEX.not_titles.has(raw)
         };
-        if titled(head) && c.words.len() <= 2 {
+        // Alone, only a word of what became of something ("Épinglé :"): a lone
+        // "fractionné", "priorités" or "entrée" in a plan is a noun.
+        if titled(head) && matches_state(head) && !LEX.also_nouns.has(head) && c.words.len() <= 2 {
             return hit(ClaimKind::Action, "receipt.title", &[head]);
         }
         if memory_head {
@@ -91,20 +107,29 @@ pub(super) fn receipt(c: &Clause) -> Option<Verdict> {
     None
 }
 
+/// A negated state is a denial ("rien n'a été effacé", "la note n'a pas été
+/// sauvegardée"), which only code may say.
+fn negated_kind(c: &Clause) -> ClaimKind {
+    let negated = c.words.iter().any(|w| LEX.ne.has(&w.folded) || LEX.nothing.has(&w.folded));
+    if negated {
+        ClaimKind::Denial
+    } else {
+        ClaimKind::Action
+    }
+}
+
 /// A set phrase: "c'est noté", "ça marche", "compte sur moi", "s'en occupe"…
 pub(super) fn phrase(c: &Clause) -> Option<Verdict> {
     let j = &c.joined;
     let framed = c.framed();
-    for (phrase, kind) in LEX.phrases.iter() {
-        if !j.contains(phrase) {
-            continue;
-        }
+    let leading = LEX.leading_phrases.iter().filter(|(p, _)| j.starts_with(p));
+    for (phrase, kind) in LEX.phrases.iter().filter(|(p, _)| j.contains(p)).chain(leading) {
         // Idioms: "c'est fait maison", "c'est fait pour toi".
         if LEX.done_phrase.is(phrase) && LEX.done_idioms.in_(j) {
             continue;
         }
         // "si c'est bon pour toi", "je ne sais pas si c'est fait": hypothetical.
-        if framed && kind == ClaimKind::Action && LEX.if_.has(c.folded(0)) {
+        if framed && kind == ClaimKind::Action && c.conditional() {
             continue;
         }
         // "Ton collègue pourrait s'en charger, non ?": a suggestion, not a fact.
@@ -139,6 +164,11 @@ pub(super) fn receipt_number(c: &Clause) -> Option<Verdict> {
 /// "c'est / tout est / ça a été / it is … <state>", "a été créé", "elle sera dans le
 /// dossier dès ce soir".
 pub(super) fn state(c: &Clause) -> Option<Verdict> {
+    // "Une fois que c'est fait, …", "pour quelle date il est prévu ?": a condition or a
+    // question states nothing.
+    if c.conditional() || c.question_led {
+        return None;
+    }
     let asked = c.question_led;
     for (i, w) in c.words.iter().enumerate() {
         let copula = LEX.copulas.has(&w.folded);
@@ -162,9 +192,17 @@ pub(super) fn state(c: &Clause) -> Option<Verdict> {
                 || LEX.third_parties.has(&w.folded)
                 || LEX.about_memory_pronouns.has(&w.folded)
         });
-        if passive && !asked && is_participle_after_aux(next) && (matches_state(next) || about_memory) {
-            // "a été créé", "ont été envoyés", "has been saved", "il a été procédé à".
-            return hit(ClaimKind::Action, "state.passive", &[&w.raw, next]);
+        // "Il n'a pas été battu depuis": a pronoun alone needs a word of what became of a
+        // stored item; "ta note n'a pas été…" names it.
+        let about_stored = c.words.iter().any(|w| {
+            is_memory_word(&w.folded)
+                || LEX.operation_nouns.has(&w.folded)
+                || LEX.third_parties.has(&w.folded)
+                || LEX.user_possessives.has(&w.folded)
+        });
+        if passive && !asked && is_participle_after_aux(next) && (matches_state(next) || about_stored) {
+            // "a été créé", "ont été envoyés", "has been saved", "rien n'a été effacé".
+            return hit(negated_kind(c), "state.passive", &[&w.raw, next]);
         }
         let pronoun = pronoun || (pronominal && about_memory);
         // "elle sera dans le dossier dès ce soir": where it will be, a promise.
@@ -179,7 +217,7 @@ pub(super) fn state(c: &Clause) -> Option<Verdict> {
             return hit(ClaimKind::Action, "state.pronominal", &[subject, &w.raw, next]);
         }
         if pronoun && matches_state(next) {
-            return hit(ClaimKind::Action, "state.copula", &[subject, &w.raw, next]);
+            return hit(negated_kind(c), "state.copula", &[subject, &w.raw, next]);
         }
         if pronoun {
             if let Some(p) = LEX.state_phrases.found_in(&c.joined) {

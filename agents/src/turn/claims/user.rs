@@ -20,12 +20,14 @@ fn fact(rule: &'static str, subject: Subject, ev: &[&str]) -> Option<Verdict> {
 /// A memory noun with what became of it, whose it is, where it is kept, or how many
 /// there are: "le rappel est créé", "deux rappels", "dans ta liste", "le chrono tourne".
 pub(super) fn memory_state(c: &Clause) -> Option<Verdict> {
-    if c.any(&LEX.generic_markers) {
+    // "en général…", "les décisions peuvent être notées…": a rule or a possibility.
+    if c.any(&LEX.generic_markers) || c.any(&LEX.modals) {
         return None;
     }
     let j = &c.joined;
     for (i, w) in c.words.iter().enumerate() {
-        if !is_memory_word(&w.folded) {
+        // "se souvenir", "tu notes": the verb, not the noun.
+        if !is_memory_word(&w.folded) || LEX.verb_before.has(c.before(i)) {
             continue;
         }
         // The determiner, past one adjective ("ton premier rendez-vous").
@@ -36,52 +38,77 @@ pub(super) fn memory_state(c: &Clause) -> Option<Verdict> {
         let det = c.before(d);
         let before = if d > 1 { c.folded(d - 2) } else { "" };
         let possessive = LEX.user_possessives.has(det);
+        // "se base sur les sessions démarrées": a complement, not what the clause is about.
+        let complement = LEX.prepositions.has(before) && !possessive;
         // "la dernière décision", "le prochain rappel": one stored item.
         let ordinal = d < i && LEX.the.has(det);
         let definite = LEX.definite.has(det) || d == 0 || possessive;
         let ordinal_word = |w: &str| LEX.ordinal_endings.ending_of(w) && w.len() > 5;
         let every = LEX.every.in_(j);
-        let counted = (d > 0 && is_number(&c.words[d - 1]) && !every)
+        let anchored = LEX.none.has(det)
+            || c.any(&LEX.holding)
+            || c.any(&LEX.user_mentions)
+            || c.any(&LEX.first_person)
+            || c.any(&LEX.user_possessives);
+        let counted = (d > 0 && is_number(&c.words[d - 1]) && !every && anchored)
             || LEX.counted_dets.has(det)
             || (d < i && ordinal_word(c.folded(i - 1)))
             || (d > 0 && ordinal_word(det));
         let verb_here = c.any(&LEX.memory_verbs);
-        let state_word = c.words.iter().find(|w| matches_state(&w.raw)).map(|w| w.raw.as_str());
+        let state_word = c
+            .words
+            .iter()
+            .enumerate()
+            .find(|(k, w)| matches_state(&w.raw) && !(LEX.also_verbs.has(&w.raw) && LEX.determiners.has(c.folded(k + 1))))
+            .map(|(_, w)| w.raw.as_str());
         let state_phrase = LEX.state_phrases.found_in(j).filter(|_| verb_here || i > 0);
         let stated = state_word.or(state_phrase);
         // The noun is the subject of what follows: "ta note … est bien là".
         let copula_after = c.words[i + 1..].iter().any(|w| LEX.memory_copulas_after.has(&w.folded));
-        // "le chrono tourne", "la session continue".
-        let running = c.words[i + 1..].iter().take(3).any(|w| LEX.running.has(&w.folded));
+        // "le chrono tourne", "la session continue", "le minuteur sonne dans 30 secondes":
+        // what runs (a timer, a session), with its determiner.
+        let after = &c.words[i + 1..];
+        let ringing = after.iter().take(4).any(|w| LEX.ringing.has(&w.folded))
+            && (has_number(c) || has_specific_time(c) || possessive);
+        let running = d > 0
+            && definite
+            && LEX.running_nouns.has(w.folded.trim_end_matches('s'))
+            && (after.iter().take(4).any(|w| LEX.running.has(&w.folded)) || ringing);
         // Where it is kept: "dans ma mémoire", "sur ta liste", "d'après tes notes".
         let located = (LEX.located_preps.has(before) && (possessive || LEX.own_possessives.has(det)))
             || LEX.according_to.in_(j);
-        // "ta remarque a rejoint le tiroir aux souvenirs": something happened to it.
-        let happened = c.words.windows(2).any(|w| {
-            LEX.happened_aux.has(&w[0].folded) && is_participle_after_aux(&w[1].raw) && !LEX.been.has(&w[1].folded)
+        // "ta remarque a rejoint le tiroir aux souvenirs", "ton minuteur vient de se
+        // terminer": something happened to it.
+        // The noun (or the user's thing that opens the clause) is the subject: "you want to
+        // start a focus session" has the English article, not the auxiliary.
+        let from = if LEX.user_possessives.has(c.folded(0)) { 0 } else { i };
+        let happened = (from..c.words.len()).any(|k| {
+            let next = c.raw(c.after_clitics(k + 1));
+            LEX.happened_aux.has(c.folded(k)) && is_participle_after_aux(next) && !LEX.been.has(next)
+                || LEX.memory_just_did.has(c.folded(k)) && LEX.of_.has(c.folded(k + 1))
         });
         // "ton briefing inclura la météo": what it will hold.
         let will_hold = (possessive || has_specific_time(c))
             && c.words[i + 1..].iter().any(|w| LEX.memory_future_endings.ending_of(&w.folded) && w.folded.len() > 5);
-        let rule = if definite && stated.is_some() {
+        let rule = if definite && stated.is_some() && !complement {
             "memory.state"
         } else if counted {
             "memory.counted"
         } else if located {
             "memory.located"
-        } else if definite && running {
+        } else if running && !complement {
             "memory.running"
-        } else if ordinal && copula_after {
+        } else if ordinal && copula_after && !complement {
             "memory.ordinal"
-        } else if happened {
+        } else if happened && !complement {
             "memory.happened"
         } else if will_hold {
             "memory.will_hold"
-        } else if possessive && (copula_after || has_time(c) || has_number(c)) {
+        } else if possessive && (copula_after || (has_time(c) || has_number(c)) && !imperative_led(c)) {
             "memory.possessed"
-        } else if definite && has_time(c) && copula_after {
+        } else if definite && has_time(c) && copula_after && !complement {
             "memory.timed"
-        } else if LEX.there_is.in_(j) && has_number(c) {
+        } else if LEX.there_is.in_(j) && has_number(c) && !(d == i && LEX.prepositions.has(det)) {
             "memory.there_is"
         } else {
             continue;
@@ -95,6 +122,23 @@ pub(super) fn memory_state(c: &Clause) -> Option<Verdict> {
         return Some(verdict(ClaimKind::Action, "memory.already_in", Subject::Memory, &[p]));
     }
     None
+}
+
+/// Led by a verb with no subject: an instruction ("Avance ton réveil de 15 minutes",
+/// "Shift your schedule by an hour"), whose object is not stated but acted on.
+fn imperative_led(c: &Clause) -> bool {
+    let head = c.folded(0);
+    let owned = c.words.iter().position(|w| LEX.user_possessives.has(&w.folded)).unwrap_or(c.words.len());
+    let subject = c.words[..owned].iter().any(|w| LEX.subject_pronouns.has(&w.folded) || LEX.first_person.has(&w.folded));
+    let not_a_verb = LEX.lead_ok.has(head)
+        || LEX.determiners.has(head)
+        || LEX.user_possessives.has(head)
+        || LEX.prepositions.has(head)
+        || LEX.time_words.has(head)
+        || LEX.days.has(head)
+        || is_memory_word(head)
+        || c.words.first().is_some_and(is_number);
+    !subject && !not_a_verb
 }
 
 /// A question that still asserts ("Tu as rendez-vous jeudi ?", "Ta réunion est à 15 h ?").
@@ -111,7 +155,7 @@ pub(super) fn fact_in_question(c: &Clause) -> Option<Verdict> {
 /// counts ("Tu as rendez-vous jeudi ?"), not what it asks about ("tu penses à lundi ?").
 pub(super) fn second_person_fact(c: &Clause, asking: bool) -> Option<Verdict> {
     let user = |rule, ev: &[&str]| fact(rule, Subject::User, ev);
-    if let Some(s) = c.words.iter().position(|w| LEX.user_subject.has(&w.folded)) {
+    if let Some(s) = user_subject(c) {
         let i = c.after_clitics(s + 1);
         let verb = c.folded(i);
         if LEX.modals.has(verb) || LEX.go.has(verb) {
@@ -126,10 +170,25 @@ pub(super) fn second_person_fact(c: &Clause, asking: bool) -> Option<Verdict> {
         {
             return Some(verdict(ClaimKind::Promise, "user.will_receive", Subject::User, &[verb]));
         }
+        // What the user has or does is a stored fact when it is one of the memory's or the
+        // day's things ("tu as une réunion", "tu n'as aucun rappel"), not a quality ("tu as
+        // la même force aujourd'hui") or a figure of speech ("tu as intérêt à…").
+        let thing_here = c.words.iter().any(|w| is_memory_word(&w.folded) || LEX.schedule_nouns.has(&w.folded));
+        let future = LEX.user_future_endings.ending_of(verb) && verb.len() >= 5 || LEX.will.has(verb);
         if LEX.have.has(verb) {
             let j = c.after_clitics(i + 1);
             let next = c.raw(j);
             let negated = LEX.have_negations.has(c.folded(j)) || LEX.negated_elision.has(c.folded(s + 1));
+            let mut held = j;
+            while LEX.have_negations.has(c.folded(held)) {
+                held = c.after_clitics(held + 1);
+            }
+            if LEX.evaluative_objects.leads(&super::clause::join(&c.words[held.min(c.words.len())..])) {
+                return None;
+            }
+            if LEX.obligation.has(c.folded(held)) && !LEX.english_have.has(verb) {
+                return None;
+            }
             let claimed = LEX.claimed_participles.has(next);
             // What "tu as" holds: "tu as (un|deux|des) rappel(s)"; "tu as le droit de…" is not it.
             let object = if LEX.have_object_dets.has(c.folded(j)) || c.words.get(j).is_some_and(is_number) {
@@ -149,28 +208,32 @@ pub(super) fn second_person_fact(c: &Clause, asking: bool) -> Option<Verdict> {
                 }
                 return None;
             }
-            if negated {
-                return user("user.has_not", &[verb, c.folded(j)]);
-            }
             if claimed {
                 return user("user.has_done", &[verb, next]);
             }
-            if has_number(c) {
+            if negated && (thing_here || has_specific_time(c)) {
+                return user("user.has_not", &[verb, c.folded(j)]);
+            }
+            if has_number(c) && (thing_here || has_time(c)) {
                 return user("user.has_figure", &[verb]);
             }
             if is_participle_after_aux(next) {
                 // "tu avais oublié ton rendez-vous"; "t'as fait du super boulot" is praise.
-                return if done_to { user("user.did_to_memory", &[verb, next]) } else { None };
+                // "tu as bloqué ton vendredi après-midi": done to the user's day.
+                let to_day = has_specific_time(c) && c.any(&LEX.user_possessives);
+                return if done_to || to_day { user("user.did_to_memory", &[verb, next]) } else { None };
             }
             // "tu as une réunion demain", "tu as un rappel".
-            if has_time(c) || memory_object {
+            if memory_object || thing_here {
                 return user("user.has_thing", &[verb, c.folded(object)]);
             }
             return None;
         }
-        // "tu vas toujours courir le dimanche", "tu bois souvent du thé": a habit stated.
-        if !asking {
-            if let Some(h) = c.find(&LEX.habit_adverbs) {
+        // "tu vas toujours courir le dimanche", "tu bois souvent du thé": a habit stated
+        // (not a prediction, "tu verras que l'envie passe souvent").
+        if !asking && !future {
+            let main = c.words.iter().take_while(|w| !LEX.que.has(&w.folded));
+            if let Some(h) = main.map(|w| w.folded.as_str()).find(|w| LEX.habit_adverbs.has(w)) {
                 return user("user.habit", &[verb, h]);
             }
         }
@@ -179,6 +242,20 @@ pub(super) fn second_person_fact(c: &Clause, asking: bool) -> Option<Verdict> {
             return user("user.prefers", &[verb]);
         }
         if asking {
+            return None;
+        }
+        // "tu n'es pas obligé de…", "tu es libre de…": a modality, not a record.
+        let mut after = c.after_clitics(i + 1);
+        while LEX.have_negations.has(c.folded(after)) {
+            after = c.after_clitics(after + 1);
+        }
+        if LEX.modal_adjectives.has(c.folded(after)) {
+            return None;
+        }
+        // "tomorrow you'll come back fresher": a prediction, unless it names the day's
+        // things or someone ("demain tu verras ta conseillère").
+        let named = c.words.iter().skip(1).any(|w| w.capital && !LEX.not_names.has(&w.folded));
+        if future && !thing_here && !named {
             return None;
         }
         // "tu es inscrit pour jeudi", "tu travailles sur Atlas depuis 9 h".
@@ -217,6 +294,27 @@ pub(super) fn second_person_fact(c: &Clause, asking: bool) -> Option<Verdict> {
         }
     }
     None
+}
+
+/// Where the user is the subject of the clause's main verb: "tu", "t'" before « avoir » or
+/// « être », "vous", "you" — not in a subordinate ("si tu as besoin", "ce que tu
+/// choisis"), not as an object ("je vous souhaite", "see you", "gives you about six"),
+/// except after a verb of knowing ("je sais que tu aimes…" states what is known).
+pub(super) fn user_subject(c: &Clause) -> Option<usize> {
+    c.words.iter().enumerate().position(|(i, w)| {
+        let prev = c.before(i);
+        let next = c.folded(c.after_clitics(i + 1));
+        let is_subject = LEX.user_subject.has(&w.folded)
+            // "t'as", "t'es": "t'" is the subject only before avoir and être.
+            && (w.folded != "t" || LEX.t_verbs.has(c.folded(i + 1)));
+        let known = LEX.que.has(prev) && i > 1 && LEX.knowing.has(c.folded(i - 2));
+        // "pour savoir combien de temps tu passes": a subordinate a few words back.
+        let subordinate = c.words[i.saturating_sub(3)..i].iter().any(|w| LEX.subordinate_before.has(&w.folded));
+        // "Je vous souhaite…", "I'll call you": an object after a subject; "gives you
+        // about six", "expects you to know": no verb follows.
+        let object = LEX.object_after.has(prev) || LEX.not_verbs.has(next);
+        is_subject && (known || !LEX.subordinate_or_object.has(prev) && !subordinate && !object)
+    })
 }
 
 /// The user as the subject of a statement about their life, or the user's thing with
@@ -262,7 +360,11 @@ pub(super) fn about_the_user(c: &Clause, sentence_specific: bool, sentence_count
         // A verb of state: a bare list ("tes notes, tes décisions") states nothing.
         let stated = c.words[at..].iter().any(|w| LEX.states.has(&w.folded));
         // "Ton médecin pourra mieux te conseiller": advice about someone, not a fact.
-        let advice = c.words.iter().any(|w| LEX.modals.has(&w.folded) || LEX.advice_futures.has(&w.folded));
+        let deadline = has_specific_time(c);
+        let advice = c.words.iter().any(|w| {
+            LEX.modals.has(&w.folded) && !(deadline && LEX.obligation_modals.has(&w.folded))
+                || LEX.advice_futures.has(&w.folded)
+        });
         if leads
             && !advice
             && !LEX.conversation_nouns.has(owned)
@@ -286,23 +388,7 @@ pub(super) fn about_the_user(c: &Clause, sentence_specific: bool, sentence_count
     }
     // "D'abord tu as le point avec Marc", "In the morning you see the bank at nine", "You
     // decided to…": the user as the subject of a statement about their life.
-    let mut subject = None;
-    for (i, w) in c.words.iter().enumerate() {
-        let prev = c.before(i);
-        let next = c.folded(i + 1);
-        let is_subject = LEX.user_subject.has(&w.folded)
-            // "t'as", "t'es": "t'" is the subject only before avoir and être.
-            && (w.folded != "t" || LEX.t_verbs.has(next));
-        // "pour savoir combien de temps tu passes": a subordinate a few words back.
-        let subordinate = c.words[i.saturating_sub(3)..i].iter().any(|w| LEX.subordinate_before.has(&w.folded));
-        // "Je vous souhaite…", "I'll call you": an object after a subject.
-        let object = LEX.object_after.has(prev);
-        if is_subject && !LEX.subordinate_or_object.has(prev) && !subordinate && !object {
-            subject = Some(i);
-            break;
-        }
-    }
-    let subject = subject?;
+    let subject = user_subject(c)?;
     let verb_at = c.after_clitics(subject + 1);
     let verb = c.folded(verb_at);
     // "Tu vas adorer ce film" looks ahead; "tu vas courir le dimanche à sept heures" tells.
@@ -322,6 +408,24 @@ pub(super) fn about_the_user(c: &Clause, sentence_specific: bool, sentence_count
     }
     let rest = super::clause::join(&c.words[verb_at + 1..]);
     if LEX.have.has(verb) && LEX.evaluative_objects.leads(&rest) {
+        return None;
+    }
+    // "tu as plusieurs options", "tu n'as pas besoin de…": what the user has is a fact
+    // when it is one of the day's or the memory's things, or someone.
+    if LEX.have.has(verb) {
+        let mut held = c.after_clitics(verb_at + 1);
+        while LEX.have_negations.has(c.folded(held)) {
+            held = c.after_clitics(held + 1);
+        }
+        let figure_of_speech = LEX.evaluative_objects.leads(&super::clause::join(&c.words[held.min(c.words.len())..]))
+            || LEX.obligation.has(c.folded(held)) && !LEX.english_have.has(verb);
+        if figure_of_speech || thing.is_none() && named.is_none() {
+            return None;
+        }
+    }
+    // "tomorrow you'll come back fresher": a prediction.
+    let future = LEX.user_future_endings.ending_of(verb) && verb.len() >= 5 || LEX.will.has(verb);
+    if future && thing.is_none() && named.is_none() {
         return None;
     }
     let taste = c.words[verb_at..].iter().take(3).find(|w| LEX.taste_verbs.has(&w.folded));
