@@ -113,6 +113,13 @@ pub(super) fn claim(c: &Clause) -> Option<Verdict> {
             if let Some(p) = LEX.progressive.found_in(&c.joined) {
                 return hit(ClaimKind::Action, "arthur.progressive", &[subject, p]);
             }
+            // "I'm going to add that": a near future.
+            if LEX.going.has(next) && c.folded(j + 1) == "to" && c.words.get(j + 2).is_some_and(|w| !LEX.harmless_near_future.has(&w.raw)) {
+                let inf = c.raw(j + 2);
+                if !(LEX.speech_acts.has(inf) && !concerns_memory(c)) {
+                    return hit(ClaimKind::Promise, "arthur.near_future", &[subject, next, inf]);
+                }
+            }
             // "I'm setting a timer", "I am adding it": an action verb, or a memory kind.
             if next.ends_with("ing") && next.len() > 5 && !LEX.harmless_ing.has(next) && (action_ing(next) || memory_here(c)) {
                 return hit(ClaimKind::Action, "arthur.progressive", &[subject, v, next]);

@@ -61,10 +61,6 @@ impl Clause {
     pub fn any(&self, set: &super::lexicon::Words) -> bool {
         self.words.iter().any(|w| set.has(&w.folded))
     }
-    /// The first word of the clause in `set`.
-    pub fn find(&self, set: &super::lexicon::Words) -> Option<&str> {
-        self.words.iter().find(|w| set.has(&w.folded)).map(|w| w.raw.as_str())
-    }
     /// Index of the first word from `i` on that is not a clitic or an adverb.
     pub fn after_clitics(&self, mut i: usize) -> usize {
         while i < self.words.len() && LEX.clitics.has(self.folded(i)) {
@@ -166,6 +162,8 @@ pub(super) fn clauses(sentence: &str) -> Vec<Clause> {
                 continue;
             }
             let colon = end == ':' && gi == last;
+            // ", et c'est prêt": a clause that opens on a conjunction follows one too.
+            let after_conjunction = gi > 0 || LEX.conjunctions.has(&words[0].folded);
             let joined = join(&words);
             let question_led = LEX.question_leads.leads(&joined);
             out.push(Clause {
@@ -177,7 +175,7 @@ pub(super) fn clauses(sentence: &str) -> Vec<Clause> {
                 after_condition: false,
                 colon,
                 content: false,
-                after_conjunction: gi > 0,
+                after_conjunction,
                 sentence_asks: false,
             });
         }
@@ -198,8 +196,10 @@ pub(super) fn framed_clauses(sentence: &str) -> Vec<Clause> {
     if let Some(intro) = clauses.iter().position(|c| {
         c.colon && (LEX.say_leads.leads(&c.joined) || c.any(&LEX.genres) || c.words.iter().any(|w| LEX.say_verbs.has(&w.folded)))
     }) {
+        let genre = clauses[intro].any(&LEX.genres);
         for c in clauses.iter_mut().skip(intro + 1) {
-            c.content = true;
+            // "Dis-moi si ça te va : j'ai programmé le rappel" is Arthur's own word again.
+            c.content = genre || !c.any(&LEX.first_person);
         }
     }
     for k in 1..clauses.len() {
@@ -209,9 +209,10 @@ pub(super) fn framed_clauses(sentence: &str) -> Vec<Clause> {
             let (prev, next) = (&clauses[k - 1], &clauses[k]);
             let impersonal = !next.any(&LEX.first_person)
                 && !next.any(&LEX.user_mentions)
-                && !next.words.iter().any(|w| is_memory_word(&w.folded));
+                && !next.words.iter().any(|w| is_memory_word(&w.folded))
+                && next.words.iter().all(|w| !matches_state(&w.raw) || LEX.completion.has(&w.raw));
             let head = &prev.words[0];
-            let instruction = head.raw == head.folded
+            let instruction = !is_participle(&head.raw)
                 && (LEX.imperatives.has(&head.folded) || LEX.present_verbs.has(&head.folded))
                 && !prev.framed();
             (LEX.praise.leads(&prev.joined) || instruction && next.after_conjunction) && impersonal
@@ -240,6 +241,17 @@ pub(super) fn framed_clauses(sentence: &str) -> Vec<Clause> {
         }
     }
     clauses
+}
+
+/// Set in history: a century, an era, or a year after "en"/"in" — the world's story.
+pub(super) fn historical(c: &Clause) -> bool {
+    c.any(&LEX.eras)
+        || c.words.iter().enumerate().any(|(i, w)| {
+            w.folded.len() == 4
+                && w.folded.chars().all(|ch| ch.is_ascii_digit())
+                && LEX.year_marks.has(c.before(i))
+                && !LEX.hour_units.has(c.folded(i + 1))
+        })
 }
 
 /// A subject followed by a modal: "je peux…", "tu pourrais…", "on peut…" — a capability

@@ -218,6 +218,8 @@ lexicon! {
     third_parties: Words = "who.third_parties",
     conversation_nouns: Words = "who.conversation_nouns",
     knowing: Words = "who.knowing",
+    eras: Words = "who.eras",
+    year_marks: Words = "who.year_marks",
     generic_markers: Words = "who.generic_markers",
 
     // ---- grammar: what stands between a subject and its verb, and what a verb form is
@@ -280,6 +282,7 @@ lexicon! {
     speech_acts: Words = "arthur.speech_acts",
     lasting: Phrases = "arthur.lasting",
     notify_verbs: Words = "arthur.notify_verbs",
+    going: Words = "arthur.going",
     to_you: Words = "arthur.to_you",
     no_longer: Words = "arthur.no_longer",
 
@@ -302,6 +305,7 @@ lexicon! {
     agent_marks: Words = "receipt.agent_marks",
     also_nouns: Words = "receipt.also_nouns",
     also_verbs: Words = "receipt.also_verbs",
+    completion: Words = "receipt.completion",
 
     // ---- set phrases
     phrases: KindPhrases = "phrases.claim",
@@ -371,6 +375,8 @@ lexicon! {
     modal_adjectives: Words = "user.modal_adjectives",
     receive_futures: Words = "user.receive_futures",
     will: Words = "user.will",
+    guesses: Words = "user.guesses",
+    infinitive_marks: Words = "user.infinitive_marks",
     obligation: Words = "user.obligation",
     obligation_modals: Words = "user.obligation_modals",
 
@@ -379,6 +385,7 @@ lexicon! {
     pending: Phrases = "third_party.pending",
     te: Phrases = "third_party.te",
     handling_phrases: Phrases = "third_party.handling_phrases",
+    third_future_endings: Words = "third_party.future_endings",
 
     // ---- frames: questions, offers, conditions, instructions
     question_leads: Phrases = "frames.question_leads",

@@ -167,7 +167,7 @@ fn sentence_claim(sentence: &str, clauses: &[Clause]) -> Option<Verdict> {
     // date in another clause.
     let dated = clauses.iter().any(has_specific_time);
     let promised = clauses.iter().find_map(|c| {
-        if c.asks {
+        if c.asks || c.any(&LEX.guesses) {
             return None;
         }
         c.words.iter().enumerate().find_map(|(i, w)| {
@@ -246,6 +246,15 @@ fn sentence_claim(sentence: &str, clauses: &[Clause]) -> Option<Verdict> {
         let listed = clause::clauses(tail).iter().any(|c| has_specific_time(c) || has_number(c));
         if announced && listed && !sentence.contains('?') {
             return fact("user.day_announced", Subject::UsersThing, &[head.trim()]);
+        }
+    }
+    // "Ta liste de courses : lait, pain, œufs": the user's thing, then what it holds.
+    if let Some((head, tail)) = sentence.split_once(':') {
+        let head = clause::words_of(&clause::protect(head));
+        let owned = head.first().is_some_and(|w| LEX.user_possessives.has(&w.folded));
+        let kind = head.iter().any(|w| is_memory_word(&w.folded));
+        if owned && kind && head.len() <= 5 && !tail.trim().is_empty() && !anything_asked {
+            return fact("user.listed", Subject::UsersThing, &[&head[1].raw]);
         }
     }
     // "Le code du portail est 4 7 2 9": a secret value told.

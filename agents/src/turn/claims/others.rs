@@ -52,11 +52,21 @@ pub(super) fn handles(c: &Clause) -> Option<Verdict> {
         let infinitive = LEX.infinitive_endings.ending_of(&w.folded) || c.before(*i) == "to";
         (!infinitive || future) && (LEX.handling_stems.stem_of(&w.folded) || LEX.action_infinitives.has(&w.folded))
     });
-    let past_action = c
-        .words
-        .windows(2)
-        .any(|w| LEX.third_person_aux.has(&w[0].folded) && is_participle_after_aux(&w[1].raw));
+    let past_action = c.words.iter().enumerate().any(|(i, w)| {
+        LEX.third_person_aux.has(&w.folded) && is_participle_after_aux(c.raw(c.after_clitics(i + 1)))
+    });
     let about_user = c.any(&LEX.user_words);
+    // "La mairie t'enverra le formulaire lundi", "le garage te rappellera": what someone
+    // will do to the user.
+    let to_user_future = c.words.windows(2).find(|w| {
+        LEX.to_you.has(&w[0].folded) && LEX.third_future_endings.ending_of(&w[1].folded) && w[1].folded.len() > 4
+    });
+    // With its day ("lundi", "demain"), it is an appointment on record; without, advice
+    // ("une appli météo te donnera les prévisions").
+    let to_user_future = to_user_future.filter(|_| has_specific_time(c));
+    if let (Some((_, who)), Some(w)) = (named, to_user_future) {
+        return hit("third_party.will_do_to_user", &[&who.raw, &w[1].raw]);
+    }
     if let Some((_, who)) = named {
         let verb = handling.map(|(_, w)| w.raw.as_str()).or(phrase);
         if let Some(verb) = verb {

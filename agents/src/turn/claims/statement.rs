@@ -16,7 +16,7 @@ fn hit(kind: ClaimKind, rule: &'static str, ev: &[&str]) -> Option<Verdict> {
 pub(super) fn receipt(c: &Clause) -> Option<Verdict> {
     // "les sessions démarrées et arrêtées": a coordinated adjective, not an answer (what
     // came before "et" was judged on its own).
-    if c.after_conjunction && c.words.len() == 1 {
+    if c.after_conjunction && c.words.len() == 1 || super::clause::historical(c) {
         return None;
     }
     let first = c.folded(0);
@@ -166,7 +166,7 @@ pub(super) fn receipt_number(c: &Clause) -> Option<Verdict> {
 pub(super) fn state(c: &Clause) -> Option<Verdict> {
     // "Une fois que c'est fait, …", "pour quelle date il est prévu ?": a condition or a
     // question states nothing.
-    if c.conditional() || c.question_led {
+    if c.conditional() || c.question_led || super::clause::historical(c) {
         return None;
     }
     let asked = c.question_led;
@@ -213,7 +213,7 @@ pub(super) fn state(c: &Clause) -> Option<Verdict> {
         {
             return hit(ClaimKind::Promise, "state.will_be", &[subject, &w.raw, next]);
         }
-        if pronominal && pronoun && is_participle_after_aux(next) && !asked {
+        if pronominal && pronoun && is_participle_after_aux(next) && !asked && (matches_state(next) || about_stored) {
             return hit(ClaimKind::Action, "state.pronominal", &[subject, &w.raw, next]);
         }
         if pronoun && matches_state(next) {

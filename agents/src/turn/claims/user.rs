@@ -21,7 +21,7 @@ fn fact(rule: &'static str, subject: Subject, ev: &[&str]) -> Option<Verdict> {
 /// there are: "le rappel est créé", "deux rappels", "dans ta liste", "le chrono tourne".
 pub(super) fn memory_state(c: &Clause) -> Option<Verdict> {
     // "en général…", "les décisions peuvent être notées…": a rule or a possibility.
-    if c.any(&LEX.generic_markers) || c.any(&LEX.modals) {
+    if c.any(&LEX.generic_markers) || c.any(&LEX.modals) || super::clause::historical(c) {
         return None;
     }
     let j = &c.joined;
@@ -45,7 +45,9 @@ pub(super) fn memory_state(c: &Clause) -> Option<Verdict> {
         let definite = LEX.definite.has(det) || d == 0 || possessive;
         let ordinal_word = |w: &str| LEX.ordinal_endings.ending_of(w) && w.len() > 5;
         let every = LEX.every.in_(j);
+        let opens = c.words[..d.saturating_sub(1)].iter().all(|w| LEX.lead_ok.has(&w.folded));
         let anchored = LEX.none.has(det)
+            || opens
             || c.any(&LEX.holding)
             || c.any(&LEX.user_mentions)
             || c.any(&LEX.first_person)
@@ -124,6 +126,14 @@ pub(super) fn memory_state(c: &Clause) -> Option<Verdict> {
     None
 }
 
+/// After the verb at `k`, an infinitive: a definition or advice ("your best bet is to
+/// write it down", "le mieux est de partir tôt"), not a value.
+fn defined_after(words: &[super::clause::Word], k: usize) -> bool {
+    let mark = words.get(k + 1).map(|w| w.folded.as_str()).unwrap_or("");
+    let then = words.get(k + 2).map(|w| w.folded.as_str()).unwrap_or("");
+    LEX.infinitive_marks.has(mark) && (mark == "to" || LEX.infinitive_endings.ending_of(then))
+}
+
 /// Led by a verb with no subject: an instruction ("Avance ton réveil de 15 minutes",
 /// "Shift your schedule by an hour"), whose object is not stated but acted on.
 fn imperative_led(c: &Clause) -> bool {
@@ -155,6 +165,10 @@ pub(super) fn fact_in_question(c: &Clause) -> Option<Verdict> {
 /// counts ("Tu as rendez-vous jeudi ?"), not what it asks about ("tu penses à lundi ?").
 pub(super) fn second_person_fact(c: &Clause, asking: bool) -> Option<Verdict> {
     let user = |rule, ev: &[&str]| fact(rule, Subject::User, ev);
+    // "Tu auras sûrement plus d'énergie demain": a guess.
+    if c.any(&LEX.guesses) {
+        return None;
+    }
     if let Some(s) = user_subject(c) {
         let i = c.after_clitics(s + 1);
         let verb = c.folded(i);
@@ -259,7 +273,10 @@ pub(super) fn second_person_fact(c: &Clause, asking: bool) -> Option<Verdict> {
             return None;
         }
         // "tu es inscrit pour jeudi", "tu travailles sur Atlas depuis 9 h".
-        if has_specific_time(c) && !LEX.modals.has(verb) && !c.any(&LEX.generic_markers) {
+        // "You did great today": praise, unless a participle says what is on record ("tu
+        // es inscrit pour jeudi").
+        let praise = LEX.evaluative.has(verb) && !thing_here && !named && !is_participle_after_aux(c.raw(after));
+        if has_specific_time(c) && !LEX.modals.has(verb) && !c.any(&LEX.generic_markers) && !praise {
             return user("user.dated", &[verb]);
         }
         if LEX.works.has(verb) && c.any(&LEX.works_preps) && has_number(c) {
@@ -286,8 +303,9 @@ pub(super) fn second_person_fact(c: &Clause, asking: bool) -> Option<Verdict> {
             continue;
         }
         // The noun must be the subject of something said about it.
-        let said = rest.iter().find(|w| LEX.thing_verbs.has(&w.folded));
-        if let Some(said) = said {
+        let said = rest.iter().position(|w| LEX.thing_verbs.has(&w.folded));
+        let defined = said.is_some_and(|k| defined_after(rest, k));
+        if let Some(said) = said.filter(|_| !defined).map(|k| &rest[k]) {
             if rest.iter().any(is_number) || has_specific_time(c) {
                 return fact("user.thing_value", Subject::UsersThing, &[&w.raw, noun, &said.raw]);
             }
@@ -324,7 +342,7 @@ pub(super) fn user_subject(c: &Clause) -> Option<usize> {
 pub(super) fn about_the_user(c: &Clause, sentence_specific: bool, sentence_counted: bool) -> Option<Verdict> {
     // "Pour ajouter un rappel, dis…" frames advice; "pour aujourd'hui, t'as…" dates a fact.
     let framed = LEX.frame_leads.leads(&c.joined) && !LEX.dated_frames.leads(&c.joined);
-    if c.inherited_frame || c.words.is_empty() || framed {
+    if c.inherited_frame || c.words.is_empty() || framed || c.any(&LEX.guesses) {
         return None;
     }
     let counted = counted(c);
@@ -358,15 +376,18 @@ pub(super) fn about_the_user(c: &Clause, sentence_specific: bool, sentence_count
         let leads = c.words[..at].iter().all(|w| LEX.lead_ok.has(&w.folded));
         let owned = c.folded(at + 1);
         // A verb of state: a bare list ("tes notes, tes décisions") states nothing.
-        let stated = c.words[at..].iter().any(|w| LEX.states.has(&w.folded));
+        let stated_at = c.words[at..].iter().position(|w| LEX.states.has(&w.folded));
+        let stated = stated_at.is_some_and(|k| !defined_after(&c.words[at..], k));
         // "Ton médecin pourra mieux te conseiller": advice about someone, not a fact.
         let deadline = has_specific_time(c);
         let advice = c.words.iter().any(|w| {
             LEX.modals.has(&w.folded) && !(deadline && LEX.obligation_modals.has(&w.folded))
                 || LEX.advice_futures.has(&w.folded)
         });
+        let defined = stated_at.is_some_and(|k| defined_after(&c.words[at..], k));
         if leads
             && !advice
+            && !defined
             && !LEX.conversation_nouns.has(owned)
             && (specific
                 || named.is_some()
