@@ -1,8 +1,15 @@
 //! The claim detector measured on adversarial corpora kept in the repository
 //! (`agents/tests/corpus/*.tsv`: label, kind, sentence). `claims.tsv` was written with the
-//! detector; `claims_holdout.tsv` (and `claims_blind*.tsv`, the fifth on stated stored facts: agenda, counts, durations, stored values, in French and English) was written independently by someone who never saw the
-//! detector, and is not tuned on sentence by sentence. Goal on both: every lie withheld,
-//! at most 5 % of innocent sentences withheld. The figures are printed.
+//! detector; `claims_holdout.tsv` and `claims_blind*.tsv` (the fifth on stated stored facts:
+//! agenda, counts, durations, stored values; the sixth on the user's facts; the seventh on
+//! timers, lists and deletions) were written independently by someone who never saw the
+//! detector, and are not tuned on sentence by sentence. `conversation_benign.tsv` holds
+//! ordinary answers to ordinary requests, all innocent.
+//!
+//! Goals: every lie withheld (98 % on first contact with a new blind corpus), at most 5 %
+//! of a claim corpus' innocent sentences withheld and never more than before the detector
+//! was rebuilt around who / tense / memory kind, at most 1 % of the benign conversation's
+//! sentences withheld. The figures are printed, with the rule behind each false positive.
 
 use arthur_agents::turn::claims::explain;
 
@@ -62,54 +69,57 @@ fn report(name: &str, f: &Figures) {
     }
 }
 
-fn check(name: &str, corpus: &str) {
+/// `min_recall`: the share of lies to withhold, in percent; `max_withheld`: the innocent
+/// sentences withheld before the detector was rebuilt (it must not get worse).
+fn check(name: &str, corpus: &str, min_recall: usize, max_withheld: usize) {
     let f = measure(corpus);
     report(name, &f);
     assert!(f.lies + f.innocent >= 150, "{name}: a corpus of at least 150 sentences");
-    assert!(f.misses.is_empty(), "{name}: {} lies got through", f.misses.len());
+    assert!(f.caught * 100 >= f.lies * min_recall, "{name}: {} lies got through", f.misses.len());
     assert!(f.withheld * 20 <= f.innocent, "{name}: more than 5 % of innocent sentences withheld");
+    assert!(f.withheld <= max_withheld, "{name}: {} innocent sentences withheld, {max_withheld} before", f.withheld);
 }
 
 #[test]
 fn own_corpus() {
-    check("claims.tsv", include_str!("corpus/claims.tsv"));
+    check("claims.tsv", include_str!("corpus/claims.tsv"), 100, 0);
 }
 
 #[test]
 fn held_out_corpus() {
-    check("claims_holdout.tsv", include_str!("corpus/claims_holdout.tsv"));
+    check("claims_holdout.tsv", include_str!("corpus/claims_holdout.tsv"), 100, 1);
 }
 
 #[test]
 fn blind_corpus() {
-    check("claims_blind.tsv", include_str!("corpus/claims_blind.tsv"));
+    check("claims_blind.tsv", include_str!("corpus/claims_blind.tsv"), 100, 0);
 }
 
 #[test]
 fn third_blind_corpus() {
-    check("claims_blind3.tsv", include_str!("corpus/claims_blind3.tsv"));
+    check("claims_blind3.tsv", include_str!("corpus/claims_blind3.tsv"), 100, 2);
 }
 
 #[test]
 fn fourth_blind_corpus() {
-    check("claims_blind4.tsv", include_str!("corpus/claims_blind4.tsv"));
+    check("claims_blind4.tsv", include_str!("corpus/claims_blind4.tsv"), 100, 1);
 }
 
 #[test]
 fn fifth_blind_corpus_stored_facts() {
-    check("claims_blind5.tsv", include_str!("corpus/claims_blind5.tsv"));
+    check("claims_blind5.tsv", include_str!("corpus/claims_blind5.tsv"), 100, 4);
 }
 
 #[test]
 fn sixth_blind_corpus_user_facts() {
-    check("claims_blind6.tsv", include_str!("corpus/claims_blind6.tsv"));
+    check("claims_blind6.tsv", include_str!("corpus/claims_blind6.tsv"), 100, 3);
 }
 
-/// First contact, measured before any change for it (the figures are kept in the README's table).
+/// First contact: 189/200 lies caught, 5/100 innocent sentences withheld; at least 98 %
+/// of the lies since.
 #[test]
 fn seventh_blind_corpus_timers_lists_deletions() {
-    let f = measure(include_str!("corpus/claims_blind7.tsv"));
-    report("claims_blind7.tsv", &f);
+    check("claims_blind7.tsv", include_str!("corpus/claims_blind7.tsv"), 98, 5);
 }
 
 /// Ordinary answers to ordinary requests (advice, world facts, recipes, plans asked for,
@@ -138,4 +148,6 @@ fn benign_conversation() {
     for w in &withheld {
         println!("  withheld innocent: {w}");
     }
+    assert!(withheld.len() * 100 <= sentences, "more than 1 % of ordinary conversation withheld");
+    assert!(sentences >= 800, "the benign corpus is whole");
 }

@@ -38,7 +38,8 @@ fn concerns_memory(c: &Clause) -> bool {
 /// A lasting change of behaviour: "désormais…", "je ne te proposerai plus…".
 fn lasting(c: &Clause, verb_at: usize) -> bool {
     LEX.lasting.in_(&c.joined)
-        || c.words.iter().any(|w| LEX.ne.has(&w.folded)) && c.words[verb_at..].iter().any(|w| LEX.no_longer.has(&w.folded))
+        || c.words.iter().any(|w| LEX.ne.has(&w.folded))
+            && c.words[verb_at..].iter().any(|w| LEX.no_longer.has(&w.folded))
 }
 
 fn memory_here(c: &Clause) -> bool {
@@ -79,11 +80,10 @@ pub(super) fn claim(c: &Clause) -> Option<Verdict> {
             }
             let kind = if negated { ClaimKind::Denial } else { ClaimKind::Action };
             let rule = if negated { "arthur.denial" } else { "arthur.past" };
-            let english_past = LEX.english_have.has(v) && c.words.get(j).is_some_and(|w| !LEX.have_not_past.has(&w.folded));
+            let english_past =
+                LEX.english_have.has(v) && c.words.get(j).is_some_and(|w| !LEX.have_not_past.has(&w.folded));
             match c.words.get(j) {
-                Some(next)
-                    if is_participle_after_aux(&next.raw) || (LEX.did.has(v) && negated) || english_past =>
-                {
+                Some(next) if is_participle_after_aux(&next.raw) || (LEX.did.has(v) && negated) || english_past => {
                     if LEX.harmless_participles.has(&next.raw) {
                         continue;
                     }
@@ -114,14 +114,21 @@ pub(super) fn claim(c: &Clause) -> Option<Verdict> {
                 return hit(ClaimKind::Action, "arthur.progressive", &[subject, p]);
             }
             // "I'm going to add that": a near future.
-            if LEX.going.has(next) && c.folded(j + 1) == "to" && c.words.get(j + 2).is_some_and(|w| !LEX.harmless_near_future.has(&w.raw)) {
+            if LEX.going.has(next)
+                && c.folded(j + 1) == "to"
+                && c.words.get(j + 2).is_some_and(|w| !LEX.harmless_near_future.has(&w.raw))
+            {
                 let inf = c.raw(j + 2);
                 if !(LEX.speech_acts.has(inf) && !concerns_memory(c)) {
                     return hit(ClaimKind::Promise, "arthur.near_future", &[subject, next, inf]);
                 }
             }
             // "I'm setting a timer", "I am adding it": an action verb, or a memory kind.
-            if next.ends_with("ing") && next.len() > 5 && !LEX.harmless_ing.has(next) && (action_ing(next) || memory_here(c)) {
+            if next.ends_with("ing")
+                && next.len() > 5
+                && !LEX.harmless_ing.has(next)
+                && (action_ing(next) || memory_here(c))
+            {
                 return hit(ClaimKind::Action, "arthur.progressive", &[subject, v, next]);
             }
             continue;
@@ -135,7 +142,8 @@ pub(super) fn claim(c: &Clause) -> Option<Verdict> {
             }
             // "je vais t'expliquer", "je vais te proposer trois idées": said in this very
             // answer, unless it is a lasting change or concerns the memory.
-            let harmless = LEX.harmless_near_future.has(&inf.raw) || LEX.speech_acts.has(&inf.folded) && !concerns_memory(c);
+            let harmless =
+                LEX.harmless_near_future.has(&inf.raw) || LEX.speech_acts.has(&inf.folded) && !concerns_memory(c);
             if harmless && !lasting(c, j) {
                 continue;
             }
@@ -153,9 +161,10 @@ pub(super) fn claim(c: &Clause) -> Option<Verdict> {
         if LEX.future_endings.ending_of(v) && v.len() > 4 && !LEX.harmless_futures.has(v) {
             let raw = verb.raw.as_str();
             let stem = raw.strip_suffix("ai").or_else(|| raw.strip_suffix("ons")).unwrap_or(raw);
-            let harmless = [stem.to_string(), format!("{stem}e")]
-                .iter()
-                .any(|inf| LEX.harmless_near_future.has(inf) || LEX.speech_acts.has(&crate::text::normalise(inf)) && !concerns_memory(c));
+            let harmless = [stem.to_string(), format!("{stem}e")].iter().any(|inf| {
+                LEX.harmless_near_future.has(inf)
+                    || LEX.speech_acts.has(&crate::text::normalise(inf)) && !concerns_memory(c)
+            });
             if !harmless || lasting(c, i) {
                 return hit(ClaimKind::Promise, "arthur.future", &[subject, v]);
             }

@@ -34,6 +34,8 @@ pub(super) struct Clause {
     /// Content that is not Arthur's word about himself or the memory: what follows "Un
     /// petit poème :", "Dis par exemple :", or the user's own deed after "Félicitations,".
     pub content: bool,
+    /// Quoted content: what follows "Un petit poème :" or "Dis par exemple :".
+    pub quoted: bool,
     /// Opens after "et", "ou", "mais"… in the same piece of the sentence.
     pub after_conjunction: bool,
     /// The sentence it belongs to asks something ("Entendu, mais quel jour ?").
@@ -175,6 +177,7 @@ pub(super) fn clauses(sentence: &str) -> Vec<Clause> {
                 after_condition: false,
                 colon,
                 content: false,
+                quoted: false,
                 after_conjunction,
                 sentence_asks: false,
             });
@@ -194,12 +197,16 @@ pub(super) fn framed_clauses(sentence: &str) -> Vec<Clause> {
     // "Un petit poème : …", "Dis simplement : rappelle-moi…": what follows the colon is
     // content, not Arthur's word.
     if let Some(intro) = clauses.iter().position(|c| {
-        c.colon && (LEX.say_leads.leads(&c.joined) || c.any(&LEX.genres) || c.words.iter().any(|w| LEX.say_verbs.has(&w.folded)))
+        c.colon
+            && (LEX.say_leads.leads(&c.joined)
+                || c.any(&LEX.genres)
+                || c.words.iter().any(|w| LEX.say_verbs.has(&w.folded)))
     }) {
         let genre = clauses[intro].any(&LEX.genres);
         for c in clauses.iter_mut().skip(intro + 1) {
             // "Dis-moi si ça te va : j'ai programmé le rappel" is Arthur's own word again.
             c.content = genre || !c.any(&LEX.first_person);
+            c.quoted = c.content;
         }
     }
     for k in 1..clauses.len() {
@@ -280,9 +287,7 @@ pub(super) fn is_participle(raw: &str) -> bool {
 /// "je n'ai pas réussi"): the endings of the second and third groups too.
 pub(super) fn is_participle_after_aux(raw: &str) -> bool {
     is_participle(raw)
-        || (raw.chars().count() > 3
-            && LEX.participle_endings_after_aux.ending_of(raw)
-            && !LEX.not_participles.has(raw))
+        || (raw.chars().count() > 3 && LEX.participle_endings_after_aux.ending_of(raw) && !LEX.not_participles.has(raw))
 }
 
 /// A word of what became of something ("noté", "ajoutées", "done"): agreement endings

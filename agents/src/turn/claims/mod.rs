@@ -128,10 +128,7 @@ fn clause_claim(c: &Clause) -> Option<Verdict> {
     }
     let framed = c.framed();
     let asked = c.question_led;
-    if let Some(v) = statement::receipt(c)
-        .or_else(|| statement::phrase(c))
-        .or_else(|| statement::receipt_number(c))
-    {
+    if let Some(v) = statement::receipt(c).or_else(|| statement::phrase(c)).or_else(|| statement::receipt_number(c)) {
         return Some(v);
     }
     // "Pour te le rappeler, je l'ai noté": a purpose does not make it hypothetical.
@@ -159,7 +156,7 @@ fn clause_claim(c: &Clause) -> Option<Verdict> {
 /// What only the whole sentence shows: a promise dated in another clause, a statement
 /// closed by a tag question, a value after the user's thing, a day's plan announced.
 fn sentence_claim(sentence: &str, clauses: &[Clause]) -> Option<Verdict> {
-    if clauses.iter().any(|c| c.content) {
+    if clauses.iter().any(|c| c.quoted) {
         return None;
     }
     let fact = |rule, subject, ev: &[&str]| Some(verdict(ClaimKind::StoredFact, rule, subject, ev));
@@ -192,10 +189,13 @@ fn sentence_claim(sentence: &str, clauses: &[Clause]) -> Option<Verdict> {
         let tagged = tag.asks && LEX.tags.is(&tag.joined);
         if tagged
             && clauses[..k].iter().any(|c| {
+                // A figure of the day or of the memory ("35 heures", "trois rappels"), not
+                // any number ("tu hésites entre deux options").
+                let thing = c.words.iter().any(|w| is_memory_word(&w.folded) || LEX.schedule_nouns.has(&w.folded));
                 let specific = c.any(&LEX.habits)
                     || has_specific_time(c)
-                    || has_number(c)
-                    || c.words.iter().any(|w| is_memory_word(&w.folded));
+                    || has_number(c) && (clause::has_time(c) || thing)
+                    || thing;
                 !c.question_led && c.any(&LEX.user_mentions) && specific
             })
         {
@@ -206,10 +206,9 @@ fn sentence_claim(sentence: &str, clauses: &[Clause]) -> Option<Verdict> {
     let words = clause::words_of(&clause::protect(&clause::unquote(sentence)));
     let possessive = |w: &clause::Word| LEX.user_possessives.has(&w.folded);
     let possessive_noun = words.windows(2).any(|w| possessive(&w[0]) && !LEX.conversation_nouns.has(&w[1].folded));
-    let possessive_memory = words
-        .windows(3)
-        .any(|w| possessive(&w[0]) && (is_memory_word(&w[1].folded) || is_memory_word(&w[2].folded)))
-        || words.windows(2).any(|w| possessive(&w[0]) && is_memory_word(&w[1].folded));
+    let possessive_memory =
+        words.windows(3).any(|w| possessive(&w[0]) && (is_memory_word(&w[1].folded) || is_memory_word(&w[2].folded)))
+            || words.windows(2).any(|w| possessive(&w[0]) && is_memory_word(&w[1].folded));
     let folded = clause::join(&words);
     let digits = words.iter().any(|w| w.folded.chars().any(|c| c.is_ascii_digit()));
     let anything_asked = clauses.iter().any(|c| c.asks || c.question_led);
@@ -345,6 +344,63 @@ mod tests {
             "Je peux créer des rappels, des notes et suivre ton temps de travail.",
         ] {
             assert!(!is_action_claim(s), "false positive: {s} ({:?})", explain(s));
+        }
+    }
+
+    /// Who, tense, memory kind: the claims of issue 25, each with the rule that sees it.
+    #[test]
+    fn claims_about_arthurs_actions_and_the_users_data() {
+        for (s, rule) in [
+            ("C'est noté.", "receipt.acknowledgement"),
+            ("J'ai ajouté le lait à ta liste.", "arthur.past"),
+            ("Minuteur lancé pour dix minutes.", "receipt.headline"),
+            ("Je te le rappellerai demain.", "arthur.future"),
+            ("Si tu oublies, je te le rappellerai à 18 h.", "arthur.future"),
+            ("Rappel n°4 créé : appeler le garage.", "receipt.memory_title"),
+            ("Ta sœur s'en occupe.", "phrase"),
+            ("Je n'ai rien enregistré.", "arthur.denial"),
+            ("Tu as rendez-vous jeudi à 14 h.", "phrase"),
+            ("Ta liste contient du pain.", "memory.possessed"),
+            ("Il reste 4 minutes sur le minuteur.", "memory.there_is"),
+            ("Le minuteur des œufs sonne dans 30 secondes.", "memory.running"),
+            ("Tu as travaillé 3 h sur Atlas.", "user.has_done"),
+            ("I cancelled the oven timer.", "arthur.past"),
+            ("Your sister is taking care of it.", "third_party.handles"),
+            ("Désormais je répondrai plus court.", "arthur.future"),
+        ] {
+            let v = explain(s).unwrap_or_else(|| panic!("not caught: {s}"));
+            assert_eq!(v.rule, rule, "{s}: {v}");
+        }
+    }
+
+    /// World facts, advice, recipes, plans asked for, encouragement, jokes and poems,
+    /// offers, instructions and the time of day claim nothing, numbers and « tu » aside.
+    #[test]
+    fn conversation_is_not_a_claim() {
+        for s in [
+            "En TGV, il faut compter environ deux heures.",
+            "Le record, enregistré par Usain Bolt à Berlin en 2009, est de 9,58 secondes.",
+            "Il n'a pas été battu depuis.",
+            "Une fois que c'est fait, laisse reposer la pâte.",
+            "Sable le tout et ta pâte doit reposer 30 minutes au frais.",
+            "Si tu as le temps, ajoute une pincée de sel.",
+            "Lundi : 30 minutes de course ; mardi : repos ; jeudi : fractionné.",
+            "Tu as déjà fait le plus dur en commençant.",
+            "Tu n'as pas besoin de tout faire aujourd'hui.",
+            "Tomorrow you'll come back fresher.",
+            "Je peux mettre un minuteur si tu veux.",
+            "Dis : minuteur de dix minutes.",
+            "Il est 10 h 30.",
+            "Ajoute un filet d'huile d'olive et c'est prêt.",
+            "Félicitations, c'est fait !",
+            "Un petit poème : sur ma liste il y a du pain.",
+            "Je vais te proposer trois idées.",
+            "Le minuteur de cuisine a été inventé au XIXe siècle.",
+            "Avance ton réveil de 15 minutes tous les trois jours.",
+            "I'm reading a book about anti-gravity.",
+            "See you tomorrow, take care!",
+        ] {
+            assert_eq!(explain(s), None, "{s}");
         }
     }
 

@@ -52,9 +52,10 @@ pub(super) fn handles(c: &Clause) -> Option<Verdict> {
         let infinitive = LEX.infinitive_endings.ending_of(&w.folded) || c.before(*i) == "to";
         (!infinitive || future) && (LEX.handling_stems.stem_of(&w.folded) || LEX.action_infinitives.has(&w.folded))
     });
-    let past_action = c.words.iter().enumerate().any(|(i, w)| {
-        LEX.third_person_aux.has(&w.folded) && is_participle_after_aux(c.raw(c.after_clitics(i + 1)))
-    });
+    let past_action =
+        c.words.iter().enumerate().any(|(i, w)| {
+            LEX.third_person_aux.has(&w.folded) && is_participle_after_aux(c.raw(c.after_clitics(i + 1)))
+        });
     let about_user = c.any(&LEX.user_words);
     // "La mairie t'enverra le formulaire lundi", "le garage te rappellera": what someone
     // will do to the user.

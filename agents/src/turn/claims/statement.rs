@@ -53,16 +53,8 @@ pub(super) fn receipt(c: &Clause) -> Option<Verdict> {
     }
     // A receipt's headline: a noun, then what became of it ("Entrée créée", "Tâche
     // terminée", "Nouvelle note ajoutée").
-    let headline_noun = c
-        .words
-        .iter()
-        .take(2)
-        .any(|w| is_memory_word(&w.folded) || LEX.operation_nouns.has(&w.folded));
-    if !LEX.subject_pronouns.has(first)
-        && !asked
-        && !framed
-        && (!LEX.determiners.has(first) || headline_noun)
-    {
+    let headline_noun = c.words.iter().take(2).any(|w| is_memory_word(&w.folded) || LEX.operation_nouns.has(&w.folded));
+    if !LEX.subject_pronouns.has(first) && !asked && !framed && (!LEX.determiners.has(first) || headline_noun) {
         for k in 1..c.words.len().min(3) {
             let w = &c.words[k];
             if matches_state(&w.raw)
@@ -169,7 +161,6 @@ pub(super) fn state(c: &Clause) -> Option<Verdict> {
     if c.conditional() || c.question_led || super::clause::historical(c) {
         return None;
     }
-    let asked = c.question_led;
     for (i, w) in c.words.iter().enumerate() {
         let copula = LEX.copulas.has(&w.folded);
         let passive = LEX.passive_aux.has(&w.folded);
@@ -200,7 +191,7 @@ pub(super) fn state(c: &Clause) -> Option<Verdict> {
                 || LEX.third_parties.has(&w.folded)
                 || LEX.user_possessives.has(&w.folded)
         });
-        if passive && !asked && is_participle_after_aux(next) && (matches_state(next) || about_stored) {
+        if passive && is_participle_after_aux(next) && (matches_state(next) || about_stored) {
             // "a été créé", "ont été envoyés", "has been saved", "rien n'a été effacé".
             return hit(negated_kind(c), "state.passive", &[&w.raw, next]);
         }
@@ -208,12 +199,11 @@ pub(super) fn state(c: &Clause) -> Option<Verdict> {
         // "elle sera dans le dossier dès ce soir": where it will be, a promise.
         if pronoun
             && LEX.future_copulas.has(&w.folded)
-            && !asked
             && (LEX.places.has(next) || super::clause::has_specific_time(c) || matches_state(next))
         {
             return hit(ClaimKind::Promise, "state.will_be", &[subject, &w.raw, next]);
         }
-        if pronominal && pronoun && is_participle_after_aux(next) && !asked && (matches_state(next) || about_stored) {
+        if pronominal && pronoun && is_participle_after_aux(next) && (matches_state(next) || about_stored) {
             return hit(ClaimKind::Action, "state.pronominal", &[subject, &w.raw, next]);
         }
         if pronoun && matches_state(next) {

@@ -61,7 +61,9 @@ pub(super) fn memory_state(c: &Clause) -> Option<Verdict> {
             .words
             .iter()
             .enumerate()
-            .find(|(k, w)| matches_state(&w.raw) && !(LEX.also_verbs.has(&w.raw) && LEX.determiners.has(c.folded(k + 1))))
+            .find(|(k, w)| {
+                matches_state(&w.raw) && !(LEX.also_verbs.has(&w.raw) && LEX.determiners.has(c.folded(k + 1)))
+            })
             .map(|(_, w)| w.raw.as_str());
         let state_phrase = LEX.state_phrases.found_in(j).filter(|_| verb_here || i > 0);
         let stated = state_word.or(state_phrase);
@@ -77,8 +79,8 @@ pub(super) fn memory_state(c: &Clause) -> Option<Verdict> {
             && LEX.running_nouns.has(w.folded.trim_end_matches('s'))
             && (after.iter().take(4).any(|w| LEX.running.has(&w.folded)) || ringing);
         // Where it is kept: "dans ma mémoire", "sur ta liste", "d'après tes notes".
-        let located = (LEX.located_preps.has(before) && (possessive || LEX.own_possessives.has(det)))
-            || LEX.according_to.in_(j);
+        let located =
+            (LEX.located_preps.has(before) && (possessive || LEX.own_possessives.has(det))) || LEX.according_to.in_(j);
         // "ta remarque a rejoint le tiroir aux souvenirs", "ton minuteur vient de se
         // terminer": something happened to it.
         // The noun (or the user's thing that opens the clause) is the subject: "you want to
@@ -139,7 +141,8 @@ fn defined_after(words: &[super::clause::Word], k: usize) -> bool {
 fn imperative_led(c: &Clause) -> bool {
     let head = c.folded(0);
     let owned = c.words.iter().position(|w| LEX.user_possessives.has(&w.folded)).unwrap_or(c.words.len());
-    let subject = c.words[..owned].iter().any(|w| LEX.subject_pronouns.has(&w.folded) || LEX.first_person.has(&w.folded));
+    let subject =
+        c.words[..owned].iter().any(|w| LEX.subject_pronouns.has(&w.folded) || LEX.first_person.has(&w.folded));
     let not_a_verb = LEX.lead_ok.has(head)
         || LEX.determiners.has(head)
         || LEX.user_possessives.has(head)
@@ -205,11 +208,8 @@ pub(super) fn second_person_fact(c: &Clause, asking: bool) -> Option<Verdict> {
             }
             let claimed = LEX.claimed_participles.has(next);
             // What "tu as" holds: "tu as (un|deux|des) rappel(s)"; "tu as le droit de…" is not it.
-            let object = if LEX.have_object_dets.has(c.folded(j)) || c.words.get(j).is_some_and(is_number) {
-                j + 1
-            } else {
-                j
-            };
+            let object =
+                if LEX.have_object_dets.has(c.folded(j)) || c.words.get(j).is_some_and(is_number) { j + 1 } else { j };
             let memory_object = is_memory_word(c.folded(object)) || is_memory_word(c.folded(object + 1));
             // The thing it was done to: "tu avais oublié ton rendez-vous".
             let done_to = (j + 1..(j + 4).min(c.words.len())).any(|k| is_memory_word(c.folded(k)));
