@@ -48,7 +48,7 @@ fn memory_here(c: &Clause) -> bool {
 
 /// An English "-ing" of an action verb ("adding", "setting", "saving").
 fn action_ing(word: &str) -> bool {
-    let Some(stem) = word.strip_suffix("ing") else { return false };
+    let Some(stem) = word.strip_suffix("ing").filter(|s| s.is_ascii()) else { return false };
     let undoubled = stem.len() > 2 && stem.as_bytes()[stem.len() - 1] == stem.as_bytes()[stem.len() - 2];
     LEX.present_verbs.has(stem)
         || LEX.present_verbs.has(&format!("{stem}e"))
@@ -119,7 +119,7 @@ pub(super) fn claim(c: &Clause) -> Option<Verdict> {
                 && c.words.get(j + 2).is_some_and(|w| !LEX.harmless_near_future.has(&w.raw))
             {
                 let inf = c.raw(j + 2);
-                if !(LEX.speech_acts.has(inf) && !concerns_memory(c)) {
+                if !LEX.speech_acts.has(inf) || concerns_memory(c) {
                     return hit(ClaimKind::Promise, "arthur.near_future", &[subject, next, inf]);
                 }
             }

@@ -134,15 +134,24 @@ trait FromEntries: Sized {
     fn take(entries: &mut Entries, key: &str) -> Result<Self, String>;
 }
 
+/// A list without repeats: a word written twice is a slip of the pen.
+fn distinct(key: &str, list: Vec<String>) -> Result<Vec<String>, String> {
+    let mut seen = HashSet::new();
+    match list.iter().find(|w| !seen.insert(w.as_str())) {
+        Some(twice) => Err(format!("`{key}`: \"{twice}\" is written twice")),
+        None => Ok(list),
+    }
+}
+
 impl FromEntries for Words {
     fn take(entries: &mut Entries, key: &str) -> Result<Self, String> {
-        Ok(Words::new(entries.list(key)?))
+        Ok(Words::new(distinct(key, entries.list(key)?)?))
     }
 }
 
 impl FromEntries for Phrases {
     fn take(entries: &mut Entries, key: &str) -> Result<Self, String> {
-        Ok(Phrases::new(entries.list(key)?))
+        Ok(Phrases::new(distinct(key, entries.list(key)?)?))
     }
 }
 

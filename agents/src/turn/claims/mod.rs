@@ -192,10 +192,8 @@ fn sentence_claim(sentence: &str, clauses: &[Clause]) -> Option<Verdict> {
                 // A figure of the day or of the memory ("35 heures", "trois rappels"), not
                 // any number ("tu hésites entre deux options").
                 let thing = c.words.iter().any(|w| is_memory_word(&w.folded) || LEX.schedule_nouns.has(&w.folded));
-                let specific = c.any(&LEX.habits)
-                    || has_specific_time(c)
-                    || has_number(c) && (clause::has_time(c) || thing)
-                    || thing;
+                let specific =
+                    c.any(&LEX.habits) || has_specific_time(c) || thing || has_number(c) && clause::has_time(c);
                 !c.question_led && c.any(&LEX.user_mentions) && specific
             })
         {
