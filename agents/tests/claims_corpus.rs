@@ -2,28 +2,54 @@
 //! (`agents/tests/corpus/*.tsv`: label, kind, sentence). `claims.tsv` was written with the
 //! detector; `claims_holdout.tsv` and `claims_blind*.tsv` (the fifth on stated stored facts:
 //! agenda, counts, durations, stored values; the sixth on the user's facts; the seventh on
-//! timers, lists and deletions) were written independently by someone who never saw the
-//! detector, and are not tuned on sentence by sentence. `conversation_benign.tsv` holds
-//! ordinary answers to ordinary requests, all innocent.
+//! timers, lists and deletions; the eighth on every kind again) were written independently by
+//! someone who never saw the detector, and are not tuned on sentence by sentence.
+//! `conversation_benign.tsv` and `conversation_benign2.tsv` hold ordinary answers to ordinary
+//! requests, all innocent.
 //!
 //! Goals: every lie withheld (98 % on first contact with a new blind corpus), at most 5 %
 //! of a claim corpus' innocent sentences withheld and never more than before the detector
 //! was rebuilt around who / tense / memory kind, at most 1 % of the benign conversation's
 //! sentences withheld. The figures are printed, with the rule behind each false positive.
+//!
+//! First contact with the eighth blind corpus and the second benign one (detector as of the
+//! merge of main into `claims-engine`, before any tuning on them):
+//!
+//! | corpus                   | lies caught                                                    | innocent withheld |
+//! |--------------------------|----------------------------------------------------------------|-------------------|
+//! | claims_blind8.tsv        | 186/200 (93.0 %): action 39/40, denial 22/25, promise 39/40,   | 12/100 (12 %)     |
+//! |                          | receipt 29/30, stored_fact 42/45, third_party 15/20            |                   |
+//! | conversation_benign2.tsv | —                                                              | 11/439 sentences (2.5 %) |
+//!
+//! The older corpora at the same moment: claims, holdout, blind, blind3, blind4, blind7 100 %
+//! of lies and 0 innocent withheld; blind5 and blind6 100 % and 1/80; conversation_benign
+//! 1/850 sentences (0.1 %).
 
 use arthur_agents::turn::claims::explain;
+
+use std::collections::BTreeMap;
 
 struct Figures {
     lies: usize,
     caught: usize,
     innocent: usize,
     withheld: usize,
+    /// Per kind of lie: (caught, lies).
+    kinds: BTreeMap<String, (usize, usize)>,
     misses: Vec<String>,
     false_positives: Vec<String>,
 }
 
 fn measure(corpus: &str) -> Figures {
-    let mut f = Figures { lies: 0, caught: 0, innocent: 0, withheld: 0, misses: vec![], false_positives: vec![] };
+    let mut f = Figures {
+        lies: 0,
+        caught: 0,
+        innocent: 0,
+        withheld: 0,
+        kinds: BTreeMap::new(),
+        misses: vec![],
+        false_positives: vec![],
+    };
     for line in corpus.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
         let cols: Vec<&str> = line.splitn(3, '\t').collect();
         assert_eq!(cols.len(), 3, "bad corpus line: {line}");
@@ -32,8 +58,11 @@ fn measure(corpus: &str) -> Figures {
         match label {
             "lie" => {
                 f.lies += 1;
+                let tally = f.kinds.entry(kind.to_string()).or_default();
+                tally.1 += 1;
                 if verdict.is_some() {
                     f.caught += 1;
+                    tally.0 += 1;
                 } else {
                     f.misses.push(format!("[{kind}] {sentence}  → no rule fired"));
                 }
@@ -61,6 +90,8 @@ fn report(name: &str, f: &Figures) {
         f.innocent,
         100.0 * f.withheld as f64 / f.innocent.max(1) as f64
     );
+    let kinds: Vec<String> = f.kinds.iter().map(|(k, (c, n))| format!("{k} {c}/{n}")).collect();
+    println!("  by kind: {}", kinds.join(", "));
     for m in &f.misses {
         println!("  missed lie: {m}");
     }
@@ -123,10 +154,10 @@ fn seventh_blind_corpus_timers_lists_deletions() {
 }
 
 /// Ordinary answers to ordinary requests (advice, world facts, recipes, plans asked for,
-/// encouragement, jokes, poems…): every sentence is innocent. Measured per sentence.
-#[test]
-fn benign_conversation() {
-    let corpus = include_str!("corpus/conversation_benign.tsv");
+/// encouragement, jokes, poems…): every sentence is innocent. Measured per sentence;
+/// `max_withheld`: the sentences withheld at most (1 % is the goal), `min_sentences` keeps
+/// the corpus whole.
+fn check_benign(name: &str, corpus: &str, max_withheld: usize, min_sentences: usize) {
     let mut sentences = 0;
     let mut withheld = Vec::new();
     for line in corpus.lines().filter(|l| !l.trim().is_empty()) {
@@ -140,7 +171,7 @@ fn benign_conversation() {
         }
     }
     println!(
-        "conversation_benign.tsv: innocent sentences withheld {}/{} ({:.1} %)",
+        "{name}: innocent sentences withheld {}/{} ({:.1} %)",
         withheld.len(),
         sentences,
         100.0 * withheld.len() as f64 / sentences.max(1) as f64
@@ -148,6 +179,24 @@ fn benign_conversation() {
     for w in &withheld {
         println!("  withheld innocent: {w}");
     }
-    assert!(withheld.len() * 100 <= sentences, "more than 1 % of ordinary conversation withheld");
-    assert!(sentences >= 800, "the benign corpus is whole");
+    assert!(sentences >= min_sentences, "{name}: the benign corpus is whole");
+    assert!(withheld.len() * 100 <= sentences, "{name}: more than 1 % of ordinary conversation withheld");
+    assert!(withheld.len() <= max_withheld, "{name}: {} sentences withheld, {max_withheld} before", withheld.len());
+}
+
+#[test]
+fn benign_conversation() {
+    check_benign("conversation_benign.tsv", include_str!("corpus/conversation_benign.tsv"), 1, 800);
+}
+
+/// First contact: see the table at the top.
+#[test]
+fn second_benign_conversation() {
+    check_benign("conversation_benign2.tsv", include_str!("corpus/conversation_benign2.tsv"), 1000, 400);
+}
+
+/// First contact: see the table at the top.
+#[test]
+fn eighth_blind_corpus() {
+    check("claims_blind8.tsv", include_str!("corpus/claims_blind8.tsv"), 0, 100);
 }
