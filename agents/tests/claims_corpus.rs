@@ -24,6 +24,12 @@
 //! The older corpora at the same moment: claims, holdout, blind, blind3, blind4, blind7 100 %
 //! of lies and 0 innocent withheld; blind5 and blind6 100 % and 1/80; conversation_benign
 //! 1/850 sentences (0.1 %).
+//!
+//! After tuning by general rules (who, tense, memory kind — no sentence's words added):
+//! claims_blind8 200/200 lies (100 %), 2/100 innocent withheld; conversation_benign2 1/439
+//! sentences (0.2 %); every older corpus 100 % of lies, innocent withheld 0 except blind6
+//! (1/80); conversation_benign 1/850. The checks below hold these figures: a change that
+//! lets one more lie through or withholds one more innocent sentence fails.
 
 use arthur_agents::turn::claims::explain;
 
@@ -100,8 +106,8 @@ fn report(name: &str, f: &Figures) {
     }
 }
 
-/// `min_recall`: the share of lies to withhold, in percent; `max_withheld`: the innocent
-/// sentences withheld before the detector was rebuilt (it must not get worse).
+/// `min_recall`: the share of lies to withhold, in percent; `max_withheld`: the fewest
+/// innocent sentences withheld so far (it must not get worse).
 fn check(name: &str, corpus: &str, min_recall: usize, max_withheld: usize) {
     let f = measure(corpus);
     report(name, &f);
@@ -118,7 +124,7 @@ fn own_corpus() {
 
 #[test]
 fn held_out_corpus() {
-    check("claims_holdout.tsv", include_str!("corpus/claims_holdout.tsv"), 100, 1);
+    check("claims_holdout.tsv", include_str!("corpus/claims_holdout.tsv"), 100, 0);
 }
 
 #[test]
@@ -128,29 +134,28 @@ fn blind_corpus() {
 
 #[test]
 fn third_blind_corpus() {
-    check("claims_blind3.tsv", include_str!("corpus/claims_blind3.tsv"), 100, 2);
+    check("claims_blind3.tsv", include_str!("corpus/claims_blind3.tsv"), 100, 0);
 }
 
 #[test]
 fn fourth_blind_corpus() {
-    check("claims_blind4.tsv", include_str!("corpus/claims_blind4.tsv"), 100, 1);
+    check("claims_blind4.tsv", include_str!("corpus/claims_blind4.tsv"), 100, 0);
 }
 
 #[test]
 fn fifth_blind_corpus_stored_facts() {
-    check("claims_blind5.tsv", include_str!("corpus/claims_blind5.tsv"), 100, 4);
+    check("claims_blind5.tsv", include_str!("corpus/claims_blind5.tsv"), 100, 0);
 }
 
 #[test]
 fn sixth_blind_corpus_user_facts() {
-    check("claims_blind6.tsv", include_str!("corpus/claims_blind6.tsv"), 100, 3);
+    check("claims_blind6.tsv", include_str!("corpus/claims_blind6.tsv"), 100, 1);
 }
 
-/// First contact: 189/200 lies caught, 5/100 innocent sentences withheld; at least 98 %
-/// of the lies since.
+/// First contact: 189/200 lies caught, 5/100 innocent sentences withheld; every lie since.
 #[test]
 fn seventh_blind_corpus_timers_lists_deletions() {
-    check("claims_blind7.tsv", include_str!("corpus/claims_blind7.tsv"), 98, 5);
+    check("claims_blind7.tsv", include_str!("corpus/claims_blind7.tsv"), 100, 0);
 }
 
 /// Ordinary answers to ordinary requests (advice, world facts, recipes, plans asked for,
@@ -189,14 +194,15 @@ fn benign_conversation() {
     check_benign("conversation_benign.tsv", include_str!("corpus/conversation_benign.tsv"), 1, 800);
 }
 
-/// First contact: see the table at the top.
+/// First contact: 11/439 sentences withheld (2.5 %); 1 since.
 #[test]
 fn second_benign_conversation() {
-    check_benign("conversation_benign2.tsv", include_str!("corpus/conversation_benign2.tsv"), 1000, 400);
+    check_benign("conversation_benign2.tsv", include_str!("corpus/conversation_benign2.tsv"), 1, 400);
 }
 
-/// First contact: see the table at the top.
+/// First contact: 186/200 lies caught (93 %), 12/100 innocent sentences withheld; every lie
+/// and 2 innocent since.
 #[test]
 fn eighth_blind_corpus() {
-    check("claims_blind8.tsv", include_str!("corpus/claims_blind8.tsv"), 0, 100);
+    check("claims_blind8.tsv", include_str!("corpus/claims_blind8.tsv"), 100, 2);
 }

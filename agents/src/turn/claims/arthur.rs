@@ -14,6 +14,11 @@ fn first_person(c: &Clause) -> Vec<usize> {
         if !LEX.first_person.has(&w.folded) {
             continue;
         }
+        // "pourquoi on a choisi…", "quand on a fini": the generic "on" of an indirect
+        // question or a time clause, not Arthur.
+        if w.folded == "on" && LEX.generic_on_after.has(c.before(i)) {
+            continue;
+        }
         // "Veux-tu que je…", "il faut que je…": hypothetical; but "le rappel que je t'ai
         // programmé" is a relative clause in the past, a claim.
         if LEX.que.has(c.before(i)) {
@@ -38,6 +43,7 @@ fn concerns_memory(c: &Clause) -> bool {
 /// A lasting change of behaviour: "désormais…", "je ne te proposerai plus…".
 fn lasting(c: &Clause, verb_at: usize) -> bool {
     LEX.lasting.in_(&c.joined)
+        || c.sentence_lasting
         || c.words.iter().any(|w| LEX.ne.has(&w.folded))
             && c.words[verb_at..].iter().any(|w| LEX.no_longer.has(&w.folded))
 }
@@ -82,15 +88,25 @@ pub(super) fn claim(c: &Clause) -> Option<Verdict> {
             let rule = if negated { "arthur.denial" } else { "arthur.past" };
             let english_past =
                 LEX.english_have.has(v) && c.words.get(j).is_some_and(|w| !LEX.have_not_past.has(&w.folded));
+            // "j'ai rajouter le pain": the infinitive written for the participle it sounds like.
+            let french = !LEX.english_have.has(v) && !LEX.did.has(v);
+            let sounds_like = |w: &str| french && LEX.action_infinitives.has(w);
+            // "je n'en ai pas", "j'en ai trois": « en » makes « avoir » a possession.
+            let possession = c.words[start..i].iter().any(|w| LEX.partitive.has(&w.folded));
             match c.words.get(j) {
-                Some(next) if is_participle_after_aux(&next.raw) || (LEX.did.has(v) && negated) || english_past => {
+                Some(next)
+                    if is_participle_after_aux(&next.raw)
+                        || sounds_like(&next.folded)
+                        || (LEX.did.has(v) && negated)
+                        || english_past =>
+                {
                     if LEX.harmless_participles.has(&next.raw) {
                         continue;
                     }
                     return hit(kind, rule, &[subject, v, &next.raw]);
                 }
                 // "je l'ai." / "I have it."
-                None if start + 1 < i || negated => return hit(kind, rule, &[subject, v]),
+                None if (start + 1 < i || negated) && !possession => return hit(kind, rule, &[subject, v]),
                 _ => continue,
             }
         }
@@ -173,9 +189,25 @@ pub(super) fn claim(c: &Clause) -> Option<Verdict> {
         // "je ne retiens que ce que tu demandes" states a rule, and "on annule depuis la
         // rubrique…" is the generic "on".
         let offer = c.asks;
-        let rule = LEX.ne.has(c.folded(start))
-            || c.words[start..].iter().any(|w| LEX.que.has(&w.folded)) && c.words.iter().any(|w| LEX.ne.has(&w.folded));
+        let restriction =
+            c.words[start..].iter().any(|w| LEX.que.has(&w.folded)) && c.words.iter().any(|w| LEX.ne.has(&w.folded));
+        let negated = LEX.ne.has(c.folded(start));
+        let rule = negated || restriction;
         let generic_on = subject == "on";
+        // "Je ne trouve pas de liste « vacances »": a search of the memory said to have
+        // failed ("je ne garde jamais…", "je ne retiens que…" state rules).
+        let failed_search = negated
+            && !restriction
+            && c.words[i + 1..].first().is_some_and(|w| LEX.denied_now.has(&w.folded))
+            && concerns_memory(c);
+        if LEX.present_verbs.has(v) && failed_search && !offer && !generic_on {
+            return hit(ClaimKind::Denial, "arthur.present_denial", &[subject, v]);
+        }
+        // "je trouve 391", "je trouve ça joli": a result or an opinion, unless what is found
+        // is the memory's.
+        if LEX.finding.has(v) && !concerns_memory(c) {
+            continue;
+        }
         let to_you = c.words[start..i].iter().any(|w| LEX.to_you.has(&w.folded));
         if LEX.notify_verbs.has(v) && to_you && !offer && !generic_on {
             return hit(ClaimKind::Promise, "arthur.present_promise", &[subject, v]);
@@ -194,6 +226,11 @@ pub(super) fn claim(c: &Clause) -> Option<Verdict> {
         // "je compte l'ajouter", "je m'engage à te prévenir" — not in a question ("Should
         // I save that as a note?").
         if c.asks || c.question_led {
+            continue;
+        }
+        // "je te conseille de mettre le rappel une heure avant": advice gives the user the
+        // action; what follows is theirs to do.
+        if LEX.speech_acts.has(v) || LEX.speech_acts.has(&format!("{v}r")) {
             continue;
         }
         for k in i + 1..c.words.len() {

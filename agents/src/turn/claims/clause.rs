@@ -40,6 +40,11 @@ pub(super) struct Clause {
     pub after_conjunction: bool,
     /// The sentence it belongs to asks something ("Entendu, mais quel jour ?").
     pub sentence_asks: bool,
+    /// The sentence it belongs to sets a lasting change ("À partir de maintenant, je…").
+    pub sentence_lasting: bool,
+    /// Describes the noun phrase of the clause before it ("Une omelette aux champignons,
+    /// prête en quinze minutes"): an apposition, not a receipt's headline.
+    pub apposition: bool,
 }
 
 impl Clause {
@@ -152,7 +157,9 @@ pub(super) fn clauses(sentence: &str) -> Vec<Clause> {
         let mut start = 0;
         let mut groups = Vec::new();
         for (i, w) in words.iter().enumerate() {
-            if i > start && LEX.conjunctions.has(&w.folded) {
+            // "elle est alors décalée": after an auxiliary or a copula, an adverb.
+            let adverb = i > 0 && (LEX.copulas.has(&words[i - 1].folded) || LEX.past_aux.has(&words[i - 1].folded));
+            if i > start && LEX.conjunctions.has(&w.folded) && !adverb {
                 groups.push(words[start..i].to_vec());
                 start = i + 1;
             }
@@ -167,7 +174,11 @@ pub(super) fn clauses(sentence: &str) -> Vec<Clause> {
             // ", et c'est prêt": a clause that opens on a conjunction follows one too.
             let after_conjunction = gi > 0 || LEX.conjunctions.has(&words[0].folded);
             let joined = join(&words);
-            let question_led = LEX.question_leads.leads(&joined);
+            // "mais à quelle heure ?", "mais pour quand ?", "for what time?": the question
+            // word after a conjunction or a preposition.
+            let linking = |w: &Word| LEX.conjunctions.has(&w.folded) || LEX.prepositions.has(&w.folded);
+            let linked = words.iter().take(2).take_while(|w| linking(w)).count();
+            let question_led = (0..=linked).any(|k| LEX.question_leads.leads(&join(&words[k..])));
             out.push(Clause {
                 words,
                 joined,
@@ -180,6 +191,8 @@ pub(super) fn clauses(sentence: &str) -> Vec<Clause> {
                 quoted: false,
                 after_conjunction,
                 sentence_asks: false,
+                sentence_lasting: false,
+                apposition: false,
             });
         }
     }
@@ -191,8 +204,10 @@ pub(super) fn clauses(sentence: &str) -> Vec<Clause> {
 pub(super) fn framed_clauses(sentence: &str) -> Vec<Clause> {
     let mut clauses = clauses(sentence);
     let sentence_asks = clauses.iter().any(|c| c.asks);
+    let sentence_lasting = clauses.iter().any(|c| LEX.lasting.in_(&c.joined));
     for c in clauses.iter_mut() {
         c.sentence_asks = sentence_asks;
+        c.sentence_lasting = sentence_lasting;
     }
     // "Un petit poème : …", "Dis simplement : rappelle-moi…": what follows the colon is
     // content, not Arthur's word.
@@ -246,8 +261,76 @@ pub(super) fn framed_clauses(sentence: &str) -> Vec<Clause> {
             clauses[k].inherited_frame = true;
             clauses[k].after_condition = condition || prev_after_condition;
         }
+        let (prev, next) = (&clauses[k - 1], &clauses[k]);
+        // "Dis-moi l'heure et je le programme", "just tell me the time and I'll set it up":
+        // what waits on the user's answer is an offer.
+        let lead = if LEX.lead_adverbs.has(prev.folded(0)) { join(&prev.words[1..]) } else { prev.joined.clone() };
+        let awaits_answer = LEX.answer_leads.leads(&lead) && next.after_conjunction;
+        // "prends dix minutes pour lister tes rendez-vous et tes trois priorités": a noun
+        // phrase after « et » is one more object of the instruction.
+        let prev_head = &prev.words[0];
+        let instruction = !is_participle(&prev_head.raw)
+            && (LEX.imperatives.has(&prev_head.folded) || LEX.present_verbs.has(&prev_head.folded));
+        let noun_phrase = LEX.determiners.has(next.folded(0)) || LEX.user_possessives.has(next.folded(0));
+        let more_objects = instruction && next.after_conjunction && noun_phrase && !has_verb(next);
+        if awaits_answer || more_objects {
+            clauses[k].inherited_frame = true;
+        }
+        // "Une omelette aux champignons, prête en quinze minutes": what follows a noun
+        // phrase of the world describes it.
+        let prev = &clauses[k - 1];
+        let worldly_noun_phrase = LEX.determiners.has(prev.folded(0)) && !names_memory(prev);
+        let next = &clauses[k];
+        if worldly_noun_phrase && !next.after_conjunction && !names_memory(next) && matches_state(&next.words[0].raw) {
+            clauses[k].apposition = true;
+        }
+    }
+    // "Tu m'as demandé de te rappeler l'anniversaire de ta mère : pour quelle date ?": the
+    // user's request of this conversation, echoed to ask what it lacks, is not a record.
+    if clauses.iter().any(|c| c.asks && c.question_led) {
+        for c in clauses.iter_mut().filter(|c| !c.asks && echoes_request(c)) {
+            c.content = true;
+        }
     }
     clauses
+}
+
+/// The user's words of this conversation told back: "tu m'as demandé", "tu as dit", "you
+/// said" (a past perfect, "tu m'avais dit", is older than the conversation).
+fn echoes_request(c: &Clause) -> bool {
+    c.words.iter().enumerate().any(|(i, w)| {
+        let verb = c.after_clitics(i + 1);
+        LEX.user_subject.has(&w.folded)
+            && (LEX.echo_said.has(c.raw(verb))
+                || LEX.echo_aux.has(c.folded(verb)) && LEX.echo_said.has(c.raw(c.after_clitics(verb + 1))))
+    })
+}
+
+/// Names one of the memory's things or an operation on them.
+fn names_memory(c: &Clause) -> bool {
+    c.words
+        .iter()
+        .any(|w| is_memory_word(&w.folded) || LEX.operation_nouns.has(&w.folded) || LEX.user_possessives.has(&w.folded))
+}
+
+/// Some word of the clause is a verb form: a subject pronoun, a copula, an auxiliary or a
+/// state ("priorités" only ends like a participle).
+fn has_verb(c: &Clause) -> bool {
+    c.words.iter().any(|w| {
+        LEX.subject_pronouns.has(&w.folded)
+            || LEX.copulas.has(&w.folded)
+            || LEX.third_person_aux.has(&w.folded)
+            || matches_state(&w.raw)
+    })
+}
+
+/// A rate ("toutes les 5 minutes", "3 rappels par jour"): a rule, not a count nor the
+/// user's life. "Tous les mercredis", "every Sunday" are a schedule, not a rate.
+pub(super) fn rate(c: &Clause) -> bool {
+    c.words.windows(2).any(|w| LEX.rate_marks.has(&w[0].folded) && LEX.rate_units.has(&w[1].folded))
+        || c.words.iter().enumerate().any(|(i, w)| {
+            LEX.every_words.has(&w.folded) && c.words[i + 1..].iter().take(3).any(|u| LEX.measure_units.has(&u.folded))
+        })
 }
 
 /// Set in history: a century, an era, or a year after "en"/"in" — the world's story.

@@ -230,6 +230,7 @@ lexicon! {
     eras: Words = "who.eras",
     year_marks: Words = "who.year_marks",
     generic_markers: Words = "who.generic_markers",
+    tendency: Words = "who.tendency",
 
     // ---- grammar: what stands between a subject and its verb, and what a verb form is
     clitics: Words = "grammar.clitics",
@@ -293,6 +294,10 @@ lexicon! {
     notify_verbs: Words = "arthur.notify_verbs",
     going: Words = "arthur.going",
     to_you: Words = "arthur.to_you",
+    generic_on_after: Words = "arthur.generic_on_after",
+    partitive: Words = "arthur.partitive",
+    denied_now: Words = "arthur.denied_now",
+    finding: Words = "arthur.finding",
     no_longer: Words = "arthur.no_longer",
 
     // ---- receipts and bare acknowledgements
@@ -376,6 +381,7 @@ lexicon! {
     sees: Words = "user.sees",
     not_names: Words = "user.not_names",
     habits: Words = "user.habits",
+    traits: Words = "user.traits",
     tags: Phrases = "user.tags",
     announces: Phrases = "user.announces",
     prefers_lead: Phrases = "user.prefers_lead",
@@ -395,6 +401,7 @@ lexicon! {
     te: Phrases = "third_party.te",
     handling_phrases: Phrases = "third_party.handling_phrases",
     third_future_endings: Words = "third_party.future_endings",
+    memory_reads: Words = "third_party.memory_reads",
 
     // ---- frames: questions, offers, conditions, instructions
     question_leads: Phrases = "frames.question_leads",
@@ -406,6 +413,10 @@ lexicon! {
     genres: Words = "frames.genres",
     praise: Phrases = "frames.praise",
     imperatives: Words = "frames.imperatives",
+    answer_leads: Phrases = "frames.answer_leads",
+    lead_adverbs: Words = "frames.lead_adverbs",
+    echo_said: Words = "frames.echo_said",
+    echo_aux: Words = "frames.echo_aux",
 
     // ---- time and numbers
     time_words: Words = "time.words",
@@ -417,6 +428,10 @@ lexicon! {
     number_words: Words = "time.number_words",
     english_hours: Words = "time.english_hours",
     duration_marks: Words = "time.duration_marks",
+    rate_marks: Words = "time.rate_marks",
+    every_words: Words = "time.every_words",
+    measure_units: Words = "time.measure_units",
+    rate_units: Words = "time.rate_units",
 }
 
 /// Parses the part of TOML the file uses.

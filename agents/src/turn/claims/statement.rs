@@ -16,7 +16,8 @@ fn hit(kind: ClaimKind, rule: &'static str, ev: &[&str]) -> Option<Verdict> {
 pub(super) fn receipt(c: &Clause) -> Option<Verdict> {
     // "les sessions démarrées et arrêtées": a coordinated adjective, not an answer (what
     // came before "et" was judged on its own).
-    if c.after_conjunction && c.words.len() == 1 || super::clause::historical(c) {
+    // "Meetings scheduled before 9 am tend to…": a general statement.
+    if c.after_conjunction && c.words.len() == 1 || super::clause::historical(c) || c.any(&LEX.tendency) {
         return None;
     }
     let first = c.folded(0);
@@ -43,11 +44,15 @@ pub(super) fn receipt(c: &Clause) -> Option<Verdict> {
     let head = c.raw(0);
     // "enregistré par Usain Bolt": a passive with its agent tells the world's story.
     let agent = LEX.agent_marks.has(c.folded(1));
+    // "Vide la corbeille": a verb too, before a determiner it instructs.
+    let acts = LEX.also_verbs.has(head) && (LEX.determiners.has(c.folded(1)) || LEX.user_possessives.has(c.folded(1)));
     if matches_state(head)
         && !LEX.here.has(head)
         && !LEX.not_state_lead.has(first)
         && !agent
         && !LEX.also_nouns.has(head)
+        && !acts
+        && !c.apposition
     {
         return hit(ClaimKind::Action, "receipt.state_first", &[head]);
     }
@@ -80,7 +85,7 @@ pub(super) fn receipt(c: &Clause) -> Option<Verdict> {
         };
         // Alone, only a word of what became of something ("Épinglé :"): a lone
         // "fractionné", "priorités" or "entrée" in a plan is a noun.
-        if titled(head) && matches_state(head) && !LEX.also_nouns.has(head) && c.words.len() <= 2 {
+        if titled(head) && matches_state(head) && !LEX.also_nouns.has(head) && c.words.len() <= 2 && !c.apposition {
             return hit(ClaimKind::Action, "receipt.title", &[head]);
         }
         if memory_head {
@@ -173,8 +178,14 @@ pub(super) fn state(c: &Clause) -> Option<Verdict> {
         if pronominal && i > 1 {
             subject = c.folded(i - 2);
         }
+        // "c'est le fait de stocker…": after a copula, an article opens a noun phrase.
+        if copula && LEX.determiners.has(c.raw(i + 1)) {
+            continue;
+        }
         let k = c.after_clitics(i + 1);
         let next = if LEX.been.has(c.raw(k)) { c.raw(c.after_clitics(k + 1)) } else { c.raw(k) };
+        // "il sera 9 h": the copula tells the time, not where something will be.
+        let clock = c.words.get(k).is_some_and(is_number);
         let pronoun = LEX.pronoun_subjects.has(subject);
         let head = &c.words[..i];
         let about_memory = head.iter().any(|w| {
@@ -198,6 +209,7 @@ pub(super) fn state(c: &Clause) -> Option<Verdict> {
         let pronoun = pronoun || (pronominal && about_memory);
         // "elle sera dans le dossier dès ce soir": where it will be, a promise.
         if pronoun
+            && !clock
             && LEX.future_copulas.has(&w.folded)
             && (LEX.places.has(next) || super::clause::has_specific_time(c) || matches_state(next))
         {

@@ -44,7 +44,7 @@ pub(super) fn memory_state(c: &Clause) -> Option<Verdict> {
         let ordinal = d < i && LEX.the.has(det);
         let definite = LEX.definite.has(det) || d == 0 || possessive;
         let ordinal_word = |w: &str| LEX.ordinal_endings.ending_of(w) && w.len() > 5;
-        let every = LEX.every.in_(j);
+        let every = LEX.every.in_(j) || super::clause::rate(c);
         let opens = c.words[..d.saturating_sub(1)].iter().all(|w| LEX.lead_ok.has(&w.folded));
         let anchored = LEX.none.has(det)
             || opens
@@ -52,8 +52,10 @@ pub(super) fn memory_state(c: &Clause) -> Option<Verdict> {
             || c.any(&LEX.user_mentions)
             || c.any(&LEX.first_person)
             || c.any(&LEX.user_possessives);
+        // "pas de souvenir", "plus de rappel": none.
         let counted = (d > 0 && is_number(&c.words[d - 1]) && !every && anchored)
             || LEX.counted_dets.has(det)
+            || LEX.of_.has(det) && LEX.counted_dets.has(before)
             || (d < i && ordinal_word(c.folded(i - 1)))
             || (d > 0 && ordinal_word(det));
         let verb_here = c.any(&LEX.memory_verbs);
@@ -62,7 +64,9 @@ pub(super) fn memory_state(c: &Clause) -> Option<Verdict> {
             .iter()
             .enumerate()
             .find(|(k, w)| {
-                matches_state(&w.raw) && !(LEX.also_verbs.has(&w.raw) && LEX.determiners.has(c.folded(k + 1)))
+                // "Vide ta liste", "le bilan fait le point": a verb before its object.
+                let object = LEX.determiners.has(c.folded(k + 1)) || LEX.user_possessives.has(c.folded(k + 1));
+                matches_state(&w.raw) && !(LEX.also_verbs.has(&w.raw) && object)
             })
             .map(|(_, w)| w.raw.as_str());
         let state_phrase = LEX.state_phrases.found_in(j).filter(|_| verb_here || i > 0);
@@ -79,8 +83,10 @@ pub(super) fn memory_state(c: &Clause) -> Option<Verdict> {
             && LEX.running_nouns.has(w.folded.trim_end_matches('s'))
             && (after.iter().take(4).any(|w| LEX.running.has(&w.folded)) || ringing);
         // Where it is kept: "dans ma mémoire", "sur ta liste", "d'après tes notes".
-        let located =
-            (LEX.located_preps.has(before) && (possessive || LEX.own_possessives.has(det))) || LEX.according_to.in_(j);
+        // "dans le projet Roman": a memory kind with its name is one of the user's things.
+        let named = c.words.get(i + 1).is_some_and(|w| w.capital);
+        let located = (LEX.located_preps.has(before) && (possessive || named || LEX.own_possessives.has(det)))
+            || LEX.according_to.in_(j);
         // "ta remarque a rejoint le tiroir aux souvenirs", "ton minuteur vient de se
         // terminer": something happened to it.
         // The noun (or the user's thing that opens the clause) is the subject: "you want to
@@ -88,7 +94,9 @@ pub(super) fn memory_state(c: &Clause) -> Option<Verdict> {
         let from = if LEX.user_possessives.has(c.folded(0)) { 0 } else { i };
         let happened = (from..c.words.len()).any(|k| {
             let next = c.raw(c.after_clitics(k + 1));
-            LEX.happened_aux.has(c.folded(k)) && is_participle_after_aux(next) && !LEX.been.has(next)
+            // "pourquoi on a choisi": the auxiliary has its own subject.
+            let own_subject = LEX.subject_pronouns.has(c.before(k));
+            LEX.happened_aux.has(c.folded(k)) && is_participle_after_aux(next) && !LEX.been.has(next) && !own_subject
                 || LEX.memory_just_did.has(c.folded(k)) && LEX.of_.has(c.folded(k + 1))
         });
         // "ton briefing inclura la météo": what it will hold.
@@ -342,7 +350,8 @@ pub(super) fn user_subject(c: &Clause) -> Option<usize> {
 pub(super) fn about_the_user(c: &Clause, sentence_specific: bool, sentence_counted: bool) -> Option<Verdict> {
     // "Pour ajouter un rappel, dis…" frames advice; "pour aujourd'hui, t'as…" dates a fact.
     let framed = LEX.frame_leads.leads(&c.joined) && !LEX.dated_frames.leads(&c.joined);
-    if c.inherited_frame || c.words.is_empty() || framed || c.any(&LEX.guesses) {
+    // "tu parcours un kilomètre toutes les 5 minutes": a rate is a rule, not the user's life.
+    if c.inherited_frame || c.words.is_empty() || framed || c.any(&LEX.guesses) || super::clause::rate(c) {
         return None;
     }
     let counted = counted(c);
@@ -424,6 +433,10 @@ pub(super) fn about_the_user(c: &Clause, sentence_specific: bool, sentence_count
     // "Tu es de garde ce week-end, du samedi 8 h…", "tu vois ta conseillère. C'est à
     // quinze heures.": the figure elsewhere in the sentence makes it a fact.
     let figured = counted || sentence_counted && LEX.sees.has(verb);
+    // "Tu es allergique aux crustacés": a condition of the user's, what a souvenir keeps.
+    if LEX.sees.has(verb) && LEX.traits.has(c.folded(c.after_clitics(verb_at + 1))) {
+        return fact("user.trait", Subject::User, &[c.raw(subject), c.raw(verb_at + 1)]);
+    }
     if LEX.evaluative.has(verb) && !figured {
         return None;
     }
