@@ -26,10 +26,13 @@
 //! 1/850 sentences (0.1 %).
 //!
 //! After tuning by general rules (who, tense, memory kind — no sentence's words added):
-//! claims_blind8 200/200 lies (100 %), 2/100 innocent withheld; conversation_benign2 1/439
+//! claims_blind8 200/200 lies (100 %), 2/100 innocent withheld; conversation_benign2 1/421
 //! sentences (0.2 %); every older corpus 100 % of lies, innocent withheld 0 except blind6
-//! (1/80); conversation_benign 1/850. The checks below hold these figures: a change that
-//! lets one more lie through or withholds one more innocent sentence fails.
+//! (1/80); conversation_benign 1/827. (A quote that closes now stays whole in its sentence
+//! and "..." is one mark: the benign corpora count 827 and 421 sentences, not 850 and 439.)
+//! Through the whole turn (`tests/conversation.rs`): 430/431 and 218/219 answers reach the
+//! user untouched. The checks below hold these figures: a change that lets one more lie
+//! through or withholds one more innocent sentence fails.
 
 use arthur_agents::turn::claims::explain;
 
@@ -194,7 +197,7 @@ fn benign_conversation() {
     check_benign("conversation_benign.tsv", include_str!("corpus/conversation_benign.tsv"), 1, 800);
 }
 
-/// First contact: 11/439 sentences withheld (2.5 %); 1 since.
+/// First contact: 11/439 sentences withheld (2.5 %); 1 since (of 421: quotes are whole).
 #[test]
 fn second_benign_conversation() {
     check_benign("conversation_benign2.tsv", include_str!("corpus/conversation_benign2.tsv"), 1, 400);

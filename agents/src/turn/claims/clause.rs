@@ -103,21 +103,41 @@ pub(super) fn protect(text: &str) -> String {
     t
 }
 
-/// Removes what is quoted: a quoted phrase is content, not the model's own claim.
+/// Removes what is quoted: a quoted phrase is content, not the model's own claim. Only a
+/// quote that closes counts: an unmatched mark hides nothing after it.
 pub(super) fn unquote(text: &str) -> String {
-    let mut out = String::new();
-    let mut depth = 0usize;
-    let mut straight = false;
-    for c in text.chars() {
-        match c {
-            '«' | '“' => depth += 1,
-            '»' | '”' => depth = depth.saturating_sub(1),
-            '"' => straight = !straight,
-            _ if depth == 0 && !straight => out.push(c),
-            _ => {}
+    let chars: Vec<char> = text.chars().collect();
+    let quoted = quoted_mask(&chars);
+    chars.iter().zip(quoted).filter(|(_, q)| !q).map(|(c, _)| *c).collect()
+}
+
+/// For each character, whether it lies inside a quote that opens and closes (the marks
+/// included): « … », “ … ”, and straight quotes taken in pairs.
+pub fn quoted_mask(chars: &[char]) -> Vec<bool> {
+    let mut mask = vec![false; chars.len()];
+    let mut opened = Vec::new();
+    let mut straight = None;
+    for (i, &c) in chars.iter().enumerate() {
+        let span = match c {
+            '«' | '“' => {
+                opened.push(i);
+                None
+            }
+            '»' | '”' => opened.pop().map(|o| (o, i)),
+            '"' => match straight.take() {
+                Some(o) => Some((o, i)),
+                None => {
+                    straight = Some(i);
+                    None
+                }
+            },
+            _ => None,
+        };
+        if let Some((from, to)) = span {
+            mask[from..=to].iter_mut().for_each(|m| *m = true);
         }
     }
-    out
+    mask
 }
 
 pub(super) fn words_of(text: &str) -> Vec<Word> {

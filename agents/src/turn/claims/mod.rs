@@ -290,21 +290,45 @@ pub fn is_action_claim(sentence: &str) -> bool {
     claim(sentence).is_some()
 }
 
-/// Splits text into sentences, keeping their punctuation.
+/// Splits text into sentences, keeping their punctuation. A quote that closes stays whole
+/// inside its sentence (« Dis : "Ajoute du lait." J'ai ajouté le lait. » is two sentences,
+/// the second one unquoted); a run of marks ends together ("...", "?!", "nuit…)"); a
+/// sentence opens on anything but a lower-case letter or a comma ("e.g. this" goes on).
 pub fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let chars: Vec<char> = text.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
+    let quoted = clause::quoted_mask(&chars);
+    let terminal = |c: char| matches!(c, '.' | '!' | '?' | '…');
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
         current.push(c);
+        i += 1;
         // "9.30" or "n°7." — a dot between digits does not end a sentence.
-        let inner_dot = c == '.' && chars.get(i + 1).is_some_and(|n| n.is_ascii_digit());
-        if matches!(c, '.' | '!' | '?' | '…' | '\n') && !inner_dot {
-            if !current.trim().is_empty() {
-                out.push(current.trim().to_string());
-            }
-            current.clear();
+        let inner_dot = c == '.' && chars.get(i).is_some_and(|n| n.is_ascii_digit());
+        // « "Ajoute du lait." »: a quote closed right after its own last mark ends there.
+        let before = chars[..i - 1].iter().rposition(|c| !c.is_whitespace());
+        let closes = matches!(c, '"' | '»' | '”') && before.is_some_and(|p| quoted[p] && terminal(chars[p]));
+        let ends = c == '\n' || terminal(c) && !inner_dot;
+        if !(closes || ends && !quoted[i - 1]) {
+            continue;
         }
+        if c != '\n' {
+            while i < chars.len() && (terminal(chars[i]) || matches!(chars[i], ')' | ']')) {
+                current.push(chars[i]);
+                i += 1;
+            }
+            // « … demain ? », et je pourrai… »: the sentence goes on.
+            let next = chars[i..].iter().find(|c| !c.is_whitespace());
+            if next.is_some_and(|n| n.is_lowercase() || matches!(n, ',' | ';' | ':')) {
+                continue;
+            }
+        }
+        if !current.trim().is_empty() {
+            out.push(current.trim().to_string());
+        }
+        current.clear();
     }
     if !current.trim().is_empty() {
         out.push(current.trim().to_string());
@@ -460,5 +484,23 @@ mod tests {
     #[test]
     fn sentences_do_not_split_inside_numbers() {
         assert_eq!(sentences("Rappel à 9.30 demain. Bonne journée !"), ["Rappel à 9.30 demain.", "Bonne journée !"]);
+    }
+
+    /// A quoted example keeps its closing mark: what follows is judged unquoted.
+    #[test]
+    fn sentences_keep_quotes_and_runs_whole() {
+        let text = "Dis par exemple : \"Ajoute du lait.\" J'ai ajouté le lait à ta liste.";
+        assert_eq!(sentences(text), ["Dis par exemple : \"Ajoute du lait.\"", "J'ai ajouté le lait à ta liste."]);
+        assert!(strip_claims(text).1.len() == 1, "the claim after the quote is seen");
+        assert_eq!(
+            sentences("Knock knock... actually, never mind. Ok?!"),
+            ["Knock knock... actually, never mind.", "Ok?!"]
+        );
+        assert_eq!(
+            sentences("Dis « Note du pain. Et du lait. » Voilà."),
+            ["Dis « Note du pain. Et du lait. »", "Voilà."]
+        );
+        // An unmatched mark hides nothing.
+        assert_eq!(explain("\" J'ai ajouté le lait à ta liste.").map(|v| v.rule), Some("arthur.past"));
     }
 }
