@@ -114,6 +114,13 @@ pub fn explain(sentence: &str) -> Option<Verdict> {
     if let Some(mark) = sentence.chars().find(|c| LEX.receipt_marks.has(c.encode_utf8(&mut [0; 4]))) {
         return Some(verdict(ClaimKind::Receipt, "receipt.mark", Subject::Impersonal, &[&mark.to_string()]));
     }
+    // « "C'est noté." »: a sentence that is nothing but a quote is no one else's word,
+    // unless it is verse (« …, / … »: a poem asked for).
+    let all_quote =
+        !clause::unquote(sentence).chars().any(char::is_alphanumeric) && sentence.chars().any(char::is_alphanumeric);
+    if all_quote && !sentence.contains(['/', '\n']) {
+        return explain(&sentence.replace(['«', '»', '“', '”', '"'], " "));
+    }
     let clauses = framed_clauses(sentence);
     if let Some(v) = clauses.iter().find_map(clause_claim) {
         return Some(v);
@@ -500,7 +507,8 @@ mod tests {
             sentences("Dis « Note du pain. Et du lait. » Voilà."),
             ["Dis « Note du pain. Et du lait. »", "Voilà."]
         );
-        // An unmatched mark hides nothing.
+        // An unmatched mark hides nothing, nor does a sentence that is all quote.
         assert_eq!(explain("\" J'ai ajouté le lait à ta liste.").map(|v| v.rule), Some("arthur.past"));
+        assert_eq!(explain("« Rappel créé pour demain 9 h. »").map(|v| v.rule), Some("receipt.headline"));
     }
 }
