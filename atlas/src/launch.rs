@@ -494,14 +494,18 @@ impl Launcher {
         );
         let day = self.now().format("%Y-%m-%d");
         let body = format!(
-            "Bonjour,\n\n{n} e-mail(s) attendent d'être lancés, mais Atlas ne lance rien : Arthur tourne en root \
+            "Bonjour,\n\n{waiting}, mais Atlas ne lance rien : Arthur tourne en root \
              et Claude Code refuse le mode bypassPermissions en root (« --dangerously-skip-permissions cannot be used \
              with root/sudo privileges »).\n\nCe qu'il faut faire : lancer Arthur avec l'utilisateur du service \
              (systemd/arthur.service : User=arthur) ; ou, si la machine est un bac à sable jetable (conteneur de CI, \
              VM de test), mettre ATLAS_SANDBOXED=1 ; ou choisir un autre mode (ATLAS_PERMISSION_MODE=dontAsk avec \
              ATLAS_ALLOWED_TOOLS).\n\nLes e-mails restent dans la file : rien n'est perdu, ils partiront dès que \
              la configuration le permettra.\n\n— Atlas\n",
-            n = candidates
+            waiting = if candidates == 1 {
+                "1 e-mail attend d'être lancé".to_string()
+            } else {
+                format!("{candidates} e-mails attendent d'être lancés")
+            }
         );
         self.notifier()
             .notify_once(NewNotice {
