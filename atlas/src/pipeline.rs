@@ -517,7 +517,7 @@ pub fn parked_notice(row: &EmailRow, state: EmailState, why: &str) -> super::sto
             Some(h) if h >= 1 => format!("{h} h"),
             _ => "moins d'une heure".to_string(),
         },
-        attempts = arthur_agents::fr::count(row.attempts.into(), "tentative", "tentatives"),
+        attempts = arthur_agents::fr::count(row.attempts, "tentative", "tentatives"),
         why = one_line(why),
     );
     super::store::NewNotice {

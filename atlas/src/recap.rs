@@ -920,6 +920,11 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     one_line(&text)
 }
 
+/// "1 passe", "2 passes": a count with its noun agreed.
+fn count(n: impl TryInto<i64>, one: &str, many: &str) -> String {
+    arthur_agents::fr::count(n.try_into().unwrap_or(i64::MAX), one, many)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1193,9 +1198,4 @@ mod tests {
         assert_eq!(to, vec!["boss@maboite.fr".to_string()]);
         assert!(compose(&recap(RunStatus::Succeeded), "atlas@maboite.fr", "not an address").is_err());
     }
-}
-
-/// "1 passe", "2 passes": a count with its noun agreed.
-fn count(n: impl TryInto<i64>, one: &str, many: &str) -> String {
-    arthur_agents::fr::count(n.try_into().unwrap_or(i64::MAX), one, many)
 }
