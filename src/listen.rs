@@ -258,6 +258,9 @@ pub struct VoiceLoop<'a> {
     /// The live microphone's capture times (the echo canceller's reference is looked up by
     /// them); none for a recording.
     pub capture_clock: Option<CaptureClock>,
+    /// Raised when the wake word was heard elsewhere (a satellite's own detector): the next
+    /// utterance is the command. Lowered by the loop when it sees it.
+    pub woken: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// How an answer being spoken ended.
@@ -587,7 +590,14 @@ impl<'a> VoiceLoop<'a> {
             tuning: Tuning::default(),
             journal: None,
             capture_clock: None,
+            woken: None,
         }
+    }
+
+    /// Takes the next utterance without the wake word whenever `flag` is raised.
+    pub fn with_wake_signal(mut self, flag: Arc<std::sync::atomic::AtomicBool>) -> Self {
+        self.woken = Some(flag);
+        self
     }
 
     /// Stores each turn's stage timings in `store` (shown on /journal).
@@ -704,6 +714,9 @@ impl<'a> VoiceLoop<'a> {
             };
             let event = match frame {
                 Some(mut frame) => {
+                    if self.woken.as_ref().is_some_and(|w| w.swap(false, std::sync::atomic::Ordering::AcqRel)) {
+                        s.listener.woken(ears.now());
+                    }
                     ears.hear(&mut frame, speaker);
                     if speaker.is_playing() && !self.barge_in {
                         continue;
