@@ -377,10 +377,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 None => None,
             };
             let providers = crate::health::check_providers(crate::health::providers(&settings)).await;
-            println!(
-                "Arthur — état\n{}",
-                crate::health::report(&settings, database_ok, &providers, Some(counts.as_deref()))
-            );
+            let mut report = crate::health::report(&settings, database_ok, &providers, Some(counts.as_deref()));
+            // Wyoming (issue 31): the server's address, and whether each satellite answers now.
+            for (ok, text) in crate::wyoming::doctor(&settings).await {
+                report.push_str(&format!("  [{}] {text}\n", if ok { "ok" } else { "--" }));
+            }
+            println!("Arthur — état\n{report}");
             Ok(if database_ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         Command::Web => {
