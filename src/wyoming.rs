@@ -377,6 +377,7 @@ fn satellite(
     let mut tasks = vec![tokio::spawn(arthur_wyoming::satellite::run(deps, stop.token()))];
 
     let mut status = ends.link.status();
+    let token = stop.token();
     tasks.push(tokio::spawn(async move {
         loop {
             let s = SatelliteHealth::from(&*status.borrow_and_update());
@@ -384,8 +385,9 @@ fn satellite(
                 Some(x) => *x = s,
                 None => h.wyoming.satellites.push(s),
             });
-            if status.changed().await.is_err() {
-                return;
+            tokio::select! {
+                changed = status.changed() => if changed.is_err() { return },
+                () = token.cancelled() => return,
             }
         }
     }));

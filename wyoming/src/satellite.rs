@@ -12,7 +12,7 @@
 //! its own wake word, or gone), silence comes at the pace of the wall clock, so the loop's
 //! audio clock — and an answer being played — goes on.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -44,9 +44,10 @@ pub const HANDSHAKE: Duration = Duration::from_secs(10);
 /// within [`PONG_WITHIN`] (wyoming-satellite 1.1 and later answer; 1.0 does not).
 const PING_EVERY: Duration = Duration::from_secs(10);
 const PONG_WITHIN: Duration = Duration::from_secs(15);
-/// After the satellite's own wake word, a command not heard within this is given up: an
-/// empty `transcript` sends it back to listening for its wake word.
-pub const COMMAND_WITHIN: Duration = Duration::from_secs(15);
+/// After the satellite's own wake word, a command not heard within this much of its audio
+/// (as the loop hears it, however late) is given up: an empty `transcript` sends the
+/// satellite back to listening for its wake word.
+pub const COMMAND_WITHIN: Duration = Duration::from_secs(10);
 
 /// Where a satellite stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,9 +91,14 @@ pub struct Link {
     outbox: Mutex<Option<mpsc::UnboundedSender<Event>>>,
     status: watch::Sender<SatelliteStatus>,
     woken: Arc<AtomicBool>,
-    /// The satellite woke on its own wake word and awaits a `transcript` to go back to it.
-    awaiting: Mutex<Option<Instant>>,
+    /// The satellite woke on its own wake word (at this many samples fed) and awaits a
+    /// `transcript` to go back to it.
+    awaiting: Mutex<Option<u64>>,
     rate: OutputRate,
+    /// Samples handed to the loop, and samples the loop has heard (its speaker advanced):
+    /// the satellite's audio clock on both sides of the queue.
+    fed: Arc<AtomicU64>,
+    heard: Arc<AtomicU64>,
 }
 
 impl Outbox for Link {
@@ -134,7 +140,17 @@ impl Link {
 
     fn woke(&self) {
         self.woken.store(true, Ordering::Release);
-        *self.awaiting.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+        *self.awaiting.lock().unwrap_or_else(|p| p.into_inner()) = Some(self.fed.load(Ordering::Acquire));
+    }
+
+    /// Whether the loop has heard [`COMMAND_WITHIN`] of audio since the satellite woke, with
+    /// no command.
+    fn waited_too_long(&self) -> bool {
+        let within = (COMMAND_WITHIN.as_secs_f64() * f64::from(SAMPLE_RATE_HZ)) as u64;
+        self.awaiting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some_and(|at| self.heard.load(Ordering::Acquire) >= at + within)
     }
 
     fn set_state(&self, f: impl FnOnce(&mut SatelliteStatus)) {
@@ -173,6 +189,7 @@ pub fn pair(address: &str) -> (SatelliteEnds, SatelliteDeps) {
         retry_at: None,
     });
     let rate = OutputRate::default();
+    let (fed, heard) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let link = Arc::new(Link {
         address: address.to_string(),
         outbox: Mutex::new(None),
@@ -180,9 +197,11 @@ pub fn pair(address: &str) -> (SatelliteEnds, SatelliteDeps) {
         woken: woken.clone(),
         awaiting: Mutex::new(None),
         rate: rate.clone(),
+        fed: fed.clone(),
+        heard: heard.clone(),
     });
-    let speaker = SatelliteSpeaker::new(link.clone(), rate);
-    let feed = Arc::new(Mutex::new(Feed::new(tx, address)));
+    let speaker = SatelliteSpeaker::new(link.clone(), rate).counting(heard);
+    let feed = Arc::new(Mutex::new(Feed::new(tx, address, fed)));
     (SatelliteEnds { frames, speaker, woken, link: link.clone() }, SatelliteDeps { link, feed })
 }
 
@@ -286,6 +305,7 @@ async fn session(deps: &SatelliteDeps, shutdown: &CancellationToken) -> Result<(
     ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut answers_pings = false;
     let mut last_pong = Instant::now();
+    let mut check = tokio::time::interval(Duration::from_secs(1));
     let result = loop {
         let event = tokio::select! {
             event = read_event(&mut reader) => event,
@@ -293,12 +313,14 @@ async fn session(deps: &SatelliteDeps, shutdown: &CancellationToken) -> Result<(
                 if answers_pings && last_pong.elapsed() > PONG_WITHIN {
                     break Err("no pong within 15 s".to_string());
                 }
-                let waited = link.awaiting.lock().unwrap_or_else(|p| p.into_inner()).is_some_and(|at| at.elapsed() > COMMAND_WITHIN);
-                if waited {
+                let _ = tx.send(Event::new("ping"));
+                continue;
+            }
+            _ = check.tick() => {
+                if link.waited_too_long() {
                     tracing::info!(satellite = %link.address, "no command after the satellite's wake word: released");
                     link.not_a_command();
                 }
-                let _ = tx.send(Event::new("ping"));
                 continue;
             }
             () = shutdown.cancelled() => break Ok(()),
@@ -359,6 +381,8 @@ async fn session(deps: &SatelliteDeps, shutdown: &CancellationToken) -> Result<(
 struct Feed {
     tx: mpsc::Sender<Vec<f32>>,
     address: String,
+    /// Samples handed to the loop so far.
+    fed: Arc<AtomicU64>,
     pending: Vec<f32>,
     last_audio: Instant,
     /// Filling since then, and how many samples so far.
@@ -367,10 +391,11 @@ struct Feed {
 }
 
 impl Feed {
-    fn new(tx: mpsc::Sender<Vec<f32>>, address: &str) -> Self {
+    fn new(tx: mpsc::Sender<Vec<f32>>, address: &str, fed: Arc<AtomicU64>) -> Self {
         Self {
             tx,
             address: address.to_string(),
+            fed,
             pending: Vec::new(),
             last_audio: Instant::now(),
             filling: None,
@@ -411,8 +436,12 @@ impl Feed {
     }
 
     fn send(&mut self, frame: Vec<f32>) {
+        let len = frame.len() as u64;
         match self.tx.try_send(frame) {
-            Ok(()) => self.dropping = false,
+            Ok(()) => {
+                self.dropping = false;
+                self.fed.fetch_add(len, Ordering::AcqRel);
+            }
             Err(mpsc::error::TrySendError::Full(_)) => {
                 if !self.dropping {
                     self.dropping = true;
@@ -467,7 +496,8 @@ mod tests {
     #[test]
     fn frames_are_cut_from_the_audio_and_silence_keeps_the_clock_when_none_comes() {
         let (tx, mut rx) = mpsc::channel(100);
-        let mut feed = Feed::new(tx, "test");
+        let fed = Arc::new(AtomicU64::new(0));
+        let mut feed = Feed::new(tx, "test", fed.clone());
         feed.push(&[0.5; 1_000]);
         let mut got = Vec::new();
         while let Ok(f) = rx.try_recv() {
@@ -489,5 +519,6 @@ mod tests {
         assert_eq!(silent, 10, "300 ms of silence, in 30 ms frames");
         feed.push(&[0.1; 480]);
         assert_eq!(rx.try_recv().unwrap()[0], 0.1, "the satellite's audio again");
+        assert_eq!(fed.load(Ordering::Acquire), 14 * 480, "every sample handed over is counted");
     }
 }

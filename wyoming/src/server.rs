@@ -98,6 +98,15 @@ pub async fn run(deps: ServerDeps, shutdown: CancellationToken) {
 /// One client until it leaves, sends something unreadable, or the server stops.
 pub async fn serve_connection(stream: TcpStream, services: Services, shutdown: CancellationToken) {
     let (read, write) = stream.into_split();
+    serve_stream(read, write, services, shutdown).await
+}
+
+/// [`serve_connection`] on any pair of byte streams.
+pub async fn serve_stream<R, W>(read: R, write: W, services: Services, shutdown: CancellationToken)
+where
+    R: tokio::io::AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
     let mut reader = BufReader::new(read);
     let mut writer = BufWriter::new(write);
     let mut conn = Connection::new(services);
@@ -428,6 +437,159 @@ fn push_sentence(text: &str, out: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::service::{Answer, Asr, AsrModel, Handler, Tts, Voice};
+    use tokio::io::AsyncWriteExt;
+
+    /// Stand-ins for the services, saying what they were given (the real ones are
+    /// exercised with the reference client in tests/wyoming.rs).
+    struct Counting;
+
+    #[async_trait::async_trait]
+    impl Asr for Counting {
+        fn describe(&self) -> AsrModel {
+            AsrModel { name: "m".into(), description: "m".into(), languages: vec!["fr".into()] }
+        }
+        async fn transcribe(&self, pcm: Vec<f32>, _: Option<&str>) -> Result<String, ServiceError> {
+            let rms = (pcm.iter().map(|s| s * s).sum::<f32>() / pcm.len().max(1) as f32).sqrt();
+            Ok(format!("{} {rms:.2}", pcm.len()))
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl Tts for Counting {
+        fn voices(&self) -> Vec<Voice> {
+            vec![Voice { name: "v".into(), description: "v".into(), languages: vec!["fr".into()], rate: 22_050 }]
+        }
+        async fn synthesize(&self, sentence: &str, _: Option<&str>) -> Result<Pcm, ServiceError> {
+            Ok(Pcm { samples: vec![0.1; 100 * sentence.len()], rate: 22_050 })
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl Handler for Counting {
+        fn languages(&self) -> Vec<String> {
+            vec!["fr".into()]
+        }
+        async fn handle(&self, text: &str, conversation: Option<&str>) -> Result<Answer, ServiceError> {
+            Ok(Answer {
+                text: format!("dit : {text}"),
+                handled: !text.contains("refus"),
+                conversation: conversation.unwrap_or("nouvelle").into(),
+            })
+        }
+    }
+
+    /// Sends `events` on one connection, closes its side, returns every event answered.
+    async fn exchange(events: Vec<Event>) -> Vec<Event> {
+        let c = Arc::new(Counting);
+        let services = Services { asr: Some(c.clone()), tts: Some(c.clone()), handler: Some(c) };
+        let (client, server) = tokio::io::duplex(1 << 20);
+        let (server_read, server_write) = tokio::io::split(server);
+        let task = tokio::spawn(serve_stream(server_read, server_write, services, CancellationToken::new()));
+        let (client_read, mut client_write) = tokio::io::split(client);
+        for e in &events {
+            client_write.write_all(&crate::event::encode(e)).await.unwrap();
+        }
+        client_write.shutdown().await.unwrap();
+        let mut reader = BufReader::new(client_read);
+        let mut out = Vec::new();
+        while let Ok(Some(e)) = read_event(&mut reader).await {
+            out.push(e);
+        }
+        task.await.unwrap();
+        out
+    }
+
+    fn audio(kind: &str, rate: u32, width: u16, channels: u16) -> Event {
+        Event::with_data(kind, AudioFormat { rate, width, channels }.to_data())
+    }
+
+    #[tokio::test]
+    async fn audio_in_any_format_is_transcribed_at_16_khz() {
+        // One second at 44.1 kHz, stereo, 16-bit, at half scale.
+        let frame: Vec<u8> = [16_384i16, 16_384].iter().flat_map(|s| s.to_le_bytes()).collect();
+        let second = frame.repeat(44_100);
+        let mut events = vec![Event::new("transcribe"), audio("audio-start", 44_100, 2, 2)];
+        for piece in second.chunks(4_096) {
+            events.push(audio("audio-chunk", 44_100, 2, 2).with_payload(piece.to_vec()));
+        }
+        events.push(Event::new("audio-stop"));
+        let out = exchange(events).await;
+        assert_eq!(out.len(), 1, "{out:?}");
+        let text = out[0].str("text").unwrap();
+        let (len, rms) = text.split_once(' ').unwrap();
+        assert!(len.parse::<usize>().unwrap().abs_diff(16_000) < 200, "{text}");
+        assert!(rms.parse::<f32>().unwrap() > 0.45, "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_bad_chunk_is_said_and_its_stream_dropped_then_the_connection_goes_on() {
+        let out = exchange(vec![
+            audio("audio-start", 16_000, 2, 1),
+            audio("audio-chunk", 16_000, 2, 1).with_payload(vec![0; 3]),
+            audio("audio-chunk", 16_000, 2, 1).with_payload(vec![0; 4]),
+            Event::new("audio-stop"),
+            Event::with_data("ping", serde_json::json!({"text": "là ?"})),
+        ])
+        .await;
+        let kinds: Vec<&str> = out.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, ["error", "pong"], "one error, no transcript of a broken stream");
+        assert_eq!(out[0].str("code"), Some("bad-audio"));
+        assert_eq!(out[1].str("text"), Some("là ?"));
+    }
+
+    #[tokio::test]
+    async fn synthesis_streams_each_sentence_and_handle_says_what_was_refused() {
+        let out = exchange(vec![
+            Event::with_data("synthesize", serde_json::json!({"text": "Un. Deux, trois quatre."})),
+            Event::new("synthesize-start"),
+            Event::with_data("synthesize-chunk", serde_json::json!({"text": "Un. Deux"})),
+            Event::with_data("synthesize", serde_json::json!({"text": "Un. Deux."})),
+            Event::with_data("synthesize-chunk", serde_json::json!({"text": "."})),
+            Event::new("synthesize-stop"),
+            Event::with_data(
+                "transcript",
+                serde_json::json!({"text": "note ça", "context": {"conversation_id": "c1"}}),
+            ),
+            Event::with_data("transcript", serde_json::json!({"text": "un refus"})),
+        ])
+        .await;
+        let kinds: Vec<&str> = out.iter().map(|e| e.kind.as_str()).filter(|k| *k != "audio-chunk").collect();
+        assert_eq!(
+            kinds,
+            [
+                "audio-start",
+                "audio-stop", // one synthesize, one stream
+                "audio-start",
+                "audio-stop",
+                "audio-start",
+                "audio-stop",
+                "synthesize-stopped", // two sentences
+                "handled",
+                "not-handled",
+            ]
+        );
+        assert_eq!(out.iter().find(|e| e.is("handled")).unwrap().data["context"]["conversation_id"], "c1");
+        let refused = out.iter().find(|e| e.is("not-handled")).unwrap();
+        assert_eq!(refused.str("text"), Some("dit : un refus"));
+    }
+
+    #[tokio::test]
+    async fn an_unreadable_event_is_said_and_ends_the_connection() {
+        let c = Arc::new(Counting);
+        let services = Services { asr: Some(c.clone()), tts: Some(c.clone()), handler: Some(c) };
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let (r, w) = tokio::io::split(server);
+        let task = tokio::spawn(serve_stream(r, w, services, CancellationToken::new()));
+        let (client_read, mut client_write) = tokio::io::split(client);
+        client_write.write_all(b"{\"type\": \"describe\"}\nnot an event\n{\"type\": \"describe\"}\n").await.unwrap();
+        let mut reader = BufReader::new(client_read);
+        assert!(read_event(&mut reader).await.unwrap().unwrap().is("info"));
+        let error = read_event(&mut reader).await.unwrap().unwrap();
+        assert_eq!((error.kind.as_str(), error.str("code")), ("error", Some("bad-event")));
+        task.await.unwrap();
+        assert!(read_event(&mut reader).await.unwrap().is_none(), "closed: nothing after it is read");
+    }
 
     #[test]
     fn streamed_text_comes_out_sentence_by_sentence() {

@@ -6,7 +6,7 @@
 //! echo canceller's reference.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -65,6 +65,8 @@ pub struct SatelliteSpeaker {
     sent: u64,
     last: Vec<f32>,
     stops: usize,
+    /// Counts the input samples gone by (the loop's clock), for whoever watches it.
+    clock: Option<Arc<AtomicU64>>,
 }
 
 impl SatelliteSpeaker {
@@ -79,7 +81,14 @@ impl SatelliteSpeaker {
             sent: 0,
             last: Vec::new(),
             stops: 0,
+            clock: None,
         }
+    }
+
+    /// Adds every input sample gone by to `clock`.
+    pub fn counting(mut self, clock: Arc<AtomicU64>) -> Self {
+        self.clock = Some(clock);
+        self
     }
 
     /// How many times playback was stopped before its end.
@@ -144,6 +153,9 @@ impl Speaker for SatelliteSpeaker {
     }
 
     fn advance(&mut self, samples: usize) {
+        if let Some(clock) = &self.clock {
+            clock.fetch_add(samples as u64, Ordering::AcqRel);
+        }
         let n = samples.min(self.unplayed.len());
         self.last.clear();
         self.last.extend(self.unplayed.drain(..n));
