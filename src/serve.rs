@@ -110,16 +110,18 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
     } else {
         let started = match &speech {
             Some(Ok(speech)) => start_voice(&app, &args, speech, health.clone(), &places, stop.clone()).await,
-            Some(Err(e)) => Err(anyhow::anyhow!("{e:#}")),
+            // The French head stays the head; the causes stay in the chain for the log.
+            Some(Err(e)) => Err(anyhow::anyhow!("{}", crate::cli::error_chain(e)).context(e.to_string())),
             None => Err(anyhow::anyhow!("pas de modèles de parole")),
         };
         match started {
             Ok(task) => Some(task),
             Err(e) => {
-                let reason = format!("{e:#}");
-                eprintln!("Arthur : voix désactivée — {reason}. Le web et les rappels fonctionnent.");
-                tracing::warn!(reason = %reason, "voice disabled");
-                health.update(|s| s.voice = Some(format!("désactivée : {reason}")));
+                // The user reads the French head of the error; the English causes go to the log.
+                let said = e.to_string();
+                eprintln!("Arthur : voix désactivée — {said}. Le web et les rappels fonctionnent.");
+                tracing::warn!(reason = %crate::cli::error_chain(&e), "voice disabled");
+                health.update(|s| s.voice = Some(format!("désactivée : {said}")));
                 None
             }
         }
@@ -132,7 +134,8 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         match crate::wyoming::start(&app, speech, health.clone(), places.clone(), &stop).await {
             Ok(running) => running,
             Err(e) => {
-                eprintln!("Wyoming : désactivé — {e:#}. Le reste fonctionne.");
+                eprintln!("Wyoming : désactivé — {e}. Le reste fonctionne.");
+                tracing::warn!(reason = %crate::cli::error_chain(&e), "wyoming disabled");
                 crate::wyoming::Running::default()
             }
         }
@@ -162,9 +165,11 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
             crate::notifier::NotifierDeps {
                 store: app.ctx.store.clone(),
                 clock: app.ctx.clock.clone(),
+                tz: app.ctx.tz,
                 period: args.reminder_check,
                 announce,
                 health: health.clone(),
+                print: true,
             },
             stop.clone(),
         ))

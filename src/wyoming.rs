@@ -45,7 +45,7 @@ pub async fn load_speech(app: &App) -> anyhow::Result<Speech> {
     let settings = app.settings.clone();
     let synth = tokio::task::spawn_blocking(move || crate::voice::synthesizer(&settings))
         .await
-        .context("loading the voice")?
+        .context("chargement de la voix interrompu")?
         .context("voix Piper inutilisable")?;
     Ok(Speech { whisper, transcriber, synth })
 }
@@ -278,14 +278,22 @@ pub async fn doctor(settings: &Settings) -> Vec<(bool, String)> {
     let w = &settings.wyoming;
     let mut out = Vec::new();
     match &w.addr {
-        None => out.push((false, "Wyoming (Home Assistant) : serveur non configuré (ARTHUR_WYOMING_ADDR)".to_string())),
+        // Optional, as Atlas: not set up is no fault.
+        None => out.push((
+            true,
+            "Wyoming (Home Assistant) : non configuré (facultatif ; ARTHUR_WYOMING_ADDR pour le servir, voir le README)"
+                .to_string(),
+        )),
         Some(addr) if arthur_wyoming::addr::is_loopback(addr) => out.push((
             true,
             format!("Wyoming (Home Assistant) : serveur sur {addr}, cette machine seulement ({NO_AUTHENTICATION})"),
         )),
         Some(addr) => out.push((
             false,
-            format!("Wyoming (Home Assistant) : serveur sur {addr}, ouvert au réseau — {NO_AUTHENTICATION}"),
+            format!(
+                "Wyoming (Home Assistant) : serveur sur {addr}, ouvert au réseau — {NO_AUTHENTICATION}. \
+                 Laisse entrer seulement Home Assistant (pare-feu), ou mets un port seul pour rester sur cette machine"
+            ),
         )),
     }
     for address in &w.satellites {
@@ -294,7 +302,13 @@ pub async fn doctor(settings: &Settings) -> Vec<(bool, String)> {
                 true,
                 format!("satellite {address}{} : joignable", name.map(|n| format!(" ({n})")).unwrap_or_default()),
             ),
-            Err(e) => (false, format!("satellite {address} : injoignable ({e}) — arthur serve réessaie de lui-même")),
+            Err(e) => (
+                false,
+                format!(
+                    "satellite {address} : injoignable ({e}). Vérifie que wyoming-satellite tourne à cette adresse \
+                     et qu'aucun Home Assistant n'y est branché ; arthur serve réessaie de lui-même"
+                ),
+            ),
         });
     }
     out
@@ -323,7 +337,9 @@ pub async fn start(
     let mut running = Running::default();
     let settings = &app.settings;
     if let Some(addr) = &settings.wyoming.addr {
-        let listener = arthur_wyoming::server::bind(addr).await?;
+        let listener = arthur_wyoming::server::bind(addr).await.with_context(|| {
+            format!("impossible d'écouter sur {addr} (port pris, ou adresse d'une autre machine ?)")
+        })?;
         let bound = listener.local_addr().map(|a| a.to_string()).unwrap_or_else(|_| addr.clone());
         let services = Services {
             asr: speech.map(|s| -> Arc<dyn Asr> {
@@ -337,8 +353,8 @@ pub async fn start(
             handler: Some(Arc::new(TurnHandler { engine: app.engine.clone() })),
         };
         let served = match (services.asr.is_some(), services.tts.is_some()) {
-            (true, true) => "reconnaissance, voix et tour",
-            _ => "le tour seulement (pas de modèles de parole)",
+            (true, true) => "reconnaissance vocale, voix et commandes",
+            _ => "les commandes écrites seulement (pas de modèles de parole : models/fetch)",
         };
         let exposure =
             if arthur_wyoming::addr::is_loopback(&bound) { "cette machine seulement" } else { "ouvert au réseau" };

@@ -44,4 +44,6 @@ mod serve;
 #[cfg(feature = "system-tests")]
 mod voice;
 #[cfg(feature = "system-tests")]
+mod voice_fr;
+#[cfg(feature = "system-tests")]
 mod wyoming;
