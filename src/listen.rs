@@ -258,9 +258,11 @@ pub struct VoiceLoop<'a> {
     /// The live microphone's capture times (the echo canceller's reference is looked up by
     /// them); none for a recording.
     pub capture_clock: Option<CaptureClock>,
-    /// Raised when the wake word was heard elsewhere (a satellite's own detector): the next
-    /// utterance is the command. Lowered by the loop when it sees it.
-    pub woken: Option<Arc<std::sync::atomic::AtomicBool>>,
+    /// Where a wake word was heard elsewhere (a satellite's own detector), in samples of the
+    /// frame stream plus one (0: none): the next utterance is the command. A position, not a
+    /// flag: a loop running behind its audio opens the window where the wake word was, not
+    /// where the loop happens to be. Lowered by the loop once it has heard that far.
+    pub woken: Option<Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// How an answer being spoken ended.
@@ -597,9 +599,10 @@ impl<'a> VoiceLoop<'a> {
         }
     }
 
-    /// Takes the next utterance without the wake word whenever `flag` is raised.
-    pub fn with_wake_signal(mut self, flag: Arc<std::sync::atomic::AtomicBool>) -> Self {
-        self.woken = Some(flag);
+    /// Takes the utterance after the position set in `signal` (samples into the frame
+    /// stream, plus one) without the wake word.
+    pub fn with_wake_signal(mut self, signal: Arc<std::sync::atomic::AtomicU64>) -> Self {
+        self.woken = Some(signal);
         self
     }
 
@@ -723,8 +726,16 @@ impl<'a> VoiceLoop<'a> {
             };
             let event = match frame {
                 Some(mut frame) => {
-                    if self.woken.as_ref().is_some_and(|w| w.swap(false, std::sync::atomic::Ordering::AcqRel)) {
-                        s.listener.woken(ears.now());
+                    if let Some(signal) = &self.woken {
+                        use std::sync::atomic::Ordering;
+                        let at = signal.load(Ordering::Acquire);
+                        // A newer wake stored meanwhile stays for its own frame.
+                        if at != 0
+                            && ears.samples >= at
+                            && signal.compare_exchange(at, 0, Ordering::AcqRel, Ordering::Acquire).is_ok()
+                        {
+                            s.listener.woken(ears.now());
+                        }
                     }
                     ears.hear(&mut frame, speaker);
                     if speaker.is_playing() && !self.barge_in {

@@ -72,7 +72,8 @@ fn serve(dir: &Path, extra: &[(&str, String)]) -> (Killed, std::sync::mpsc::Rece
     std::fs::write(&config, "").unwrap();
     let mut command = common::arthur_command();
     command
-        .args(["serve", "--no-voice"])
+        // Due reminders looked for every second, not every 30.
+        .args(["serve", "--no-voice", "--reminder-check-secs", "1"])
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", dir)
@@ -417,6 +418,29 @@ async fn two_satellites_one_on_arthurs_wake_word_one_on_its_own_each_answered_wh
     })
     .await;
     assert!(!read(&kitchen.join("said.txt")).contains("minuteur"), "not in the kitchen");
+
+    // So is a due reminder, recorded as heard once said to its end.
+    let due = (chrono::Utc::now() + chrono::Duration::seconds(2)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let created = common::arthur_command()
+        .args([
+            "tool",
+            "creer_rappel",
+            &serde_json::json!({"texte": "arroser les plantes", "echeance": due}).to_string(),
+        ])
+        .env("ARTHUR_CONFIG", dir.path().join("arthur.toml"))
+        .env("ARTHUR_DATA_DIR", &data)
+        .output()
+        .unwrap();
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    eventually("the reminder said in the living room", Duration::from_secs(60), dir.path(), async || {
+        read(&salon.join("said.txt")).contains("Rappel : arroser les plantes").then_some(())
+    })
+    .await;
+    eventually("the reminder recorded as heard", Duration::from_secs(60), dir.path(), async || {
+        (get_json(&health).await["reminders"]["spoken"] == 1).then_some(())
+    })
+    .await;
+    assert!(!read(&kitchen.join("said.txt")).contains("arroser"), "not in the kitchen");
 
     // The kitchen's satellite goes away: shown, retried, and back.
     drop(kitchen_satellite);

@@ -12,7 +12,7 @@
 //! its own wake word, or gone), silence comes at the pace of the wall clock, so the loop's
 //! audio clock — and an answer being played — goes on.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -90,7 +90,8 @@ pub struct Link {
     address: String,
     outbox: Mutex<Option<mpsc::UnboundedSender<Event>>>,
     status: watch::Sender<SatelliteStatus>,
-    woken: Arc<AtomicBool>,
+    /// Where the satellite woke, for the loop: see [`SatelliteEnds::woken`].
+    woken: Arc<AtomicU64>,
     /// The satellite woke on its own wake word (at this many samples fed) and awaits a
     /// `transcript` to go back to it.
     awaiting: Mutex<Option<u64>>,
@@ -139,8 +140,9 @@ impl Link {
     }
 
     fn woke(&self) {
-        self.woken.store(true, Ordering::Release);
-        *self.awaiting.lock().unwrap_or_else(|p| p.into_inner()) = Some(self.fed.load(Ordering::Acquire));
+        let at = self.fed.load(Ordering::Acquire);
+        self.woken.store(at + 1, Ordering::Release);
+        *self.awaiting.lock().unwrap_or_else(|p| p.into_inner()) = Some(at);
     }
 
     /// Whether the loop has heard [`COMMAND_WITHIN`] of audio since the satellite woke, with
@@ -163,8 +165,9 @@ pub struct SatelliteEnds {
     /// 16 kHz mono frames of [`FRAME_SAMPLES`], without end (silence while nothing comes).
     pub frames: mpsc::Receiver<Vec<f32>>,
     pub speaker: SatelliteSpeaker,
-    /// Raised when the satellite heard its own wake word; the loop lowers it.
-    pub woken: Arc<AtomicBool>,
+    /// Set when the satellite heard its own wake word: how many samples of `frames` came
+    /// before it, plus one (0: none; the loop lowers it once it has heard that far).
+    pub woken: Arc<AtomicU64>,
     pub link: Arc<Link>,
 }
 
@@ -178,7 +181,7 @@ pub struct SatelliteDeps {
 /// [`crate::addr::satellite_addr`]).
 pub fn pair(address: &str) -> (SatelliteEnds, SatelliteDeps) {
     let (tx, frames) = mpsc::channel(QUEUE_FRAMES);
-    let woken = Arc::new(AtomicBool::new(false));
+    let woken = Arc::new(AtomicU64::new(0));
     let (status, _) = watch::channel(SatelliteStatus {
         address: address.to_string(),
         name: None,
