@@ -428,7 +428,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 atlas_counts: Some(counts.as_deref()),
                 microphone: Some(microphone),
             };
-            println!("Arthur — état\n{}", crate::health::report(&settings, &found));
+            let mut report = crate::health::report(&settings, &found);
+            // Wyoming (issue 31): the server's address, and whether each satellite answers now.
+            for (ok, text) in crate::wyoming::doctor(&settings).await {
+                report.push_str(&format!("  [{}] {text}\n", if ok { "ok" } else { "--" }));
+            }
+            println!("Arthur — état\n{report}");
             Ok(if database_ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         Command::Web => {

@@ -76,6 +76,17 @@ pub struct Voice {
     pub vad: VadSetting,
 }
 
+/// Home Assistant's voice protocol (`[wyoming]`): Arthur's server and the satellites it hosts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Wyoming {
+    /// Where the Wyoming server listens (`ARTHUR_WYOMING_ADDR`); `None`: off (the default).
+    /// A bare port is on loopback; another interface must be named. The protocol has no
+    /// authentication: whoever reaches this port can make Arthur speak and give him commands.
+    pub addr: Option<String>,
+    /// The satellites Arthur connects to (`ARTHUR_WYOMING_SATELLITES`), as `host:port`.
+    pub satellites: Vec<String>,
+}
+
 /// Which speech detector the voice loop uses (`ARTHUR_VAD`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum VadSetting {
@@ -145,6 +156,7 @@ pub struct Settings {
     pub voice: Voice,
     /// Atlas' own settings (the crate's type), read here with the rest.
     pub atlas: AtlasSettings,
+    pub wyoming: Wyoming,
     /// The config file that was read, if any.
     pub config_file: Option<PathBuf>,
     /// Where each setting came from, by its environment variable (`arthur doctor`).
@@ -197,6 +209,15 @@ struct FileSettings {
     voice: FileVoice,
     #[serde(default)]
     atlas: FileAtlas,
+    #[serde(default)]
+    wyoming: FileWyoming,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileWyoming {
+    addr: Option<String>,
+    satellites: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -492,6 +513,29 @@ impl Settings {
                 None => fa.api_retries.unwrap_or(arthur_atlas::machine::DEFAULT_MAX_SETBACKS),
             },
         };
+        let wyoming = Wyoming {
+            addr: match env.var("ARTHUR_WYOMING_ADDR").or(file.wyoming.addr.clone()) {
+                Some(raw) => Some(arthur_wyoming::addr::listen_addr(&raw).map_err(|e| ConfigError::Invalid {
+                    name: "ARTHUR_WYOMING_ADDR",
+                    value: e.value,
+                    expected: "a port (on loopback) or host:port",
+                })?),
+                None => None,
+            },
+            satellites: match env.var("ARTHUR_WYOMING_SATELLITES") {
+                Some(raw) => raw.split([',', ' ']).filter(|s| !s.trim().is_empty()).map(str::to_string).collect(),
+                None => file.wyoming.satellites.clone().unwrap_or_default(),
+            }
+            .iter()
+            .map(|raw| {
+                arthur_wyoming::addr::satellite_addr(raw).map_err(|e| ConfigError::Invalid {
+                    name: "ARTHUR_WYOMING_SATELLITES",
+                    value: e.value,
+                    expected: "host:port of wyoming-satellite, separated by commas",
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        };
         Ok(Settings {
             data_dir,
             database_url,
@@ -511,6 +555,7 @@ impl Settings {
             models,
             voice,
             atlas,
+            wyoming,
             config_file,
             origins,
         })
@@ -520,9 +565,9 @@ impl Settings {
 /// Each setting by its environment variable, and whether the file set it: the one list of
 /// what `merge` reads, so that `arthur doctor` can say where each value came from.
 fn origins(file: &FileSettings, env: &dyn Env) -> Vec<(&'static str, Origin)> {
-    let (fp, fm, fv, fa) = (&file.providers, &file.models, &file.voice, &file.atlas);
+    let (fp, fm, fv, fa, fw) = (&file.providers, &file.models, &file.voice, &file.atlas, &file.wyoming);
     let keys = |p: &FileProvider| p.api_key.as_deref().is_some_and(|k| !k.trim().is_empty());
-    let table: [(&'static str, bool); 55] = [
+    let table: [(&'static str, bool); 57] = [
         ("ARTHUR_DATA_DIR", file.data_dir.is_some()),
         ("ARTHUR_DATABASE_URL", file.database_url.is_some()),
         ("ARTHUR_TIMEZONE", file.timezone.is_some()),
@@ -576,6 +621,8 @@ fn origins(file: &FileSettings, env: &dyn Env) -> Vec<(&'static str, Origin)> {
         ("ATLAS_WORKTREE", fa.worktree.is_some()),
         ("ATLAS_SANDBOXED", fa.sandboxed.is_some()),
         ("ATLAS_API_RETRIES", fa.api_retries.is_some()),
+        ("ARTHUR_WYOMING_ADDR", fw.addr.is_some()),
+        ("ARTHUR_WYOMING_SATELLITES", fw.satellites.is_some()),
         ("XDG_DATA_HOME", false),
         ("ARTHUR_CONFIG", false),
     ];
@@ -684,6 +731,32 @@ mod tests {
             // Once in the origins' table, at least once where it is read.
             let named = code.matches(&format!("\"{var}\"")).count();
             assert!(named >= 2, "{var} is read by the settings (named {named} times)");
+        }
+    }
+
+    #[test]
+    fn wyoming_is_off_by_default_on_loopback_for_a_bare_port_and_checked() {
+        let s = Settings::merge(FileSettings::default(), &env(&[("ARTHUR_DATA_DIR", "/d")]), None).unwrap();
+        assert_eq!(s.wyoming, Wyoming::default(), "off by default, no satellite");
+        let file: FileSettings =
+            toml::from_str("[wyoming]\naddr = \"10300\"\nsatellites = [\"cuisine.local\", \"10.0.0.5:10701\"]")
+                .unwrap();
+        let s = Settings::merge(file, &env(&[("ARTHUR_DATA_DIR", "/d")]), None).unwrap();
+        assert_eq!(s.wyoming.addr.as_deref(), Some("127.0.0.1:10300"), "a bare port stays on this machine");
+        assert_eq!(s.wyoming.satellites, ["cuisine.local:10700", "10.0.0.5:10701"]);
+        assert_eq!(s.origin("ARTHUR_WYOMING_SATELLITES"), Origin::File);
+        let over = env(&[
+            ("ARTHUR_DATA_DIR", "/d"),
+            ("ARTHUR_WYOMING_ADDR", "0.0.0.0:10300"),
+            ("ARTHUR_WYOMING_SATELLITES", "a:1, b:2"),
+        ]);
+        let s = Settings::merge(FileSettings::default(), &over, None).unwrap();
+        assert_eq!(s.wyoming.addr.as_deref(), Some("0.0.0.0:10300"), "an interface named is taken");
+        assert_eq!(s.wyoming.satellites, ["a:1", "b:2"]);
+        for (var, bad) in [("ARTHUR_WYOMING_ADDR", "partout"), ("ARTHUR_WYOMING_SATELLITES", "a:1,10700")] {
+            let err = Settings::merge(FileSettings::default(), &env(&[("ARTHUR_DATA_DIR", "/d"), (var, bad)]), None)
+                .unwrap_err();
+            assert!(err.to_string().contains(var), "{err}");
         }
     }
 

@@ -35,6 +35,8 @@ pub struct LiveState {
     pub atlas_last_error: Option<String>,
     /// Messages classified by the Atlas poller since the start.
     pub atlas_classified: u64,
+    /// The Wyoming server and satellites (issue 31).
+    pub wyoming: crate::wyoming::WyomingHealth,
 }
 
 impl HealthBoard {

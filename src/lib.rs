@@ -17,3 +17,4 @@ pub mod serve;
 pub mod timers;
 pub mod voice;
 pub mod web;
+pub mod wyoming;

@@ -258,6 +258,11 @@ pub struct VoiceLoop<'a> {
     /// The live microphone's capture times (the echo canceller's reference is looked up by
     /// them); none for a recording.
     pub capture_clock: Option<CaptureClock>,
+    /// Where a wake word was heard elsewhere (a satellite's own detector), in samples of the
+    /// frame stream plus one (0: none): the next utterance is the command. A position, not a
+    /// flag: a loop running behind its audio opens the window where the wake word was, not
+    /// where the loop happens to be. Lowered by the loop once it has heard that far.
+    pub woken: Option<Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// How an answer being spoken ended.
@@ -590,7 +595,15 @@ impl<'a> VoiceLoop<'a> {
             tuning: Tuning::default(),
             journal: None,
             capture_clock: None,
+            woken: None,
         }
+    }
+
+    /// Takes the utterance after the position set in `signal` (samples into the frame
+    /// stream, plus one) without the wake word.
+    pub fn with_wake_signal(mut self, signal: Arc<std::sync::atomic::AtomicU64>) -> Self {
+        self.woken = Some(signal);
+        self
     }
 
     /// Stores each turn's stage timings in `store` (shown on /journal).
@@ -725,6 +738,17 @@ impl<'a> VoiceLoop<'a> {
             };
             let event = match frame {
                 Some(mut frame) => {
+                    if let Some(signal) = &self.woken {
+                        use std::sync::atomic::Ordering;
+                        let at = signal.load(Ordering::Acquire);
+                        // A newer wake stored meanwhile stays for its own frame.
+                        if at != 0
+                            && ears.samples >= at
+                            && signal.compare_exchange(at, 0, Ordering::AcqRel, Ordering::Acquire).is_ok()
+                        {
+                            s.listener.woken(ears.now());
+                        }
+                    }
                     ears.hear(&mut frame, speaker);
                     if speaker.is_playing() && !self.barge_in {
                         continue;

@@ -11,7 +11,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -93,13 +92,29 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
     };
 
     let (announce_tx, announce_rx) = mpsc::channel(16);
+    // Wyoming (issue 31): what Arthur says on his own goes where the user last spoke (the
+    // local loudspeaker or a satellite), and the speech models are loaded once for all.
+    let places = Arc::new(crate::wyoming::Places::default());
+    let router = crate::wyoming::route_announcements(places.clone(), announce_rx, &stop);
+    let wyoming_on = app.settings.wyoming.addr.is_some() || !app.settings.wyoming.satellites.is_empty();
+    let speech = if args.atlas_only || app.settings.demo || (args.no_voice && !wyoming_on) {
+        None
+    } else {
+        Some(crate::wyoming::load_speech(&app).await)
+    };
     let voice = if args.atlas_only {
         None
     } else if args.no_voice || app.settings.demo {
         health.update(|s| s.voice = Some("désactivée (--no-voice ou démonstration)".into()));
         None
     } else {
-        match start_voice(&app, &args, health.clone(), announce_rx, stop.clone()).await {
+        let started = match &speech {
+            Some(Ok(speech)) => start_voice(&app, &args, speech, health.clone(), &places, stop.clone()).await,
+            // The French head stays the head; the causes stay in the chain for the log.
+            Some(Err(e)) => Err(anyhow::anyhow!("{}", crate::cli::error_chain(e)).context(e.to_string())),
+            None => Err(anyhow::anyhow!("pas de modèles de parole")),
+        };
+        match started {
             Ok(task) => Some(task),
             Err(e) => {
                 // The user reads the French head of the error; the English causes go to the log.
@@ -111,7 +126,21 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
             }
         }
     };
-    let announce = voice.as_ref().map(|_| announce_tx);
+    // Wyoming (issue 31): the server and the satellites, off unless configured.
+    let wyoming = if args.atlas_only || app.settings.demo || !wyoming_on {
+        crate::wyoming::Running::default()
+    } else {
+        let speech = speech.as_ref().and_then(|s| s.as_ref().ok());
+        match crate::wyoming::start(&app, speech, health.clone(), places.clone(), &stop).await {
+            Ok(running) => running,
+            Err(e) => {
+                eprintln!("Wyoming : désactivé — {e}. Le reste fonctionne.");
+                tracing::warn!(reason = %crate::cli::error_chain(&e), "wyoming disabled");
+                crate::wyoming::Running::default()
+            }
+        }
+    };
+    let announce = (voice.is_some() || wyoming.satellites > 0).then_some(announce_tx);
 
     // Timers ring on the appliance, voice or not (the web page shows them live).
     let bell = (!args.atlas_only && !app.settings.demo).then(|| {
@@ -245,6 +274,13 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         tracing::error!(error = %format!("{e:#}"), "timer bell failed");
         failed = true;
     }
+    // Wyoming (issue 31): the server, the satellites' links and loops end with the token.
+    for task in wyoming.tasks.into_iter().chain([router]) {
+        if let Err(e) = task.await {
+            tracing::error!(error = %e, "Wyoming task panicked");
+            failed = true;
+        }
+    }
     // Atlas' workers end only when stopped; a panic is a failure of the appliance.
     for (name, task) in [("lock watchdog", watchdog), ("launcher", launcher), ("poller", atlas)] {
         if let Some(Err(e)) = match task {
@@ -290,23 +326,18 @@ fn atlas_worker(
     Ok(deps)
 }
 
-/// Loads the models and opens the audio; the loop itself runs on a task.
+/// Opens the audio; the loop itself runs on a task. Announcements come through `places`
+/// (issue 31), told where the user speaks.
 async fn start_voice(
     app: &App,
     args: &ServeArgs,
+    speech: &crate::wyoming::Speech,
     health: Arc<HealthBoard>,
-    mut announcements: mpsc::Receiver<crate::listen::Announcement>,
+    places: &Arc<crate::wyoming::Places>,
     stop: Shutdown,
 ) -> anyhow::Result<tokio::task::JoinHandle<anyhow::Result<()>>> {
-    let whisper = crate::voice::whisper_model(&app.settings).context("aucun modèle whisper")?;
-    let transcriber = crate::voice::transcriber(app).await.context("modèle whisper illisible")?;
-    let synth = {
-        let settings = app.settings.clone();
-        tokio::task::spawn_blocking(move || crate::voice::synthesizer(&settings))
-            .await
-            .context("chargement de la voix interrompu")?
-            .context("voix Piper inutilisable")?
-    };
+    let (whisper, transcriber, synth) = (speech.whisper.clone(), speech.transcriber.clone(), speech.synth.clone());
+    let (mut announcements, spoke_here) = crate::wyoming::local_place(places);
     let (capture, mut frames, clock) = args.io.open_ears(&app.settings, Duration::from_secs(3600))?;
     let mut mouth = args.io.open_mouth()?;
     let device = capture.as_ref().map(|c| c.info().device.clone()).unwrap_or_else(|| "enregistrement".into());
@@ -329,6 +360,9 @@ async fn start_voice(
             .with_capture_clock(clock);
         let exchanges = voice_loop
             .hands_free_announcing(&mut frames, mouth.speaker(), Some(&mut announcements), stop.wait(), |event| {
+                if matches!(event, crate::listen::LoopEvent::Heard(_)) {
+                    spoke_here();
+                }
                 tracing::info!(?event, "voice")
             })
             .await?;

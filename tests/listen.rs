@@ -230,3 +230,50 @@ async fn the_loop_reads_time_in_the_configured_zone_and_clock() {
         assert_eq!(voice_loop.closes_early(said), whole, "{tz}");
     }
 }
+
+/// A wake word heard elsewhere (a satellite's own detector) opens the command window where
+/// it was heard in the audio, however far behind the loop runs: here the whole recording is
+/// queued before the loop starts (a loop seconds late), the wake word is placed before the
+/// second of two identical commands said without « Arthur »; the first is ignored, the
+/// second taken. (A flag read by the loop when it next looks would open the window at once,
+/// take the first and miss the second.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wake_word_heard_elsewhere_opens_the_window_where_it_was_heard_in_the_audio() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let _voice = common::one_voice_at_a_time().await;
+    let dir = tempfile::tempdir().unwrap();
+    let command = speech("Remind me to call the bank.", dir.path(), "a.wav");
+    let mut input = silence(1.0);
+    input.extend(&command);
+    input.extend(silence(12.0));
+    let woke_at = input.len() as u64;
+    input.extend(silence(0.5));
+    input.extend(&command);
+    input.extend(silence(3.0));
+
+    let t = spawn_turn_app().await;
+    t.llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
+    t.llm.push(Reply::tool_calls(
+        "",
+        &[("creer_rappel", r#"{"texte": "appeler la banque", "echeance": "2026-12-01T09:00"}"#)],
+    ));
+    let signal = Arc::new(AtomicU64::new(woke_at + 1));
+    let voice_loop =
+        VoiceLoop::new(&t.engine, common::english_transcriber(), common::joe(), ListenerConfig::default(), true)
+            .with_wake_signal(signal.clone());
+    let frames: Vec<Vec<f32>> = input.chunks(wav::FRAME_SAMPLES).map(<[f32]>::to_vec).collect();
+    let (tx, mut rx) = tokio::sync::mpsc::channel(frames.len());
+    for frame in frames {
+        tx.try_send(frame).unwrap();
+    }
+    drop(tx);
+    let mut speaker = arthur_audio::playback::WavSpeaker::new();
+    let exchanges = voice_loop.hands_free(&mut rx, &mut speaker, std::future::pending(), |_| {}).await.unwrap();
+
+    assert_eq!(exchanges.len(), 2, "{exchanges:#?}");
+    assert_eq!(exchanges[0].command, None, "before the wake word: ignored: {:?}", exchanges[0]);
+    let taken = exchanges[1].command.as_deref().unwrap_or_default().to_lowercase();
+    assert!(taken.contains("remind") && taken.contains("bank"), "after it: the command: {:?}", exchanges[1]);
+    assert_eq!(signal.load(Ordering::Acquire), 0, "lowered once heard");
+    assert_eq!(t.llm.remaining(), 0);
+}

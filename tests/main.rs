@@ -45,3 +45,5 @@ mod serve;
 mod voice;
 #[cfg(feature = "system-tests")]
 mod voice_fr;
+#[cfg(feature = "system-tests")]
+mod wyoming;

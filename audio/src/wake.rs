@@ -317,6 +317,12 @@ impl Listener {
         heard
     }
 
+    /// The wake word was heard elsewhere at `now` (a satellite's own detector): the next
+    /// utterance is the command, as after the wake word said alone.
+    pub fn woken(&mut self, now: Instant) {
+        self.window = Some((now + self.config.command_wait, WindowKind::Command));
+    }
+
     /// Arthur finished answering at `now`: opens the follow-up window.
     pub fn answered(&mut self, now: Instant) {
         self.answered_asking(now, false);
@@ -399,6 +405,20 @@ mod tests {
         assert_eq!(strip_wake_word("Arthur, note ça", "Jarvis"), None);
         assert_eq!(strip_wake_word("Ok mon ami, note ça", "Mon ami").as_deref(), Some("note ça"));
         assert_eq!(strip_wake_word("Arthur, note", ""), None);
+    }
+
+    #[test]
+    fn a_wake_word_heard_elsewhere_opens_the_command_window() {
+        let t0 = Instant::now();
+        let mut l = Listener::default();
+        l.woken(t0);
+        assert_eq!(
+            l.on_utterance("quelle heure est-il", t0 + Duration::from_secs(2)),
+            Heard::Command("quelle heure est-il".into())
+        );
+        assert_eq!(l.state(t0 + Duration::from_secs(3)), ListenerState::Idle, "one command, then the wake word again");
+        l.woken(t0);
+        assert_eq!(l.on_utterance("quelle heure est-il", t0 + DEFAULT_FOLLOW_UP * 2), Heard::Ignored, "too late");
     }
 
     #[test]

@@ -310,6 +310,7 @@ async fn healthz(State(state): State<Arc<WebState>>) -> Response {
             },
             "escalated": count(arthur_atlas::EmailState::Escalated),
         },
+        "wyoming": live.wyoming,
     });
     let code = if database { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
     (code, Json(body)).into_response()
