@@ -162,8 +162,13 @@ fn main() {
         }
     }
     // One run, side by side: faster-whisper first, then every whisper-rs row.
-    let fw: Vec<(&str, Option<(f64, Vec<String>)>)> =
-        ["int8", "float32"].into_iter().map(|c| (c, faster_whisper(dir.path(), c))).collect();
+    // STT_BENCH_FW=int8 leaves out faster-whisper float32 (the ratio's reference is int8).
+    let computes = std::env::var("STT_BENCH_FW").unwrap_or_else(|_| "int8,float32".into());
+    let fw: Vec<(&str, Option<(f64, Vec<String>)>)> = ["int8", "float32"]
+        .into_iter()
+        .filter(|c| computes.split(',').any(|w| w == *c))
+        .map(|c| (c, faster_whisper(dir.path(), c)))
+        .collect();
     let int8 = fw.first().and_then(|(_, r)| r.as_ref().map(|r| r.0));
     for (name, model, options) in rows {
         let (s, t) = whisper_rs(&model, &clips, options);
