@@ -2,7 +2,9 @@
 //! fetch + parse + DKIM + store + state row + \Seen, messages per second) on a few thousand
 //! realistic messages, then the scan and the classification, whose overhead outside the
 //! model call is measured by timing the model separately (a scripted server answers at once).
-//! `ATLAS_BENCH_MESSAGES` sets the count (default 2000).
+//! `ATLAS_BENCH_MESSAGES` sets the count (default 2000). Then the journal, and the launcher's
+//! overhead per run outside the child: with a `claude` that answers at once, and with the real
+//! Claude Code CLI (scripts/setup, or `ATLAS_BENCH_CLAUDE`) against a scripted endpoint.
 
 #[path = "../atlas/tests/support/clamav.rs"]
 mod clamav;
@@ -192,7 +194,7 @@ async fn intake() {
 /// child process (a `claude` that answers at once, in a real git worktree).
 #[tokio::main]
 async fn journal_and_launcher() {
-    use arthur_atlas::launch::{journal_writer, Launcher, LauncherConfig};
+    use arthur_atlas::launch::journal_writer;
     use arthur_atlas::store::AtlasStore;
 
     let dir = tempfile::tempdir().unwrap();
@@ -261,7 +263,57 @@ async fn journal_and_launcher() {
         n as f64 / elapsed.as_secs_f64()
     );
 
-    // Launcher overhead: 10 launches of a `claude` that prints init + result and exits.
+    // Launcher overhead: 10 launches of a `claude` that prints init + result and exits, then
+    // (when installed) 10 launches of the real Claude Code CLI against a scripted endpoint.
+    let fake = dir.path().join("claude-fake");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\"}'\n\
+         echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"num_turns\":1,\"session_id\":\"s\",\"total_cost_usd\":0.01}'\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod").arg("+x").arg(&fake).status().unwrap();
+    launcher_overhead("fake claude", &fake, None, &atlas, &store, &memory, &clock).await;
+    match real_claude() {
+        Some(real) => {
+            let llm = ScriptedLlm::start().await;
+            llm.set_fallback(Some(Reply::text("Rien à changer : la page est déjà correcte.")));
+            launcher_overhead("real Claude Code", &real, Some(&llm), &atlas, &store, &memory, &clock).await;
+        }
+        None => println!(
+            "launcher with the real Claude Code: skipped (not installed; scripts/setup, or ATLAS_BENCH_CLAUDE)"
+        ),
+    }
+}
+
+/// The real Claude Code CLI: `ATLAS_BENCH_CLAUDE`, else where scripts/setup installs it.
+fn real_claude() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("ATLAS_BENCH_CLAUDE") {
+        return Some(p.into());
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))?;
+    let platform = if cfg!(target_arch = "aarch64") { "linux-arm64" } else { "linux-x64" };
+    let bin = cache.join(format!("arthur/claude-code/node_modules/@anthropic-ai/claude-code-{platform}/claude"));
+    bin.is_file().then_some(bin)
+}
+
+/// Ten launches of `claude` (a question each, in a real git worktree) through the launcher;
+/// the child's own wall time is taken by a wrapper around it, so what is left is the
+/// launcher's: lease, authority, persona, worktree, prompt, PTY, journal, contract, claims,
+/// merge-back, cleanup, recap composition. `llm`: the endpoint of the real CLI.
+async fn launcher_overhead(
+    label: &str,
+    claude: &std::path::Path,
+    llm: Option<&ScriptedLlm>,
+    atlas: &Atlas,
+    store: &Arc<dyn arthur_atlas::store::AtlasStore>,
+    memory: &SqliteStore,
+    clock: &Arc<dyn arthur_agents::time::Clock>,
+) {
+    use arthur_atlas::launch::{Launcher, LauncherConfig};
+    let dir = tempfile::tempdir().unwrap();
     let repo = tempfile::tempdir().unwrap();
     let git = |args: &[&str]| {
         let ok = std::process::Command::new("git")
@@ -281,21 +333,35 @@ async fn journal_and_launcher() {
     std::fs::write(repo.path().join("README"), "x").unwrap();
     git(&["add", "README"]);
     git(&["commit", "-q", "-m", "init"]);
-    let bin = dir.path().join("claude");
+    let times = dir.path().join("child-ns");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let endpoint = match llm {
+        Some(llm) => format!(
+            "export HOME='{}' ANTHROPIC_BASE_URL='{}' ANTHROPIC_API_KEY=bench\n",
+            home.display(),
+            llm.base_url()
+        ),
+        None => String::new(),
+    };
+    let wrapper = dir.path().join("claude");
     std::fs::write(
-        &bin,
-        "#!/bin/sh\necho '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\"}'\n\
-         echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"num_turns\":1,\"session_id\":\"s\",\"total_cost_usd\":0.01}'\n",
+        &wrapper,
+        format!(
+            "#!/bin/sh\n{endpoint}s=$(date +%s%N)\n'{}' \"$@\"\nrc=$?\necho $(( $(date +%s%N) - s )) >> '{}'\nexit $rc\n",
+            claude.display(),
+            times.display()
+        ),
     )
     .unwrap();
-    std::process::Command::new("chmod").arg("+x").arg(&bin).status().unwrap();
+    std::process::Command::new("chmod").arg("+x").arg(&wrapper).status().unwrap();
     let k = 10;
     let mut ids = Vec::new();
     for i in 0..k {
         // From the founder (message 4n + 1), trusted unsigned below: the launch authority
         // lets them start, and its check is part of the overhead measured.
         let mut raw = message(4 * i + 1);
-        raw.extend_from_slice(format!("\r\nunique {i}\r\n").as_bytes());
+        raw.extend_from_slice(format!("\r\nunique {label} {i}\r\n").as_bytes());
         let arthur_atlas::store::Inserted::New(id) = atlas.ingest("bench-launch", None, raw).await.unwrap() else {
             panic!()
         };
@@ -330,13 +396,13 @@ async fn journal_and_launcher() {
     let launcher = Launcher {
         store: store.clone(),
         cfg: LauncherConfig {
-            claude_bin: bin,
+            claude_bin: wrapper,
             repo: Some(repo.path().to_path_buf()),
             base_branch: Some("main".into()),
             data_dir: dir.path().to_path_buf(),
-            idle_timeout: Duration::from_secs(30),
-            hard_timeout: Duration::from_secs(60),
-            budget: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(60),
+            hard_timeout: Duration::from_secs(120),
+            budget: Duration::from_secs(120),
             grace_after_result: Duration::from_secs(2),
             deploy_cmd: None,
             qa_cmd: None,
@@ -352,6 +418,9 @@ async fn journal_and_launcher() {
             trust_unsigned_founder: true,
             max_retries: 2,
             use_worktree: true,
+            // The bench machine is a sandbox (root in CI).
+            sandboxed: true,
+            max_api_retries: 5,
         },
         clock: clock.clone(),
         holder: "bench:1".into(),
@@ -368,16 +437,20 @@ async fn journal_and_launcher() {
         launched += r.launched;
     }
     let total = t.elapsed();
-    let mut child = Duration::ZERO;
+    let child_ns: u64 =
+        std::fs::read_to_string(&times).unwrap_or_default().lines().filter_map(|l| l.trim().parse::<u64>().ok()).sum();
+    let child = Duration::from_nanos(child_ns);
+    let mut actioned = 0;
     for id in &ids {
-        for l in store.launches(*id).await.unwrap() {
-            child += Duration::from_millis(l.end.duration_ms.unwrap_or(0) as u64);
+        if store.email(*id).await.unwrap().is_some_and(|r| r.status == arthur_atlas::EmailState::Actioned) {
+            actioned += 1;
         }
     }
     println!(
-        "launcher: {launched} runs in {:.2} s; child processes {:.2} s; overhead outside the child {:.0} ms per run (worktree, prompt, journal, contract, merge-back, cleanup)",
+        "launcher ({label}): {launched} runs ({actioned} actioned) in {:.2} s; child processes {:.2} s ({:.0} ms per run); overhead outside the child {:.0} ms per run (lease, persona, worktree, prompt, PTY, journal, contract, claims, merge-back, cleanup, recap)",
         total.as_secs_f64(),
         child.as_secs_f64(),
+        child.as_secs_f64() * 1000.0 / launched.max(1) as f64,
         total.saturating_sub(child).as_secs_f64() * 1000.0 / launched.max(1) as f64
     );
 }

@@ -161,7 +161,12 @@ async fn measure(engine: &TurnEngine, llm: &ScriptedLlm, title: &str) -> Stats {
         for case in CASES {
             let understood = engine.understand(case.said).await.unwrap();
             let told = matches!(understood.sure(), Some(arthur_agents::understand::Command::Told(_)));
-            let local = told || (engine.local_first() && understood.is_command());
+            // A bare chrono word (« j'arrête ») is asked before any model, whoever answers.
+            let asks = matches!(
+                understood.reading,
+                arthur_agents::understand::Reading::Unsure { doubt: arthur_agents::understand::Doubt::AlwaysAsks, .. }
+            );
+            let local = told || asks || (engine.local_first() && understood.is_command());
             if !local {
                 let agent = case.agent;
                 let write = case.calls.first().is_some_and(|c| arthur_agents::tools::WRITE_TOOLS.contains(&c.0));

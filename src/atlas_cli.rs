@@ -232,9 +232,17 @@ fn launch_line(r: &arthur_atlas::launch::CycleReport) -> String {
     if r.disabled {
         return "Atlas : lancements désactivés (ATLAS_DISABLED=1). Rien n'a été lancé.".into();
     }
+    if r.blocked_as_root > 0 {
+        return format!(
+            "Atlas : {} candidat(s), rien n'a été lancé : Arthur tourne en root et Claude Code y refuse \
+             bypassPermissions. Lance Arthur avec l'utilisateur du service, ou mets ATLAS_SANDBOXED=1 si la \
+             machine est un bac à sable. Les e-mails restent dans la file.",
+            r.candidates
+        );
+    }
     format!(
-        "Atlas : {} candidat(s), {} lancé(s), {} traité(s), {} échec(s), {} à relancer plus tard, {} escaladé(s), {} en attente de ton accord, {} verrou(s) déjà pris, {} lancement(s) interrompu(s) repris.",
-        r.candidates, r.launched, r.actioned, r.failed, r.retry_later, r.escalated, r.held, r.skipped_lock_held, r.reclaimed
+        "Atlas : {} candidat(s), {} lancé(s), {} traité(s), {} échec(s), {} à relancer plus tard, {} reporté(s) (API indisponible), {} escaladé(s), {} en attente de ton accord, {} verrou(s) déjà pris, {} lancement(s) interrompu(s) repris.",
+        r.candidates, r.launched, r.actioned, r.failed, r.retry_later, r.parked, r.escalated, r.held, r.skipped_lock_held, r.reclaimed
     )
 }
 

@@ -35,7 +35,7 @@ where
     };
     output.write_all(greeting.as_bytes()).await?;
     loop {
-        output.write_all("vous › ".as_bytes()).await?;
+        output.write_all("toi › ".as_bytes()).await?;
         output.flush().await?;
         let Some(line) = lines.next_line().await? else { break };
         let line = line.trim();
@@ -72,10 +72,9 @@ where
 
 /// The live status on stderr, dimmed, on one line that the next status overwrites.
 fn show_status(event: arthur_agents::turn::TurnEvent) {
-    use arthur_agents::turn::TurnEvent;
     use std::io::Write;
     let mut err = std::io::stderr().lock();
-    let TurnEvent::Status(text) = event;
+    let text = event.text();
     let _ = write!(err, "\r\x1b[2m… {text}\x1b[0m\x1b[K");
     let _ = err.flush();
 }

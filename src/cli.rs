@@ -37,9 +37,13 @@ pub enum Command {
         /// Print the turn as one JSON object (docs/interface.md §3.1).
         #[arg(long)]
         json: bool,
-        /// Continue this conversation (a new one otherwise).
-        #[arg(long)]
+        /// Continue this conversation. Without it, the last conversation is continued when
+        /// its last answer, less than five minutes ago, was a question; a new one otherwise.
+        #[arg(long, conflicts_with = "new")]
         conversation: Option<String>,
+        /// Start a new conversation even if the last one asked a question.
+        #[arg(long)]
+        new: bool,
         /// What the user says.
         #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
@@ -215,6 +219,8 @@ pub fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        // Colours for a person at a terminal; plain text in a redirected log.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     export_speech_environment();
     let runtime = match tokio::runtime::Runtime::new() {
@@ -227,7 +233,7 @@ pub fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("Erreur : {}\n  detail: {e:#}", french_summary(&e));
+            eprintln!("Erreur : {}\n  detail: {}", french_summary(&e), error_chain(&e));
             ExitCode::FAILURE
         }
     }
@@ -244,13 +250,30 @@ fn export_speech_environment() {
     }
 }
 
+/// An error and its causes on one line, each cause once: an error whose message already
+/// quotes its source (« cannot open X: no such file ») does not repeat it.
+pub fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
 fn french_summary(e: &anyhow::Error) -> &'static str {
     let text = format!("{e:#}");
     if text.contains("not available yet") {
         "cette façon d'écouter n'est pas encore disponible."
     } else if text.contains("whisper model") || text.contains("ARTHUR_WHISPER_MODEL") {
         "aucun modèle de reconnaissance vocale : lance models/fetch."
-    } else if text.contains("reading") && text.contains(".wav") {
+    } else if (text.contains("reading") || text.contains("fichier audio illisible")) && text.contains(".wav") {
         "le fichier audio est illisible."
     } else if text.contains("access token") || text.contains("listen") {
         "l'interface web ne peut pas démarrer."
@@ -281,12 +304,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::chat::run(&app, tokio::io::stdin(), tokio::io::stdout()).await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Ask { json, conversation, text } => {
+        Command::Ask { json, conversation, new, text } => {
             let app = open().await?;
             let text = text.join(" ");
             if text.trim().is_empty() {
                 anyhow::bail!("empty message");
             }
+            // « oui » after a question answers it: the conversation that asked goes on.
+            let conversation = match conversation {
+                Some(c) => Some(c),
+                None if !new => app.engine.conversation_awaiting_reply().await.context("reading the last turn")?,
+                None => None,
+            };
             let result = app.engine.run(conversation.as_deref(), &text, None).await.context("running the turn")?;
             eprintln!("conversation: {}", result.conversation_id);
             if json {
@@ -294,7 +323,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 println!("{}", result.written);
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(match result.status() {
+                arthur_agents::turn::TurnStatus::Done => ExitCode::SUCCESS,
+                arthur_agents::turn::TurnStatus::Refused => ExitCode::from(EXIT_REFUSED),
+                arthur_agents::turn::TurnStatus::Failed => ExitCode::from(EXIT_FAILED),
+            })
         }
         Command::Tool(cmd) => {
             let app = open().await?;
@@ -343,10 +376,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let app = open().await?;
             if let Some(config) = first_start {
                 let providers = crate::health::check_providers(crate::health::providers(&app.settings)).await;
+                let found = crate::health::Findings {
+                    database: Ok(()),
+                    providers: &providers,
+                    atlas_counts: None,
+                    microphone: None,
+                };
                 eprintln!(
-                    "Arthur : premier démarrage. Exemple de configuration écrit dans {} (tout y est commenté).\n{}",
+                    "Arthur : premier démarrage. Exemple de configuration écrit dans {} (tout y est commenté, lisible par toi seul).\n{}",
                     config.display(),
-                    crate::health::report(&app.settings, true, &providers, None)
+                    crate::health::report(&app.settings, &found)
                 );
             }
             let args = crate::serve::ServeArgs {
@@ -369,7 +408,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Doctor { .. } => {
             let settings = Settings::load().context("loading configuration")?;
-            let app = App::open(settings.clone()).await.ok();
+            let opened = App::open(settings.clone()).await;
+            let database = opened.as_ref().map(|_| ()).map_err(crate::health::database_reason);
+            let app = opened.ok();
             let database_ok = app.is_some();
             // Atlas' messages by state (parked, awaiting approval…); unknown if the read fails.
             let counts = match &app {
@@ -377,10 +418,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 None => None,
             };
             let providers = crate::health::check_providers(crate::health::providers(&settings)).await;
-            println!(
-                "Arthur — état\n{}",
-                crate::health::report(&settings, database_ok, &providers, Some(counts.as_deref()))
-            );
+            let mic_settings = settings.clone();
+            let microphone = tokio::task::spawn_blocking(move || crate::health::probe_microphone(&mic_settings))
+                .await
+                .context("microphone check")?;
+            let found = crate::health::Findings {
+                database,
+                providers: &providers,
+                atlas_counts: Some(counts.as_deref()),
+                microphone: Some(microphone),
+            };
+            println!("Arthur — état\n{}", crate::health::report(&settings, &found));
             Ok(if database_ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         Command::Web => {

@@ -286,6 +286,8 @@ struct FileAtlas {
     child_env: Option<Vec<String>>,
     max_retries: Option<u32>,
     worktree: Option<bool>,
+    sandboxed: Option<bool>,
+    api_retries: Option<u32>,
 }
 
 /// Reads environment variables; an empty value counts as unset.
@@ -323,6 +325,9 @@ fn parse_bool(name: &'static str, raw: String) -> Result<bool, ConfigError> {
 fn default_data_dir() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "arthur").map(|d| d.data_dir().to_path_buf())
 }
+
+/// The service's environment file (systemd's `EnvironmentFile`): it may hold API keys.
+pub const ENV_FILE: &str = "/etc/arthur/arthur.env";
 
 pub fn default_config_file() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "arthur").map(|d| d.config_dir().join("arthur.toml"))
@@ -478,6 +483,14 @@ impl Settings {
                 Some(raw) => parse_bool("ATLAS_WORKTREE", raw)?,
                 None => fa.worktree.unwrap_or(true),
             },
+            sandboxed: match env.var("ATLAS_SANDBOXED") {
+                Some(raw) => parse_bool("ATLAS_SANDBOXED", raw)?,
+                None => fa.sandboxed.unwrap_or(false),
+            },
+            api_retries: match env.var("ATLAS_API_RETRIES") {
+                Some(raw) => parse_num("ATLAS_API_RETRIES", raw)?,
+                None => fa.api_retries.unwrap_or(arthur_atlas::machine::DEFAULT_MAX_SETBACKS),
+            },
         };
         Ok(Settings {
             data_dir,
@@ -509,7 +522,7 @@ impl Settings {
 fn origins(file: &FileSettings, env: &dyn Env) -> Vec<(&'static str, Origin)> {
     let (fp, fm, fv, fa) = (&file.providers, &file.models, &file.voice, &file.atlas);
     let keys = |p: &FileProvider| p.api_key.as_deref().is_some_and(|k| !k.trim().is_empty());
-    let table: [(&'static str, bool); 53] = [
+    let table: [(&'static str, bool); 55] = [
         ("ARTHUR_DATA_DIR", file.data_dir.is_some()),
         ("ARTHUR_DATABASE_URL", file.database_url.is_some()),
         ("ARTHUR_TIMEZONE", file.timezone.is_some()),
@@ -561,6 +574,8 @@ fn origins(file: &FileSettings, env: &dyn Env) -> Vec<(&'static str, Origin)> {
         ("ATLAS_CHILD_ENV", fa.child_env.is_some()),
         ("ATLAS_MAX_RETRIES", fa.max_retries.is_some()),
         ("ATLAS_WORKTREE", fa.worktree.is_some()),
+        ("ATLAS_SANDBOXED", fa.sandboxed.is_some()),
+        ("ATLAS_API_RETRIES", fa.api_retries.is_some()),
         ("XDG_DATA_HOME", false),
         ("ARTHUR_CONFIG", false),
     ];

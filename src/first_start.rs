@@ -23,8 +23,10 @@ pub fn prepare() -> anyhow::Result<Option<PathBuf>> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    // create_new: never overwrite a file that appeared meanwhile.
-    match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+    // create_new: never overwrite a file that appeared meanwhile. 0600: it invites an
+    // `api_key`, which no other account may read.
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path) {
         Ok(mut f) => {
             std::io::Write::write_all(&mut f, EXAMPLE_CONFIG.as_bytes())
                 .with_context(|| format!("writing {}", path.display()))?;

@@ -23,7 +23,10 @@ pub struct LiveState {
     pub voice: Option<String>,
     pub voice_name: Option<String>,
     pub whisper_model: Option<PathBuf>,
-    pub reminders_announced: u64,
+    /// Reminders that came due since the start (claimed by this notifier).
+    pub reminders_due: u64,
+    /// Of those, printed on serve's stdout.
+    pub reminders_printed: u64,
     /// Timers that rang since the start.
     pub timers_rung: u64,
     pub providers: Vec<ProviderCheck>,
@@ -148,6 +151,7 @@ pub fn atlas_checks(settings: &Settings) -> Vec<(bool, String)> {
             } else {
                 (true, "Atlas · lancements : toutes les 5 minutes".into())
             });
+            out.extend(root_check(arthur_atlas::child_env::running_as_root(), &a.permission_mode, a.sandboxed));
         }
     }
     out.push(if a.trust_unsigned_founder {
@@ -196,6 +200,30 @@ pub fn atlas_checks(settings: &Settings) -> Vec<(bool, String)> {
     out
 }
 
+/// Claude Code refuses bypassPermissions to root (2.1.x): as root, say why nothing would be
+/// launched and what to do, or that the machine is declared a sandbox.
+pub fn root_check(is_root: bool, permission_mode: &str, sandboxed: bool) -> Option<(bool, String)> {
+    if !is_root || permission_mode != "bypassPermissions" {
+        return None;
+    }
+    Some(if sandboxed {
+        (
+            true,
+            "Atlas · root : ATLAS_SANDBOXED=1 — Claude Code reçoit IS_SANDBOX=1 et accepte bypassPermissions en root \
+             (à réserver à une machine bac à sable)"
+                .into(),
+        )
+    } else {
+        (
+            false,
+            "Atlas · root : Arthur tourne en root, où Claude Code refuse bypassPermissions — rien ne sera lancé. \
+             Lance Arthur avec l'utilisateur du service (User=arthur), ou mets ATLAS_SANDBOXED=1 si la machine est \
+             un bac à sable jetable"
+                .into(),
+        )
+    })
+}
+
 /// Atlas' messages that wait on the founder, from the counts by state: one line each, with
 /// the command that moves them on. An unknown count is said as unknown.
 pub fn atlas_waiting(counts: Option<&[(arthur_atlas::EmailState, i64)]>) -> Vec<(bool, String)> {
@@ -223,27 +251,128 @@ pub fn atlas_waiting(counts: Option<&[(arthur_atlas::EmailState, i64)]>) -> Vec<
     out
 }
 
-/// `arthur doctor` and the first-start screen: what works, what is missing, what to do.
-/// `atlas_counts`: Atlas' messages by state — `None` when not asked (the first start),
-/// `Some(None)` when the database could not say.
-pub fn report(
-    settings: &Settings,
-    database_ok: bool,
-    providers: &[ProviderCheck],
-    atlas_counts: Option<Option<&[(arthur_atlas::EmailState, i64)]>>,
-) -> String {
+/// What `arthur doctor` found by trying, beyond the settings.
+pub struct Findings<'a> {
+    /// The database opened and migrated, or why not (English, from the error).
+    pub database: Result<(), String>,
+    pub providers: &'a [ProviderCheck],
+    /// Atlas' messages by state — `None` when not asked (the first start), `Some(None)`
+    /// when the database could not say.
+    pub atlas_counts: Option<Option<&'a [(arthur_atlas::EmailState, i64)]>>,
+    /// The microphone after a short listen — `None` when not tried (the first start).
+    pub microphone: Option<Result<arthur_audio::capture::Probe, String>>,
+}
+
+/// Opens the microphone the voice would use and listens briefly: it works only if frames
+/// come. Blocking (about half a second).
+pub fn probe_microphone(settings: &Settings) -> Result<arthur_audio::capture::Probe, String> {
+    use arthur_audio::capture::CaptureError;
+    let config = arthur_audio::capture::CaptureConfig { device: settings.voice.input_device.clone() };
+    arthur_audio::capture::probe(&config, Duration::from_millis(600)).map_err(|e| {
+        tracing::info!(error = %e, "microphone probe failed");
+        match e {
+            CaptureError::NoDefaultDevice => "aucune entrée audio sur cette machine".to_string(),
+            CaptureError::DeviceNotFound { wanted, .. } => format!("l'entrée « {wanted} » n'existe pas"),
+            CaptureError::Host(_) => "le système audio n'est pas disponible".to_string(),
+            CaptureError::Open { device, .. } => format!("l'entrée {device} refuse de s'ouvrir"),
+        }
+    })
+}
+
+/// Why a path cannot be written, in French.
+fn io_reason(e: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::PermissionDenied => "droits insuffisants".into(),
+        ErrorKind::NotFound => "chemin introuvable".into(),
+        ErrorKind::ReadOnlyFilesystem => "disque en lecture seule".into(),
+        ErrorKind::StorageFull => "disque plein".into(),
+        ErrorKind::NotADirectory | ErrorKind::AlreadyExists => "ce n'est pas un dossier".into(),
+        _ => "erreur d'écriture".into(),
+    }
+}
+
+/// Why the database did not open, in French, from the error's English chain (which goes to
+/// the log).
+pub fn database_reason(e: &anyhow::Error) -> String {
+    let text = crate::cli::error_chain(e).to_lowercase();
+    tracing::info!(error = %text, "database unavailable");
+    if text.contains("data directory") {
+        "le dossier de données ne peut pas être créé".into()
+    } else if text.contains("permission denied") || text.contains("readonly") || text.contains("read-only") {
+        "droits insuffisants sur le fichier ou le dossier".into()
+    } else if text.contains("unable to open database file") || text.contains("no such file") {
+        "le fichier ne peut pas être créé ni ouvert".into()
+    } else if text.contains("connection refused") || text.contains("timed out") || text.contains("pool timed out") {
+        "le serveur de base de données ne répond pas".into()
+    } else if text.contains("password") || text.contains("authentication") {
+        "le serveur refuse l'identifiant ou le mot de passe".into()
+    } else if text.contains("migrat") {
+        "ses tables sont d'une version que cet Arthur ne connaît pas".into()
+    } else if text.contains("not a database") || text.contains("malformed") {
+        "le fichier n'est pas une base lisible".into()
+    } else {
+        "erreur inattendue de la base, détaillée avec RUST_LOG=info".into()
+    }
+}
+
+/// Whether Arthur can write in its data directory: a file is created, then removed.
+pub fn data_dir_writable(dir: &std::path::Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| io_reason(&e))?;
+    let probe = dir.join(format!(".arthur-doctor-{}", std::process::id()));
+    std::fs::write(&probe, b"ok").map_err(|e| io_reason(&e))?;
+    std::fs::remove_file(&probe).map_err(|e| io_reason(&e))
+}
+
+/// Files that may hold secrets (the configuration, the service's environment file) and
+/// that others can read.
+pub fn readable_secret_files(settings: &Settings) -> Vec<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let candidates =
+        settings.config_file.iter().cloned().chain(std::iter::once(PathBuf::from(crate::config::ENV_FILE)));
+    candidates.filter(|p| std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o077 != 0)).collect()
+}
+
+/// `arthur doctor` and the first-start screen: what works, what is missing, and for every
+/// "--" line why and what to do.
+pub fn report(settings: &Settings, found: &Findings<'_>) -> String {
     let files = model_files(settings);
     let mut out = String::new();
     let mut line = |ok: bool, text: String| out.push_str(&format!("  [{}] {text}\n", if ok { "ok" } else { "--" }));
-    line(true, format!("données : {}", settings.data_dir.display()));
-    line(database_ok, format!("base : {}", if database_ok { "ouverte et migrée" } else { "inaccessible" }));
+    match data_dir_writable(&settings.data_dir) {
+        Ok(()) => line(true, format!("données : {} (écriture possible)", settings.data_dir.display())),
+        Err(why) => line(
+            false,
+            format!(
+                "données : {} — impossible d'y écrire ({why}). Donne-toi les droits sur ce dossier, ou choisis-en un autre avec ARTHUR_DATA_DIR.",
+                settings.data_dir.display()
+            ),
+        ),
+    }
+    match &found.database {
+        Ok(()) => line(true, "base : ouverte et migrée".into()),
+        Err(why) => line(
+            false,
+            format!("base : inaccessible ({why}). Vérifie ARTHUR_DATABASE_URL (ou le dossier de données) ; rien n'a été modifié."),
+        ),
+    }
     line(
-        settings.config_file.is_some(),
+        true,
         match &settings.config_file {
             Some(f) => format!("configuration : {}", f.display()),
-            None => "configuration : aucun fichier (valeurs par défaut et variables d'environnement)".into(),
+            None => "configuration : aucun fichier (valeurs par défaut et variables d'environnement ; `arthur serve` écrit un exemple au premier démarrage)".into(),
         },
     );
+    for file in readable_secret_files(settings) {
+        line(
+            false,
+            format!(
+                "secrets : {} est lisible par d'autres comptes alors qu'il peut contenir des clés. Corrige avec : chmod 600 {}",
+                file.display(),
+                file.display()
+            ),
+        );
+    }
     // Where each value came from: the variables and file keys that changed a default.
     let from_env = settings.set_from(crate::config::Origin::Environment);
     let from_file = settings.set_from(crate::config::Origin::File);
@@ -265,7 +394,10 @@ pub fn report(
     );
     match &files.whisper {
         Some(p) => line(true, format!("reconnaissance vocale : {}", p.display())),
-        None => line(false, "reconnaissance vocale : aucun modèle whisper — lancez models/fetch".into()),
+        None => line(
+            false,
+            "reconnaissance vocale : aucun modèle whisper — lance models/fetch (ou ARTHUR_WHISPER_MODEL) ; sans lui, pas de voix mains libres".into(),
+        ),
     }
     match (&files.piper_voice, &files.onnxruntime) {
         (Some(v), Some(_)) => line(true, format!("voix : Piper {}", v.display())),
@@ -274,24 +406,36 @@ pub fn report(
             line(false, "voix : pas de voix Piper de la langue — models/fetch ; espeak-ng en attendant".into())
         }
     }
-    let inputs = arthur_audio::capture::input_devices();
-    let wanted = settings.voice.input_device.clone().unwrap_or_else(|| "entrée par défaut".into());
-    line(
-        !inputs.is_empty(),
-        if inputs.is_empty() {
-            "micro : aucun — la voix mains libres est désactivée (le web et le terminal marchent)".into()
-        } else {
+    match &found.microphone {
+        None => {}
+        Some(Ok(p)) if p.frames > 0 => line(
+            true,
             format!(
-                "micro : {wanted} ({} entrées, `arthur listen --devices` les liste ; `arthur doctor --voix` vérifie que je vous comprends)",
-                inputs.len()
-            )
-        },
-    );
+                "micro : {} ({} trames reçues en 0,6 s ; `arthur doctor --voix` vérifie que je te comprends)",
+                p.info.device, p.frames
+            ),
+        ),
+        Some(Ok(p)) => line(
+            false,
+            format!(
+                "micro : {} s'ouvre mais n'envoie aucun son. Branche un micro ou choisis-en un autre (ARTHUR_AUDIO_INPUT ; `arthur listen --devices` les liste). La voix mains libres ne marchera pas ; le web et le terminal, si.",
+                p.info.device
+            ),
+        ),
+        Some(Err(why)) => line(
+            false,
+            format!(
+                "micro : aucun ne répond ({why}). Branche un micro ou choisis-en un (ARTHUR_AUDIO_INPUT ; `arthur listen --devices` les liste). La voix mains libres ne marchera pas ; le web et le terminal, si."
+            ),
+        ),
+    }
+    let providers = found.providers;
     if providers.is_empty() {
         line(
             false,
-            "modèle de langue : aucune clé (MISTRAL_API_KEY, ANTHROPIC_API_KEY, OPENAI_API_KEY) — \
-             hors ligne, Arthur comprend les commandes courantes (notes, rappels, sessions, bilans)"
+            "modèle de langue : aucune clé — hors ligne, je comprends les commandes courantes (notes, rappels, \
+             minuteurs, listes, sessions, bilans). Pour le reste, mets une clé : MISTRAL_API_KEY, ANTHROPIC_API_KEY \
+             ou OPENAI_API_KEY (ou api_key sous [providers.mistral] dans arthur.toml)"
                 .into(),
         );
     }
@@ -302,15 +446,28 @@ pub fn report(
             Some(false) => "injoignable",
             None => "configuré",
         };
-        line(ok, format!("modèle de langue : {} ({}) {state}", p.name, p.base_url));
+        let todo = if ok {
+            ""
+        } else {
+            " — vérifie la clé et l'adresse ; en attendant, je comprends les commandes courantes"
+        };
+        line(ok, format!("modèle de langue : {} ({}) {state}{todo}", p.name, p.base_url));
     }
     let atlas = settings.atlas.imap_url.is_some();
-    line(atlas, if atlas { "Atlas : configuré".into() } else { "Atlas : non configuré (ATLAS_IMAP_URL)".to_string() });
+    // Atlas is optional: not set up is no fault.
+    line(
+        true,
+        if atlas {
+            "Atlas : configuré".into()
+        } else {
+            "Atlas : non configuré (facultatif ; ATLAS_IMAP_URL pour l'activer, voir le README)".to_string()
+        },
+    );
     if atlas {
         for (ok, text) in atlas_checks(settings) {
             line(ok, text);
         }
-        if let Some(counts) = atlas_counts {
+        if let Some(counts) = found.atlas_counts {
             for (ok, text) in atlas_waiting(counts) {
                 line(ok, text);
             }
@@ -318,4 +475,16 @@ pub fn report(
     }
     out.push_str(&format!("  web : http://{} (chat, rappels, journal)\n", settings.web_addr));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn root_and_bypass_are_explained() {
+        assert_eq!(super::root_check(false, "bypassPermissions", false), None);
+        assert_eq!(super::root_check(true, "dontAsk", false), None);
+        let (ok, line) = super::root_check(true, "bypassPermissions", false).unwrap();
+        assert!(!ok && line.contains("User=arthur") && line.contains("ATLAS_SANDBOXED=1"), "{line}");
+        assert!(super::root_check(true, "bypassPermissions", true).unwrap().0);
+    }
 }

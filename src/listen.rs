@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use arthur_agents::memory::MemoryStore;
+use arthur_agents::memory::{Delivery, MemoryStore};
 use arthur_agents::turn::{TurnEngine, TurnResult};
 use arthur_audio::clock::CaptureClock;
 use arthur_audio::detect::{EarshotDetector, EnergyDetector, SileroDetector, SpeechDetector};
@@ -567,6 +567,9 @@ pub struct Announcement {
     pub text: String,
     /// A timer's bell rather than the listening earcon in front.
     pub bell: bool,
+    /// The due reminder this says: recorded as heard once it was spoken (to the end, or
+    /// until the user spoke over it).
+    pub rappel: Option<i64>,
 }
 
 impl<'a> VoiceLoop<'a> {
@@ -683,11 +686,17 @@ impl<'a> VoiceLoop<'a> {
             };
             let frame = tokio::select! {
                 frame = ears.next() => frame,
-                Some(Announcement { text, bell }) = announcement => {
+                Some(Announcement { text, bell, rappel }) = announcement => {
                     on_event(&LoopEvent::Announcement(text.clone()));
                     speaker.enqueue(&earcon_pcm(if bell { earcon::alarm() } else { earcon::listening() }))?;
                     let outcome = self.speak(&text, &mut ears, speaker, None).await?;
                     s.answer_end_secs = Some(ears.secs());
+                    if let Some(id) = rappel {
+                        let ctx = self.engine.context();
+                        if let Err(e) = ctx.store.mark_rappel_delivered(id, ctx.now(), Delivery::Voice).await {
+                            tracing::warn!(error = %e, id, "could not record the reminder as heard: it stays on the web");
+                        }
+                    }
                     if let Spoken::BargeIn(done) = outcome {
                         on_event(&LoopEvent::BargeIn);
                         s.listener.answered(ears.now());
@@ -816,13 +825,12 @@ impl<'a> VoiceLoop<'a> {
         }
         let transcript = self.transcribe(so_far.clone()).await?;
         let millis = started.elapsed().as_millis() as u64;
-        let now = self.engine_now();
         let taken = s.listener.would_take(&transcript, ears.now(), self.context(&transcript, true, s));
         // What interrupts Arthur may be cut by his stopping: it waits for the hangover. Only
         // the parser's reading is trusted to close early: whisper ends fragments with a
         // full stop too ("Remind me to call.").
         let text = wake::strip_wake_word(&transcript, &self.listener.wake_word).unwrap_or_else(|| transcript.clone());
-        if taken && !s.interrupting && parses_whole(strip_leading_stop_words(&text), now, self.tz()) {
+        if taken && !s.interrupting && self.closes_early(&text) {
             if let Some(VadEvent::Utterance(u)) = ears.vad.end_utterance() {
                 tracing::debug!(%transcript, "complete at the pause: utterance closed early");
                 return Box::pin(self.on_utterance(u, Some((transcript, millis)), started, s, ears, speaker, on_event))
@@ -834,12 +842,20 @@ impl<'a> VoiceLoop<'a> {
         Ok(())
     }
 
+    /// Whether a partial transcript is a whole command the grammar is sure of, read with the
+    /// turn's clock and zone: the utterance may then close at the pause.
+    pub fn closes_early(&self, text: &str) -> bool {
+        parses_whole(strip_leading_stop_words(text), self.engine_now(), self.tz())
+    }
+
+    /// The turn's clock and zone, from the configuration (and the test clock): the grammar
+    /// reads « demain à 9 h » in the user's zone, as the turn will.
     fn engine_now(&self) -> chrono::DateTime<chrono::Utc> {
-        chrono::Utc::now()
+        self.engine.context().now()
     }
 
     fn tz(&self) -> chrono_tz::Tz {
-        chrono_tz::Europe::Paris
+        self.engine.context().tz
     }
 
     fn context(&self, transcript: &str, foreground: bool, s: &Session) -> UtteranceContext {

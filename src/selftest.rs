@@ -226,11 +226,11 @@ pub fn advice(report: &Report, machine: Machine) -> String {
     let poor = wer > 0.15 || understood.is_some_and(|(u, n)| u * 10 < n * 8);
     let heard = report.trials.iter().filter(|t| t.heard.is_some()).count();
     if heard * 2 < report.trials.len() {
-        return "Je n'ai presque rien entendu : vérifiez le micro (`arthur listen --devices`) et parlez plus près."
+        return "Je n'ai presque rien entendu : vérifie le micro (`arthur listen --devices`) et parle plus près."
             .to_owned();
     }
     if !poor {
-        return "Je vous comprends bien : rien à changer.".to_owned();
+        return "Je te comprends bien : rien à changer.".to_owned();
     }
     let rank = LADDER.iter().position(|(stem, ..)| report.model.starts_with(stem)).unwrap_or(0);
     let current_factor = LADDER[rank].3;
@@ -243,7 +243,7 @@ pub fn advice(report: &Report, machine: Machine) -> String {
         if next_rtf <= 0.5 && machine.memory_gib >= memory + 0.5 {
             return format!(
                 "Résultat faible avec {}. Cette machine peut se permettre {stem} : `models/fetch --whisper {fetch}`, \
-                 puis relancez Arthur (transcription d'une commande de 3 s : environ {:.1} s au lieu de {:.1} s).",
+                 puis relance Arthur (transcription d'une commande de 3 s : environ {:.1} s au lieu de {:.1} s).",
                 report.model,
                 3.0 * next_rtf,
                 3.0 * rtf
@@ -252,7 +252,7 @@ pub fn advice(report: &Report, machine: Machine) -> String {
     }
     format!(
         "Résultat faible, et cette machine ({} cœurs, {:.1} Gio libres) serait trop lente pour un modèle plus gros \
-         que {} (il transcrit déjà {:.2} s par seconde de parole) : parlez plus près du micro, baissez le bruit \
+         que {} (il transcrit déjà {:.2} s par seconde de parole) : parle plus près du micro, baisse le bruit \
          de fond (télévision, musique).",
         machine.cores, machine.memory_gib, report.model, rtf
     )
@@ -318,7 +318,7 @@ pub async fn run(app: &crate::app::App, args: &SelfTestArgs) -> anyhow::Result<R
     let model_path = crate::voice::whisper_model(settings)?;
     let model = model_path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let mut out = std::io::stdout().lock();
-    writeln!(out, "Est-ce que je vous comprends ? (modèle {model}, langue {language})")?;
+    writeln!(out, "Est-ce que je te comprends ? (modèle {model}, langue {language})")?;
     drop(out);
     let transcriber = crate::voice::transcriber(app).await?;
     let (_capture, mut frames) = match &args.input {
@@ -391,8 +391,9 @@ pub async fn run(app: &crate::app::App, args: &SelfTestArgs) -> anyhow::Result<R
                 let parse_us = understood.map(|_| started.elapsed().as_micros() as u64);
                 let errors = word_errors(&expected_words, &comparable_words(&text));
                 println!(
-                    "       entendu : « {text} » — {errors} erreur(s) sur {} mots{}",
-                    expected_words.len(),
+                    "       entendu : « {text} » — {} sur {}{}",
+                    arthur_agents::fr::count(errors as i64, "erreur", "erreurs"),
+                    arthur_agents::fr::count(expected_words.len() as i64, "mot", "mots"),
                     match understood {
                         Some(true) => " — compris",
                         Some(false) => " — pas compris",

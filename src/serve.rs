@@ -102,10 +102,11 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         match start_voice(&app, &args, health.clone(), announce_rx, stop.clone()).await {
             Ok(task) => Some(task),
             Err(e) => {
-                let reason = format!("{e:#}");
-                eprintln!("Arthur : voix désactivée — {reason}. Le web et les rappels fonctionnent.");
-                tracing::warn!(reason = %reason, "voice disabled");
-                health.update(|s| s.voice = Some(format!("désactivée : {reason}")));
+                // The user reads the French head of the error; the English causes go to the log.
+                let said = e.to_string();
+                eprintln!("Arthur : voix désactivée — {said}. Le web et les rappels fonctionnent.");
+                tracing::warn!(reason = %crate::cli::error_chain(&e), "voice disabled");
+                health.update(|s| s.voice = Some(format!("désactivée : {said}")));
                 None
             }
         }
@@ -135,9 +136,11 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
             crate::notifier::NotifierDeps {
                 store: app.ctx.store.clone(),
                 clock: app.ctx.clock.clone(),
+                tz: app.ctx.tz,
                 period: args.reminder_check,
                 announce,
                 health: health.clone(),
+                print: true,
             },
             stop.clone(),
         ))
@@ -301,7 +304,7 @@ async fn start_voice(
         let settings = app.settings.clone();
         tokio::task::spawn_blocking(move || crate::voice::synthesizer(&settings))
             .await
-            .context("loading the voice")?
+            .context("chargement de la voix interrompu")?
             .context("voix Piper inutilisable")?
     };
     let (capture, mut frames, clock) = args.io.open_ears(&app.settings, Duration::from_secs(3600))?;

@@ -99,7 +99,7 @@ pub async fn ring(deps: &BellDeps, last_said: &mut HashMap<i64, DateTime<Utc>>) 
         last_said.insert(m.id, now);
         if let Some(tx) = &deps.announce {
             let text = announcement(&m, now, deps.tz);
-            if tx.try_send(Announcement { text, bell: true }).is_err() {
+            if tx.try_send(Announcement { text, bell: true, rappel: None }).is_err() {
                 tracing::warn!(id = m.id, "voice busy or stopped: the timer rings on the web page only");
             }
         }

@@ -122,8 +122,8 @@ impl AudioIo {
     pub fn open_ears(&self, settings: &Settings, tail: std::time::Duration) -> anyhow::Result<Ears> {
         match &self.input {
             Some(input) => {
-                let source =
-                    WavSource::open(input, FRAME_SAMPLES).with_context(|| format!("reading {}", input.display()))?;
+                let source = WavSource::open(input, FRAME_SAMPLES)
+                    .with_context(|| format!("fichier audio illisible : {}", input.display()))?;
                 Ok((None, crate::listen::replay(source, Some(tail)), None))
             }
             None => {
@@ -222,7 +222,7 @@ pub async fn listen(app: &crate::app::App, args: ListenArgs) -> anyhow::Result<(
     if let (Some(input), Some(output), false) = (&args.io.input, &args.io.output, args.ptt) {
         for e in voice_loop.run_wav(input, Some(output)).await? {
             match (&e.command, &e.written) {
-                (Some(c), Some(w)) => println!("[{:.1} s] vous › {c}\narthur › {w}", e.at_secs),
+                (Some(c), Some(w)) => println!("[{:.1} s] toi › {c}\narthur › {w}", e.at_secs),
                 _ => println!("[{:.1} s] (ignoré, sans mot d'éveil) {}", e.at_secs, e.transcript),
             }
             if let Some(at) = e.interrupted_at_secs {
@@ -258,7 +258,7 @@ fn print_event(event: &LoopEvent, newline: &str) {
         LoopEvent::Recording => "● J'écoute… (Espace pour terminer)".to_string(),
         LoopEvent::Transcribing => return,
         LoopEvent::Ignored(t) => format!("(ignoré, sans mot d'éveil) {t}"),
-        LoopEvent::Heard(t) => format!("vous › {t}"),
+        LoopEvent::Heard(t) => format!("toi › {t}"),
         LoopEvent::Answer(t) => format!("arthur › {}", t.replace('\n', &format!("{newline}         "))),
         LoopEvent::BargeIn => "(réponse interrompue)".to_string(),
         LoopEvent::Stopped(t) => format!("(« {} » : je me tais, rien d'autre n'est fait)", t.trim()),

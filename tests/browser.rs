@@ -165,3 +165,51 @@ async fn timers_and_lists_are_shown_on_the_web_page() {
     std::fs::write(artifacts().join("browser-listes.png"), client.screenshot().await.unwrap()).unwrap();
     client.close().await.unwrap();
 }
+
+/// Without a voice, a due reminder is shown on whatever page is open, live (the banner asks
+/// /api/annonces), until the user says « Vu »: then it is delivered on the web, and leaves
+/// the banner on every page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_due_reminder_appears_live_on_the_open_page_until_seen() {
+    use arthur::notifier::{Notifier, NotifierDeps};
+    use arthur_agents::memory::MemoryStore;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let w = spawn_web_app(false, None).await;
+    let app = &w.turn.app;
+    app.done("creer_rappel", serde_json::json!({"texte": "appeler la banque", "echeance": "2026-11-30T10:05"})).await;
+    app.done("creer_note", serde_json::json!({"texte": "acheter du pain"})).await;
+    let (_driver, _profile, client) = browser().await;
+    client.goto(&format!("{}/notes", w.base)).await.unwrap();
+    // Not due yet: no banner.
+    assert!(!client.find(Locator::Css("#annonces")).await.unwrap().is_displayed().await.unwrap());
+    // The time comes; serve's notifier (no voice) claims it.
+    app.clock.advance(chrono::Duration::minutes(6));
+    let deps = NotifierDeps {
+        store: app.ctx.store.clone(),
+        clock: app.ctx.clock.clone(),
+        tz: app.ctx.tz,
+        period: Duration::from_secs(30),
+        announce: None,
+        health: Default::default(),
+        print: false,
+    };
+    assert_eq!(Notifier::default().tick(&deps).await.unwrap().len(), 1);
+    let seen = client
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css("#annonces li button"))
+        .await
+        .expect("the due reminder shows up on the open page, without a reload");
+    let banner = client.find(Locator::Css("#annonces")).await.unwrap().text().await.unwrap();
+    assert!(banner.contains("Rappel : appeler la banque") && banner.contains("10 h 05"), "{banner}");
+    std::fs::write(artifacts().join("browser-rappel-du.png"), client.screenshot().await.unwrap()).unwrap();
+    seen.click().await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while client.find(Locator::Css("#annonces")).await.unwrap().is_displayed().await.unwrap() {
+        assert!(std::time::Instant::now() < deadline, "the seen reminder leaves the banner");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let counts = app.store.reminder_deliveries().await.unwrap();
+    assert_eq!((counts.seen_on_web, counts.waiting), (1, 0));
+    client.close().await.unwrap();
+}

@@ -212,7 +212,8 @@ async fn ask_json_prints_exactly_the_interface_object() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["agent", "domain", "incident", "llm_calls", "spoken", "tools", "written"]);
+    assert_eq!(keys, ["agent", "conversation", "domain", "incident", "llm_calls", "spoken", "tools", "written"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains(v["conversation"].as_str().unwrap()));
     assert_eq!(v["agent"], "intendant");
     assert_eq!(v["domain"], "QUOTIDIEN");
     assert_eq!(v["incident"], Value::Null);
@@ -229,7 +230,128 @@ async fn ask_json_prints_exactly_the_interface_object() {
     llm.push(Reply::tool_calls("", &[("marquer_rappel_fait", r#"{"id": 9}"#)]));
     let mut cmd = tokio::process::Command::from(cli.command(&["ask", "--json", "le rappel 9 est fait"]));
     cmd.env("MISTRAL_API_KEY", "test-key").env("MISTRAL_BASE_URL", llm.base_url()).env("ARTHUR_LOCAL_FIRST", "0");
-    let v: Value = serde_json::from_slice(&cmd.output().await.unwrap().stdout).unwrap();
+    let out = cmd.output().await.unwrap();
+    // A refusal exits 3, like `arthur tool`.
+    assert_eq!(out.status.code(), Some(3));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["incident"], serde_json::json!({"kind": "refus", "tool": "marquer_rappel_fait"}));
     assert_eq!(v["tools"][0]["outcome"], "refused");
+}
+
+/// « oui » after Arthur's question answers it: `ask` continues the conversation that asked
+/// (recent, a question pending); `--new` starts fresh; `--json` carries the conversation.
+#[test]
+fn ask_continues_the_conversation_that_asked() {
+    let cli = Cli::new();
+    let ask = |args: &[&str]| -> Value {
+        let out = cli.run(&[&["ask", "--json"], args].concat());
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    // No hour said: the grammar asks before writing.
+    let asked = ask(&["rappelle-moi d'appeler Luc demain"]);
+    assert!(asked["written"].as_str().unwrap().ends_with('?'), "{asked}");
+    assert!(asked["tools"].as_array().unwrap().is_empty());
+    // `--new`: the bare « oui » belongs to no conversation, nothing is written.
+    let fresh = ask(&["--new", "oui"]);
+    assert_ne!(fresh["conversation"], asked["conversation"]);
+    assert!(fresh["tools"].as_array().unwrap().is_empty(), "{fresh}");
+    // Asked again, then answered: the same conversation, and the reminder is written.
+    let asked = ask(&["rappelle-moi d'appeler Luc demain"]);
+    let yes = ask(&["oui"]);
+    assert_eq!(yes["conversation"], asked["conversation"]);
+    assert_eq!(yes["tools"], serde_json::json!([{"name": "creer_rappel", "outcome": "done"}]), "{yes}");
+    // The answer was no question: the next message starts a new conversation.
+    let next = ask(&["quelle heure est-il ?"]);
+    assert_ne!(next["conversation"], yes["conversation"]);
+}
+
+/// `arthur doctor` on a machine with no sound card (like CI's): it tries what it reports.
+/// The microphone is not "ok" (it was opened and gave nothing), a data directory that cannot
+/// be written is said so with the reason, every "--" line says what to do, a secret file
+/// readable by others is flagged, and stderr stays clean.
+#[test]
+fn doctor_tells_the_truth_on_a_machine_without_a_sound_card() {
+    use std::os::unix::fs::PermissionsExt;
+    let cli = Cli::new();
+    let quiet = |c: &mut Command| {
+        c.env("XDG_RUNTIME_DIR", cli.dir.path())
+            .env("PULSE_SERVER", format!("unix:{}", cli.dir.path().join("no-such-socket").display()));
+    };
+    let mut c = cli.command(&["doctor"]);
+    quiet(&mut c);
+    let out = c.output().unwrap();
+    let report = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{report}{stderr}");
+    assert!(stderr.trim().is_empty(), "stderr: {stderr}");
+    let mic = report.lines().find(|l| l.contains("micro :")).expect("a microphone line");
+    assert!(mic.starts_with("  [--] micro : aucun ne répond ("), "{mic}");
+    assert!(report.contains("[ok] données : ") && report.contains("(écriture possible)"), "{report}");
+    // Every "--" line says why and what to do.
+    for line in report.lines().filter(|l| l.contains("[--]")) {
+        let todo = ["lance ", "Branche ", "Vérifie ", "Corrige ", "mets ", "choisis", "Donne-toi", "models/fetch"];
+        assert!(todo.iter().any(|t| line.contains(t)), "no advice: {line}");
+        assert!(!line.contains("vous") && !line.contains("lancez"), "one register: {line}");
+    }
+
+    // A data directory that cannot be created: said, with why, and the exit says it too.
+    let blocker = cli.dir.path().join("a-file");
+    std::fs::write(&blocker, "").unwrap();
+    let mut c = cli.command(&["doctor"]);
+    quiet(&mut c);
+    c.env("ARTHUR_DATA_DIR", blocker.join("data"));
+    let out = c.output().unwrap();
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains("[--] données : ") && report.contains("impossible d'y écrire (ce n'est pas un dossier)"),
+        "{report}"
+    );
+    assert!(report.contains("[--] base : inaccessible (le dossier de données ne peut pas être créé)"), "{report}");
+
+    // A configuration readable by others is flagged; once 0600, it is not.
+    let config = cli.dir.path().join("arthur.toml");
+    std::fs::write(&config, "[memory]\n").unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let doctor = |cli: &Cli| {
+        let mut c = cli.command(&["doctor"]);
+        quiet(&mut c);
+        c.env("ARTHUR_CONFIG", &config);
+        String::from_utf8(c.output().unwrap().stdout).unwrap()
+    };
+    let report = doctor(&cli);
+    assert!(report.contains(&format!("[--] secrets : {} est lisible par d'autres", config.display())), "{report}");
+    assert!(report.contains(&format!("chmod 600 {}", config.display())), "{report}");
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert!(!doctor(&cli).contains("secrets :"));
+}
+
+/// The set-up for running installs what building and running need, and none of the test
+/// stack; the test set-up installs both.
+#[test]
+fn the_serve_setup_installs_only_what_running_needs() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let run = Command::new(format!("{root}/scripts/setup")).args(["--run", "--dry-run"]).output().unwrap();
+    assert!(run.status.success());
+    let run = String::from_utf8(run.stdout).unwrap();
+    let packages = |out: &str| -> Vec<String> {
+        let line = out.lines().find(|l| l.starts_with("packages")).unwrap().to_string();
+        line.split(": ").nth(1).unwrap().split_whitespace().map(str::to_string).collect()
+    };
+    let run = packages(&run);
+    for test_only in ["chromium", "dovecot-imapd", "clamav", "postgresql", "tmux", "imagemagick", "pulseaudio"] {
+        assert!(!run.iter().any(|p| p == test_only), "scripts/serve would install {test_only}");
+    }
+    for needed in ["cmake", "libclang-dev", "libasound2-dev", "espeak-ng-data"] {
+        assert!(run.iter().any(|p| p == needed), "{needed} is needed to build or run");
+    }
+    let test = Command::new(format!("{root}/scripts/setup")).arg("--dry-run").output().unwrap();
+    let test = packages(&String::from_utf8(test.stdout).unwrap());
+    assert!(run.iter().all(|p| test.contains(p)), "the test set-up includes the run one");
+    assert!(test.iter().any(|p| p == "chromium"));
+    let serve =
+        Command::new(format!("{root}/scripts/serve")).arg("--dry-run").env("HOME", "/home/someone").output().unwrap();
+    let serve = String::from_utf8(serve.stdout).unwrap();
+    assert!(serve.contains("binary: /home/someone/.local/bin/arthur"), "{serve}");
 }

@@ -206,3 +206,27 @@ async fn without_barge_in_the_answer_plays_to_the_end_and_the_microphone_is_igno
     let spoken = exchanges[0].spoken.as_deref().unwrap();
     assert!(spoken.contains("banque") && !spoken.contains("no reminder"), "the code told the read: {spoken}");
 }
+
+/// The loop reads the words with the turn's clock and zone (the configuration's, and the
+/// test clock here), not the machine's: « aujourd'hui à 16 h » at 09:00 UTC is still to come
+/// in Paris (10:00) but already past in Auckland (22:00), so only in Paris is it a whole
+/// command that may close at the pause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_loop_reads_time_in_the_configured_zone_and_clock() {
+    let said = "rappelle-moi d'appeler la banque aujourd'hui à 16 h";
+    let transcriber = common::english_transcriber();
+    for (tz, whole) in [(chrono_tz::Europe::Paris, true), (chrono_tz::Pacific::Auckland, false)] {
+        let app = common::spawn_app().await;
+        let mut ctx = app.ctx.clone();
+        ctx.tz = tz;
+        let engine = arthur_agents::turn::TurnEngine::new(None, ctx);
+        let voice_loop = VoiceLoop::new(
+            &engine,
+            transcriber.clone(),
+            Arc::new(EspeakNg::new("fr")),
+            ListenerConfig::default(),
+            true,
+        );
+        assert_eq!(voice_loop.closes_early(said), whole, "{tz}");
+    }
+}

@@ -60,7 +60,7 @@ async fn hands_free_on_a_live_microphone() {
     let played = Command::new("paplay").args(["-d", "arthur_null"]).arg(&speech).env("PULSE_SERVER", &address).status();
     assert!(played.unwrap().success());
     wait_line(&lines, &mut seen, "arthur ›", Duration::from_secs(60));
-    assert!(seen.iter().any(|l| l.starts_with("vous ›") && l.to_lowercase().contains("bank")), "{seen:#?}");
+    assert!(seen.iter().any(|l| l.starts_with("toi ›") && l.to_lowercase().contains("bank")), "{seen:#?}");
     assert!(seen.iter().any(|l| l.contains("Rappel n°1 enregistré")), "{seen:#?}");
     // Let the answer play (in real time, into the WAV), then stop the loop as systemd would.
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -144,9 +144,9 @@ async fn on_a_loudspeaker_arthur_does_not_hear_himself_but_hears_the_user() {
     }
     assert!(!seen.iter().any(|l| l.contains("(réponse interrompue)")), "cut by its own voice: {seen:#?}");
     // Anything transcribed besides the question is its own voice (heard with or without the
-    // wake word). The question is the one line "vous ›" (whisper base may mishear its words:
+    // wake word). The question is the one line "toi ›" (whisper base may mishear its words:
     // "plan for tonight").
-    let said = seen.iter().filter(|l| l.starts_with("vous ›")).count();
+    let said = seen.iter().filter(|l| l.starts_with("toi ›")).count();
     assert!(said == 1 && !seen.iter().any(|l| l.starts_with("(ignoré")), "its own voice was transcribed: {seen:#?}");
 
     // Asked again, and interrupted 3 s into the answer.
@@ -166,7 +166,7 @@ async fn on_a_loudspeaker_arthur_does_not_hear_himself_but_hears_the_user() {
     // stop word is not asserted: said while Arthur spoke, it comes out of the canceller
     // muffled and whisper base often mishears it — as in the simulated room.)
     let mother = wait_line(&lines, &mut seen, "mother", Duration::from_secs(30));
-    assert!(mother.starts_with("vous ›"), "the rest is the next command: {seen:#?}");
+    assert!(mother.starts_with("toi ›"), "the rest is the next command: {seen:#?}");
     sigterm(&child.0);
     let status = wait_exit(&mut child.0, Duration::from_secs(20)).await;
     assert!(status.success(), "{status:?}; {seen:#?}");
@@ -177,4 +177,36 @@ async fn on_a_loudspeaker_arthur_does_not_hear_himself_but_hears_the_user() {
         seen.iter().filter_map(|l| l.split("ERLE ").nth(1)).filter_map(|v| v.split(" dB").next()).collect();
     eprintln!("echo return loss enhancement per answer on the live device (dB): {erle:?}");
     assert!(!erle.is_empty(), "the canceller reported on each answer: {seen:#?}");
+}
+
+/// `arthur doctor` calls a microphone "ok" when it delivers sound: the null sink's monitor,
+/// fed by a player, gives frames within the short listen (the machine without a sound card
+/// is `cli::doctor_tells_the_truth_on_a_machine_without_a_sound_card`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_calls_a_microphone_ok_only_when_frames_come() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_pulse, address) = start_pulseaudio(dir.path());
+    let doctor = || -> String {
+        let out = crate::common::arthur_command()
+            .arg("doctor")
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", dir.path())
+            .env("XDG_RUNTIME_DIR", dir.path())
+            .env("PULSE_SERVER", &address)
+            .env("ARTHUR_DATA_DIR", dir.path().join("data"))
+            .env("ARTHUR_AUDIO_INPUT", "pulseaudio:arthur_null.monitor")
+            .output()
+            .unwrap();
+        let report = String::from_utf8(out.stdout).unwrap();
+        report.lines().find(|l| l.contains("micro :")).unwrap_or_default().to_string()
+    };
+    let hush = dir.path().join("hush.wav");
+    wav::write_wav(&hush, &vec![0.0; 16_000 * 30], 16_000).unwrap();
+    let _hush = Killed(
+        Command::new("paplay").args(["-d", "arthur_null"]).arg(&hush).env("PULSE_SERVER", &address).spawn().unwrap(),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let flowing = doctor();
+    assert!(flowing.starts_with("  [ok] micro : ") && flowing.contains("trames reçues"), "{flowing}");
 }

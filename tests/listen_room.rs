@@ -340,6 +340,7 @@ async fn a_timer_that_ends_during_an_answer_is_announced_after_it() {
                 let _ = tx.try_send(arthur::listen::Announcement {
                     text: "Le minuteur pâtes est terminé.".into(),
                     bell: true,
+                    rappel: None,
                 });
             }
         })
@@ -355,4 +356,32 @@ async fn a_timer_that_ends_during_an_answer_is_announced_after_it() {
     let speech_after = pieces[bell + 1..].iter().filter(|p| p.2 > bell_len).count();
     assert!(speech_before >= 2, "the answer's pieces come first: {pieces:?}");
     assert_eq!(speech_after, 1, "then only the announcement's sentence: {pieces:?}");
+}
+
+/// A due reminder the voice said to its end is recorded as heard (delivered by voice): it
+/// leaves the web's banner and /healthz counts it where it was delivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reminder_said_to_the_end_is_recorded_as_heard() {
+    use arthur_agents::memory::MemoryStore;
+    let _voice = common::one_voice_at_a_time().await;
+    let t = spawn_turn_app().await;
+    t.app
+        .done("creer_rappel", serde_json::json!({"texte": "arroser les plantes", "echeance": "2026-11-30T10:01"}))
+        .await;
+    t.app.clock.advance(chrono::Duration::minutes(2));
+    assert!(t.app.store.mark_rappel_announced(1, t.app.clock_now()).await.unwrap());
+    let vl = voice_loop(&t.engine, common::english_transcriber(), Tuning::default());
+    let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+    tx.try_send(arthur::listen::Announcement {
+        text: "Rappel : arroser les plantes.".into(),
+        bell: false,
+        rappel: Some(1),
+    })
+    .unwrap();
+    let (mut frames, mut speaker) = noise::room(silence(8.0), None, None);
+    vl.hands_free_announcing(&mut frames, &mut speaker, Some(&mut rx), std::future::pending(), |_| {}).await.unwrap();
+    assert!(!speaker.enqueued.lock().unwrap().is_empty(), "the reminder was played");
+    let counts = t.app.store.reminder_deliveries().await.unwrap();
+    assert_eq!((counts.spoken, counts.waiting), (1, 0), "{counts:?}");
+    assert!(t.app.store.undelivered_rappels().await.unwrap().is_empty());
 }

@@ -43,3 +43,5 @@ mod ptt;
 mod serve;
 #[cfg(feature = "system-tests")]
 mod voice;
+#[cfg(feature = "system-tests")]
+mod voice_fr;

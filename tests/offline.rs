@@ -56,8 +56,15 @@ impl Home {
             c.env("MISTRAL_API_KEY", "test-key").env("MISTRAL_BASE_URL", base);
         }
         let out = c.output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        // The exit code says what the incident says: 3 refused, 4 failed, 0 otherwise.
+        let expected = match v["incident"]["kind"].as_str() {
+            Some("refus") => 3,
+            Some("panne") => 4,
+            _ => 0,
+        };
+        assert_eq!(out.status.code(), Some(expected), "{v}: {}", String::from_utf8_lossy(&out.stderr));
         let stderr = String::from_utf8_lossy(&out.stderr);
         let conversation = stderr.lines().find_map(|l| l.strip_prefix("conversation: ")).unwrap_or_default();
         v["_conversation"] = Value::String(conversation.to_string());

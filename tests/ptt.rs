@@ -98,7 +98,7 @@ async fn push_to_talk_records_between_two_presses_and_a_press_interrupts_the_ans
     tokio::time::sleep(speech_over.saturating_sub(prompt_seen.elapsed())).await;
     tmux.key("Space");
     let screen = tmux.wait_for("arthur ›", 1, Duration::from_secs(60)).await;
-    assert!(screen.contains("vous ›") && screen.to_lowercase().contains("bank"), "{screen}");
+    assert!(screen.contains("toi ›") && screen.to_lowercase().contains("bank"), "{screen}");
     assert!(screen.contains("Rappel n°1 enregistré"), "{screen}");
 
     // A press while Arthur speaks cuts the answer and starts recording again.

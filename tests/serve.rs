@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use arthur::health::HealthBoard;
-use arthur::notifier::{announce_due, NotifierDeps};
+use arthur::notifier::NotifierDeps;
 use arthur_agents::llm::scripted::{Reply, ScriptedLlm};
 use arthur_agents::memory::MemoryStore;
 use arthur_audio::wav;
@@ -61,6 +61,9 @@ async fn serve_hears_a_command_shows_it_on_the_web_and_stops_cleanly() {
     wait_line(&lines, &mut seen, "premier démarrage", Duration::from_secs(30));
     let config = dir.path().join("config/arthur/arthur.toml");
     assert!(std::fs::read_to_string(&config).unwrap().contains("# timezone = \"Europe/Paris\""));
+    // It invites an api_key: no other account may read it.
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&config).unwrap().permissions().mode() & 0o777, 0o600);
     let web_line = wait_line(&lines, &mut seen, "interface web sur http://", Duration::from_secs(30));
     let base = web_line.split("sur ").nth(1).unwrap().trim().to_string();
     wait_line(&lines, &mut seen, "à l'écoute", Duration::from_secs(60));
@@ -135,33 +138,86 @@ async fn without_models_serve_keeps_the_web_and_says_why_the_voice_is_off() {
 }
 
 #[tokio::test]
-async fn a_due_reminder_is_announced_once() {
+async fn a_due_reminder_is_announced_once_and_stays_due_until_heard_or_seen() {
+    use arthur::notifier::Notifier;
+    use arthur_agents::memory::{Delivery, ReminderDeliveries};
     let t = common::spawn_app().await;
     let now = t.ctx.clock.now();
     let due = (now + chrono::Duration::minutes(2)).with_timezone(&t.ctx.tz).format("%Y-%m-%dT%H:%M").to_string();
     t.done("creer_rappel", json!({"texte": "arroser les plantes", "echeance": due})).await;
-    let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+    t.done("creer_rappel", json!({"texte": "sortir le chien", "echeance": due})).await;
+    // A voice whose queue holds one announcement: the second waits for the next tick.
+    let (tx, mut rx) = tokio::sync::mpsc::channel(1);
     let health = std::sync::Arc::new(HealthBoard::default());
     let deps = NotifierDeps {
         store: t.ctx.store.clone(),
         clock: t.ctx.clock.clone(),
+        tz: t.ctx.tz,
         period: Duration::from_secs(30),
         announce: Some(tx),
         health: health.clone(),
+        print: false,
     };
-    assert!(announce_due(&deps).await.unwrap().is_empty(), "not due yet");
+    let mut notifier = Notifier::default();
+    assert!(notifier.tick(&deps).await.unwrap().is_empty(), "not due yet");
     t.clock.advance(chrono::Duration::minutes(3));
-    let announced = announce_due(&deps).await.unwrap();
-    assert_eq!(announced.len(), 1);
-    assert_eq!(rx.try_recv().unwrap().text, "Rappel : arroser les plantes.");
-    assert!(announce_due(&deps).await.unwrap().is_empty(), "announced once");
-    assert!(rx.try_recv().is_err());
-    assert_eq!(health.snapshot().reminders_announced, 1);
-    // The record survives a restart (a fresh store on the same file), and a done reminder
-    // is never announced.
+    let due = notifier.tick(&deps).await.unwrap();
+    assert_eq!(due.len(), 2);
+    let first = rx.try_recv().unwrap();
+    assert_eq!((first.text.as_str(), first.rappel), ("Rappel : arroser les plantes.", Some(due[0].id)));
+    assert!(rx.try_recv().is_err(), "the queue was full: the second is offered again later");
+    // Claimed once: a restart (a fresh store on the same file) does not claim them again.
     assert!(t.fresh().await.due_unannounced_rappels(t.ctx.clock.now()).await.unwrap().is_empty());
-    let id = announced[0].id;
-    assert!(!t.ctx.store.mark_rappel_announced(id, t.ctx.clock.now()).await.unwrap());
+    assert!(!t.ctx.store.mark_rappel_announced(due[0].id, t.ctx.clock.now()).await.unwrap());
+    // Nothing heard or seen yet: both wait.
+    let counts = t.ctx.store.reminder_deliveries().await.unwrap();
+    assert_eq!(counts, ReminderDeliveries { spoken: 0, seen_on_web: 0, waiting: 2 });
+    assert_eq!(health.snapshot().reminders_due, 2);
+    // Next tick: the second is offered; the first, still in the voice's hands, is not.
+    assert!(notifier.tick(&deps).await.unwrap().is_empty());
+    let second = rx.try_recv().unwrap();
+    assert_eq!(second.rappel, Some(due[1].id));
+    assert!(notifier.tick(&deps).await.unwrap().is_empty());
+    assert!(rx.try_recv().is_err(), "each is queued once");
+    // The voice spoke the first to the end; the second was seen on a page.
+    let at = t.ctx.clock.now();
+    assert!(t.ctx.store.mark_rappel_delivered(due[0].id, at, Delivery::Voice).await.unwrap());
+    assert!(t.ctx.store.mark_rappel_delivered(due[1].id, at, Delivery::Web).await.unwrap());
+    assert!(!t.ctx.store.mark_rappel_delivered(due[1].id, at, Delivery::Voice).await.unwrap(), "once");
+    let counts = t.fresh().await.reminder_deliveries().await.unwrap();
+    assert_eq!(counts, ReminderDeliveries { spoken: 1, seen_on_web: 1, waiting: 0 });
+    assert!(t.ctx.store.undelivered_rappels().await.unwrap().is_empty());
+}
+
+/// Without a voice, a due reminder is printed by serve and waits on the web; a done
+/// reminder no longer waits.
+#[tokio::test]
+async fn without_a_voice_a_due_reminder_is_printed_and_waits() {
+    use arthur::notifier::Notifier;
+    let t = common::spawn_app().await;
+    let now = t.ctx.clock.now();
+    let due = (now + chrono::Duration::minutes(1)).with_timezone(&t.ctx.tz).format("%Y-%m-%dT%H:%M").to_string();
+    t.done("creer_rappel", json!({"texte": "appeler Luc", "echeance": due})).await;
+    let health = std::sync::Arc::new(HealthBoard::default());
+    let deps = NotifierDeps {
+        store: t.ctx.store.clone(),
+        clock: t.ctx.clock.clone(),
+        tz: t.ctx.tz,
+        period: Duration::from_secs(30),
+        announce: None,
+        health: health.clone(),
+        print: true,
+    };
+    t.clock.advance(chrono::Duration::minutes(2));
+    let due = Notifier::default().tick(&deps).await.unwrap();
+    assert_eq!(
+        arthur::notifier::printed(&due[0], t.ctx.tz),
+        "Rappel dû (n°1, prévu le lundi 30 novembre 2026 à 10 h 01) : appeler Luc."
+    );
+    assert_eq!((health.snapshot().reminders_due, health.snapshot().reminders_printed), (1, 1));
+    assert_eq!(t.ctx.store.undelivered_rappels().await.unwrap().len(), 1);
+    t.done("marquer_rappel_fait", json!({"id": 1})).await;
+    assert!(t.ctx.store.undelivered_rappels().await.unwrap().is_empty(), "done: nothing waits");
 }
 
 #[test]
@@ -356,4 +412,51 @@ async fn a_running_timer_survives_kill_9_and_rings_after_the_restart() {
     assert_eq!(timers["passes"][0]["acquitte"], true, "{timers}");
     sigterm(&child.0);
     assert!(wait_exit(&mut child.0, Duration::from_secs(10)).await.success());
+}
+
+/// On a machine with no sound card (like CI's), serve says in French only why the voice is
+/// off: no alsa-lib lines before Arthur's own, no colour codes in a redirected log, no
+/// English inside the French sentence; the reason's English detail is in the log line.
+#[tokio::test]
+async fn without_a_sound_card_serve_says_why_in_french_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("arthur.toml");
+    std::fs::write(&config, "").unwrap();
+    let model = arthur::config::default_model_dir().unwrap().join("ggml-base.bin");
+    assert!(model.is_file(), "run models/fetch --offline");
+    let child = crate::common::arthur_command()
+        .arg("serve")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .env("PULSE_SERVER", format!("unix:{}", dir.path().join("no-such-socket").display()))
+        .env("ARTHUR_CONFIG", &config)
+        .env("ARTHUR_DATA_DIR", dir.path().join("data"))
+        .env("ARTHUR_WEB_ADDR", "127.0.0.1:0")
+        .env("ARTHUR_WHISPER_MODEL", &model)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Killed(child);
+    let lines = lines_of(&mut child.0);
+    let mut seen = Vec::new();
+    let off = wait_line(&lines, &mut seen, "voix désactivée", Duration::from_secs(60));
+    assert!(off.contains("aucun micro utilisable. Le web et les rappels fonctionnent."), "{off}");
+    sigterm(&child.0);
+    assert!(wait_exit(&mut child.0, Duration::from_secs(10)).await.success());
+    while let Ok(l) = lines.recv_timeout(Duration::from_millis(200)) {
+        seen.push(l);
+    }
+    assert!(!seen.iter().any(|l| l.contains("ALSA lib") || l.contains("jack")), "alsa-lib's own lines: {seen:#?}");
+    assert!(!seen.iter().any(|l| l.contains('\x1b')), "colour codes in a redirected log: {seen:#?}");
+    let warn = seen.iter().find(|l| l.contains("voice disabled")).expect("the English detail is logged");
+    assert!(warn.contains("cannot open the audio input"), "{warn}");
+    // The French lines hold no English sentence.
+    for l in seen.iter().filter(|l| l.starts_with("Arthur :")) {
+        for english in ["cannot", "not found", "error", "failed"] {
+            assert!(!l.contains(english), "{l}");
+        }
+    }
 }

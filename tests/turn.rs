@@ -130,13 +130,19 @@ async fn unknown_and_foreign_tools_are_typed_refusals_not_executed() {
     t.llm.push(route("intendant", "TRAVAIL", "ecriture"));
     t.llm.push(Reply::tool_calls("", &[("creer_projet", r#"{"nom": "Atlas"}"#)]));
     let r = t.engine.run(None, "crée le projet Atlas", None).await.unwrap();
-    assert!(r.written.contains("n'est pas dans la liste de l'agent intendant"), "{}", r.written);
+    assert!(
+        r.written.contains("Je n'ai pas pu créer le projet : cette action n'est pas permise ici."),
+        "{}",
+        r.written
+    );
+    assert!(!r.written.contains("creer_projet") && !r.spoken.contains("creer_projet"), "{}", r.written);
     assert!(t.app.fresh().await.list_projets().await.unwrap().is_empty(), "not executed");
 
     t.llm.push(route("mentor", "TRAVAIL", "ecriture"));
     t.llm.push(Reply::tool_calls("", &[("supprimer_tout", "{}")]));
     let r = t.engine.run(None, "efface tout", None).await.unwrap();
-    assert!(r.written.contains("l'outil « supprimer_tout » n'existe pas"), "{}", r.written);
+    assert!(r.written.contains("je ne sais pas faire cette action"), "{}", r.written);
+    assert!(!r.written.contains("supprimer_tout") && !r.spoken.contains("supprimer_tout"), "{}", r.written);
     assert_eq!(r.incident.unwrap().tool, "supprimer_tout");
 }
 
@@ -287,8 +293,9 @@ async fn no_model_text_is_streamed_before_the_outcome_is_known() {
     };
     let r = t.engine.run(None, "note pain", Some(&sink)).await.unwrap();
     let events = events.lock().unwrap().clone();
-    let statuses: Vec<String> = events.iter().map(|TurnEvent::Status(s)| s.clone()).collect();
-    assert_eq!(statuses, ["routage", "réflexion", "outil creer_note"]);
+    let statuses: Vec<String> = events.iter().map(TurnEvent::text).collect();
+    assert_eq!(statuses, ["routage", "réflexion", "outil : créer la note"]);
+    assert_eq!(events[2], TurnEvent::Tool("creer_note".into()));
     // The model streamed its text over the wire, and none of it went out.
     assert!(!format!("{events:?}").contains("noté"), "{events:?}");
     assert!(!r.written.contains("je m'en occupe"), "{}", r.written);
@@ -471,16 +478,18 @@ async fn a_claim_the_parser_does_not_read_is_still_withheld_by_the_detector() {
     t.llm.push(route("intendant", "QUOTIDIEN", "conversation"));
     t.llm.push(Reply::text("Avec plaisir ! C'est ajouté, autre chose ?"));
     let r = t.engine.run(None, "le garagiste mardi, ça serait bien d'y penser", None).await.unwrap();
-    code_only(&r);
-    assert!(!r.written.contains("ajouté"), "{}", r.written);
-    assert!(r.written.starts_with("Je n'ai rien enregistré"), "{}", r.written);
+    assert!(!r.written.contains("ajouté") && !r.spoken.contains("ajouté"), "{}", r.written);
+    // The rest of the answer stays; code says, last, that nothing of the kind was done
+    // (no write was asked that the grammar could read, and the router said conversation).
+    assert_eq!(r.written, format!("Avec plaisir !\n{}", arthur_agents::turn::compose::NOTHING_DONE));
+    assert_eq!(r.parts.last().unwrap().source, PartSource::Code);
     assert!(r.trace.withheld_claims.iter().any(|c| c.contains("C'est ajouté")));
 }
 
 /// A model that tells the user their own day, tastes or codes in a turn where nothing was
-/// read (the parser does not recognise the words, the router says "conversation"): none of
-/// it reaches the user, in French or in English — a model caught telling facts loses the
-/// word for its statements — and code says that nothing was read.
+/// read (the grammar does not recognise the words, the router says "conversation"): the
+/// claim does not reach the user, in French or in English; the rest of the answer does, and
+/// code says that it did not look in the memory.
 #[tokio::test]
 async fn the_users_life_told_without_a_read_is_withheld() {
     for (utterance, lie, harmless) in [
@@ -504,8 +513,9 @@ async fn the_users_life_told_without_a_read_is_withheld() {
         for fact in ["Nora", "nine", "4 7 2 9", "neuf"] {
             assert!(!r.written.contains(fact) && !r.spoken.contains(fact), "{utterance}: {}", r.written);
         }
-        assert_eq!(r.written, arthur_agents::turn::compose::NOTHING_READ_NO_TOOL, "{utterance}");
-        assert_eq!(r.trace.withheld_claims, [lie.to_string(), harmless.to_string()], "{utterance}");
+        // Only the claim goes; the harmless sentence stays, and code says what was left out.
+        assert_eq!(r.written, format!("{harmless}\n{}", arthur_agents::turn::compose::NOT_LOOKED), "{utterance}");
+        assert_eq!(r.trace.withheld_claims, [lie.to_string()], "{utterance}");
     }
     // Without the lie, the same conversation is the model's to say.
     let t = spawn_turn_app().await;
@@ -786,6 +796,74 @@ async fn what_the_grammar_does_not_know_gets_no_witness() {
     assert!(t.app.fresh().await.list_notes(None).await.unwrap().is_empty(), "no note « moi un haïku… »");
 }
 
+/// Only the claim is withheld, and code says in one sentence what was left out, true to the
+/// case — on what the user reads and hears, the spoken answer carrying the same facts.
+#[tokio::test]
+async fn only_the_claim_is_withheld_and_code_says_what_was_left_out() {
+    use arthur_agents::turn::compose::{NOTHING_DONE, NOTHING_RECORDED, NOT_LOOKED};
+    let t = common::spawn_local_first_app().await;
+    t.app.done("creer_rappel", json!({"texte": "dentiste", "echeance": "2026-11-30T15:00"})).await;
+    let cases: [(&str, &str, &str, String); 5] = [
+        // Ordinary answers: nothing withheld, nothing added, even when the router (a model)
+        // wrongly expected a write.
+        (
+            "donne-moi une idée de dîner rapide",
+            "ecriture",
+            "Une omelette aux champignons avec une salade verte, prête en quinze minutes.",
+            "Une omelette aux champignons avec une salade verte, prête en quinze minutes.".into(),
+        ),
+        // An action claimed, no write asked: « je n'ai rien fait de tel ».
+        (
+            "tu peux me motiver un peu ?",
+            "conversation",
+            "Tu as déjà fait le plus dur en commençant. J'ai ajouté un rappel pour demain.",
+            format!("Tu as déjà fait le plus dur en commençant.\n{NOTHING_DONE}"),
+        ),
+        // An action claimed when the router expected a write: « rien enregistré ».
+        (
+            "le garagiste, faudrait que j'y pense",
+            "ecriture",
+            "Bonne idée. C'est noté pour mardi.",
+            format!("Bonne idée.\n{NOTHING_RECORDED}"),
+        ),
+        // The user's data told without reading, words the grammar is not sure of:
+        // « je n'ai pas regardé dans ta mémoire ».
+        (
+            "raconte-moi ma journée",
+            "conversation",
+            "Belle journée en perspective ! Tu as rendez-vous chez le dentiste à 15 h.",
+            format!("Belle journée en perspective !\n{NOT_LOOKED}"),
+        ),
+        // Both at once.
+        (
+            "ça roule ?",
+            "conversation",
+            "Oui ! J'ai noté ton rendez-vous. Ton code du portail est 4521.",
+            format!("Oui !\n{}", arthur_agents::turn::compose::NOTHING_DONE_NOT_LOOKED),
+        ),
+    ];
+    for (said, action, answer, expected) in cases {
+        t.llm.push(route("intendant", "QUOTIDIEN", action));
+        t.llm.push(Reply::text(answer));
+        let r = t.engine.run(None, said, None).await.unwrap();
+        assert_eq!(r.written, expected, "{said}");
+        assert!(r.tools.is_empty(), "{said}: {:?}", r.tools);
+        // What was said aloud is what was written, sentence for sentence.
+        assert_eq!(r.spoken.replace('\n', " "), expected.replace('\n', " "), "{said}");
+        for gone in ["rappel pour demain", "C'est noté", "15 h", "4521", "J'ai noté"] {
+            assert!(!r.written.contains(gone) && !r.spoken.contains(gone), "{said}: {}", r.written);
+        }
+    }
+    // The user's data told without reading, words the grammar is sure of: code reads it.
+    t.llm.push(route("intendant", "QUOTIDIEN", "conversation"));
+    t.llm.push(Reply::text("Tu n'as aucun rappel, profite !"));
+    let r = t.engine.with_local_first(false).run(None, "quels sont mes rappels ?", None).await.unwrap();
+    code_only(&r);
+    assert!(r.written.contains("dentiste") && r.spoken.contains("dentiste"), "{}", r.written);
+    assert!(!r.written.contains("profite"), "{}", r.written);
+    assert_eq!(r.trace.witness.as_ref().unwrap().effect, "read");
+}
+
 /// With the grammar second (`ARTHUR_LOCAL_FIRST=0`), an ordinary tool turn costs at most two
 /// calls: the router and the call that asks for the tool; its receipt ends the turn.
 #[tokio::test]
@@ -797,4 +875,46 @@ async fn a_tool_turn_costs_at_most_two_calls() {
     let r = t.engine.run(None, "qu'est-ce que j'ai comme rappels ?", None).await.unwrap();
     assert_eq!((r.llm_calls, t.llm.requests().len(), t.llm.remaining()), (1, 2, 1));
     assert!(r.written.starts_with("Aucun rappel"), "{}", r.written);
+}
+
+/// Being offline is told once per conversation, and again when the state changes; it is
+/// never a prefix of every answer.
+#[tokio::test]
+async fn offline_is_told_once_per_conversation_and_when_it_changes() {
+    use arthur_agents::turn::local::{
+        MODEL_BACK, NOT_UNDERSTOOD_AGAIN, NOT_UNDERSTOOD_OFFLINE, NOT_UNDERSTOOD_UNREACHABLE,
+    };
+    // No model configured.
+    let app = common::spawn_app().await;
+    let engine = arthur_agents::turn::TurnEngine::new(None, app.ctx.clone());
+    let first = engine.run(None, "raconte-moi une histoire", None).await.unwrap();
+    assert_eq!(first.written, NOT_UNDERSTOOD_OFFLINE);
+    let c = first.conversation_id.as_str();
+    let again = engine.run(Some(c), "et une blague ?", None).await.unwrap();
+    assert_eq!((again.written.as_str(), again.spoken.as_str()), (NOT_UNDERSTOOD_AGAIN, NOT_UNDERSTOOD_AGAIN));
+    // A command the grammar knows says nothing about it.
+    let note = engine.run(Some(c), "note : pain", None).await.unwrap();
+    assert_eq!(note.written, "Note n°1 enregistrée : « pain ».");
+    assert_eq!(engine.run(Some(c), "et un poème ?", None).await.unwrap().written, NOT_UNDERSTOOD_AGAIN);
+    // Another conversation is told again.
+    assert_eq!(engine.run(None, "et un poème ?", None).await.unwrap().written, NOT_UNDERSTOOD_OFFLINE);
+
+    // A model that stops answering, then answers again, in one conversation.
+    let t = spawn_turn_app().await;
+    t.llm.set_fallback(Some(Reply::status(500, "down")));
+    let down = t.engine.run(None, "raconte-moi une histoire", None).await.unwrap();
+    assert_eq!(down.written, NOT_UNDERSTOOD_UNREACHABLE);
+    assert_eq!(down.trace.connectivity, Some("unreachable"));
+    let c = down.conversation_id.as_str();
+    assert_eq!(t.engine.run(Some(c), "une autre ?", None).await.unwrap().written, NOT_UNDERSTOOD_AGAIN);
+    t.llm.set_fallback(None);
+    t.llm.push(route("intendant", "QUOTIDIEN", "conversation"));
+    t.llm.push(Reply::text("Il était une fois un chat."));
+    let back = t.engine.run(Some(c), "une histoire de chat ?", None).await.unwrap();
+    assert_eq!(back.written, format!("{MODEL_BACK}\nIl était une fois un chat."));
+    assert!(back.spoken.starts_with(MODEL_BACK), "{}", back.spoken);
+    // Said once: the next answer is the model's alone.
+    t.llm.push(route("intendant", "QUOTIDIEN", "conversation"));
+    t.llm.push(Reply::text("Le chat dormait."));
+    assert_eq!(t.engine.run(Some(c), "et après ?", None).await.unwrap().written, "Le chat dormait.");
 }

@@ -24,7 +24,7 @@ async fn every_page_answers_in_french_with_the_ids_reports_use() {
         ("/", "Écris à Arthur"),
         ("/notes", "penser au DKIM"),
         ("/rappels", "appeler la banque"),
-        ("/preferences", "1 actives sur 20 au maximum"),
+        ("/preferences", "1 active sur 20 au maximum"),
         ("/souvenirs", "le dentiste s'appelle Martin"),
         ("/projets", "écrire en Rust"),
         ("/sessions", "Session en cours sur"),
@@ -48,6 +48,57 @@ async fn every_page_answers_in_french_with_the_ids_reports_use() {
     let js = w.get("/static/chat.js").await;
     assert!(js.headers()["content-type"].to_str().unwrap().starts_with("text/javascript"));
     assert!(!js.text().await.unwrap().contains("innerHTML"), "text is only set with textContent");
+    let due = w.get("/static/due.js").await.text().await.unwrap();
+    assert!(due.contains("textContent") && !due.contains("innerHTML"));
+}
+
+/// A newcomer's web: a French 404 page, the Atlas tab only when Atlas is set up, and no
+/// internal name in the pages' text.
+#[tokio::test]
+async fn unknown_pages_are_french_and_atlas_shows_only_when_set_up() {
+    let w = spawn_web_app(false, None).await;
+    let r = w.get("/nulle-part").await;
+    assert_eq!(r.status(), 404);
+    assert!(r.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    let body = r.text().await.unwrap();
+    assert!(body.contains("lang=\"fr\"") && body.contains("Page introuvable") && body.contains("href=\"/\""), "{body}");
+    // Atlas is not set up here: no tab on any page.
+    for path in ["/", "/notes", "/rappels", "/souvenirs", "/journal"] {
+        let body = w.get(path).await.text().await.unwrap();
+        assert!(!body.contains("href=\"/atlas\""), "{path} shows the Atlas tab");
+        for internal in ["chercher_dans_memoire", "model_unavailable", "Refus ("] {
+            assert!(!body.contains(internal), "{path} shows {internal}");
+        }
+    }
+}
+
+/// What was due and not yet heard or seen is counted from the store, by where it reached
+/// the user.
+#[tokio::test]
+async fn healthz_counts_reminders_by_where_they_were_delivered() {
+    use arthur_agents::memory::Delivery;
+    let w = spawn_web_app(false, None).await;
+    let app = &w.turn.app;
+    for (texte, at) in [("a", "2026-11-30T10:01"), ("b", "2026-11-30T10:02"), ("c", "2026-11-30T10:03")] {
+        app.done("creer_rappel", json!({"texte": texte, "echeance": at})).await;
+    }
+    app.clock.advance(chrono::Duration::minutes(5));
+    let now = app.clock_now();
+    for id in 1..=3 {
+        assert!(app.store.mark_rappel_announced(id, now).await.unwrap());
+    }
+    app.store.mark_rappel_delivered(1, now, Delivery::Voice).await.unwrap();
+    let due: Value = w.get("/api/annonces").await.json().await.unwrap();
+    assert_eq!(due["rappels"].as_array().unwrap().len(), 2, "{due}");
+    assert_eq!(due["rappels"][0]["texte"], "b");
+    let seen = w.post_json("/api/rappels/2/vu", json!({})).await;
+    assert_eq!(seen.status(), 200);
+    assert_eq!(w.post_json("/api/rappels/2/vu", json!({})).await.status(), 409, "seen once");
+    let health: Value = w.get("/healthz").await.json().await.unwrap();
+    assert_eq!(health["reminders"]["spoken"], 1, "{health}");
+    assert_eq!(health["reminders"]["seen_on_web"], 1);
+    assert_eq!(health["reminders"]["waiting"], 1);
+    assert_eq!(health["reminders_announced"], 2, "delivered: heard or seen");
 }
 
 #[tokio::test]
@@ -68,7 +119,10 @@ async fn a_turn_with_a_refusal_streams_its_events_in_order() {
     assert!(!lines.iter().any(|l| l.to_string().contains("Je coche")), "{lines:?}");
     let statuses: Vec<&str> =
         lines.iter().filter(|l| l["type"] == "status").map(|l| l["text"].as_str().unwrap()).collect();
-    assert!(statuses.contains(&"routage") && statuses.contains(&"outil creer_note"), "{statuses:?}");
+    assert!(statuses.contains(&"routage") && statuses.contains(&"outil : créer la note"), "{statuses:?}");
+    // The internal name is data for tools, never the text shown.
+    assert!(lines.iter().any(|l| l["type"] == "status" && l["tool"] == "creer_note"), "{lines:?}");
+    assert!(!statuses.iter().any(|s| s.contains('_')), "{statuses:?}");
     assert_eq!(*types.last().unwrap(), "final");
     let reports: Vec<&str> =
         lines.iter().filter(|l| l["type"] == "report").map(|l| l["text"].as_str().unwrap()).collect();

@@ -82,6 +82,18 @@ fn below_thousand(n: u64) -> String {
     }
 }
 
+/// "1 active", "3 actives": a count in figures with its noun agreed (0 and 1 take the
+/// singular in French).
+pub fn count(n: i64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n.abs() <= 1 { one } else { many })
+}
+
+/// "une active", "trois actives": the same in words; `feminine` gives « une ».
+pub fn spoken_count(n: i64, one: &str, many: &str, feminine: bool) -> String {
+    let number = if n == 1 && feminine { "une".to_string() } else { number(n) };
+    format!("{number} {}", if n.abs() <= 1 { one } else { many })
+}
+
 /// A whole number in words: 21 → "vingt et un", 1999 → "mille neuf cent quatre-vingt-dix-neuf".
 pub fn number(n: i64) -> String {
     if n < 0 {

@@ -91,6 +91,20 @@ impl ChildEnv {
     }
 }
 
+/// Whether this process runs as root (effective uid 0, read from `/proc/self/status`; false
+/// where there is no /proc). Claude Code refuses bypassPermissions to root unless the machine
+/// is declared a sandbox.
+pub fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+            // "Uid:\treal\teffective\tsaved\tfs"
+            line.split_whitespace().nth(2)?.parse::<u32>().ok()
+        })
+        .is_some_and(|euid| euid == 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

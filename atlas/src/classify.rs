@@ -194,16 +194,25 @@ pub struct GuardContext<'a> {
     /// The client the ENVELOPE resolves to (never the body): the anti-silence guard reads
     /// only this one.
     pub envelope_client: Option<&'a Client>,
-    /// The REAL sender's client (spec §5.3, « expéditeur RÉEL »): the envelope's, or the one
-    /// quoted in a forward whose envelope is the verified founder (DKIM pass, or
-    /// `ATLAS_TRUST_UNSIGNED_FOUNDER`). A body line from anyone else is not evidence.
+    /// The REAL sender's client (spec §5.3, « expéditeur RÉEL »): the envelope's — the client
+    /// of From only when the envelope sender the receiving server recorded (Return-Path) is the
+    /// same client —, or the one quoted in a forward whose envelope is the verified founder
+    /// (DKIM pass, or `ATLAS_TRUST_UNSIGNED_FOUNDER`). A body line from anyone else is not
+    /// evidence, nor is a From header alone.
     pub real_sender_client: Option<&'a Client>,
 }
 
-/// The real sender's client: see [`GuardContext::real_sender_client`].
-pub fn real_sender_client(resolution: &ClientResolution, founder_verified: bool) -> Option<&Client> {
+/// The real sender's client: see [`GuardContext::real_sender_client`]. `return_path_client`:
+/// the client the Return-Path resolves to.
+pub fn real_sender_client<'a>(
+    resolution: &'a ClientResolution,
+    founder_verified: bool,
+    return_path_client: Option<&Client>,
+) -> Option<&'a Client> {
     match resolution.source {
-        ClientSource::Envelope => resolution.client.as_ref(),
+        ClientSource::Envelope => {
+            resolution.client.as_ref().filter(|c| return_path_client.is_some_and(|r| r.id == c.id))
+        }
         ClientSource::ForwardedBody if founder_verified => resolution.client.as_ref(),
         _ => None,
     }

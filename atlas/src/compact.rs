@@ -319,7 +319,7 @@ fn system_line(event: &Value) -> Option<String> {
     Some(format!("_Session démarrée : modèle {model}, {tools} outils_"))
 }
 
-/// `**Fin :** succès · 4 tours · 0,0123 $ · 12,3 s`.
+/// `**Fin selon Claude Code :** succès · 4 tours · 0,0123 $ · 12,3 s`.
 fn result_line(event: &Value) -> String {
     let subtype = event.get("subtype").and_then(Value::as_str).unwrap_or("");
     let is_error = match event.get("is_error").and_then(Value::as_bool) {
@@ -346,7 +346,7 @@ fn result_line(event: &Value) -> String {
     if let Some(ms) = event.get("duration_ms").and_then(Value::as_u64) {
         parts.push(duration(ms));
     }
-    format!("**Fin :** {}", parts.join(" · "))
+    format!("**Fin selon Claude Code :** {}", parts.join(" · "))
 }
 
 fn duration(ms: u64) -> String {
@@ -520,12 +520,18 @@ mod tests {
     fn assistant_text_is_kept_once_and_the_result_closes() {
         let out = compact(&claude_code_run(), &opts());
         assert_eq!(out.matches("Les tests passent").count(), 1, "{out}");
-        assert!(out.ends_with("**Fin :** succès · 4 tours · 0,0123 $ · 12,3 s"), "{out}");
+        assert!(out.ends_with("**Fin selon Claude Code :** succès · 4 tours · 0,0123 $ · 12,3 s"), "{out}");
         let failed = json!({"type": "result", "subtype": "error_max_turns", "num_turns": 30, "duration_ms": 125000, "result": ""});
-        assert_eq!(compact(&[failed], &opts()), "**Fin :** échec (limite de tours atteinte) · 30 tours · 2 min 05 s");
+        assert_eq!(
+            compact(&[failed], &opts()),
+            "**Fin selon Claude Code :** échec (limite de tours atteinte) · 30 tours · 2 min 05 s"
+        );
         // `is_error` wins over the subtype; a result text never said by an assistant event is kept.
         let api_error = json!({"type": "result", "subtype": "success", "is_error": true, "num_turns": 1, "result": "API Error: 529 overloaded"});
-        assert_eq!(compact(&[api_error], &opts()), "API Error: 529 overloaded\n\n**Fin :** échec · 1 tour");
+        assert_eq!(
+            compact(&[api_error], &opts()),
+            "API Error: 529 overloaded\n\n**Fin selon Claude Code :** échec · 1 tour"
+        );
     }
 
     #[test]

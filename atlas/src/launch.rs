@@ -3,7 +3,11 @@
 //! worktree with the prompt its intent and complexity call for, journals every event
 //! (redacted) live, then performs the steps `machine::next` decides — deploy, QA per route,
 //! resumed iterations, merge-back — and tells the founder by e-mail what really happened,
-//! fact by fact. A timeout is retried on the same branch at most `ATLAS_MAX_RETRIES` times.
+//! fact by fact. A timeout is retried on the same branch at most `ATLAS_MAX_RETRIES` times; an
+//! API that Claude Code found unavailable (or its refusal to run as root) parks the message
+//! with a backoff, at most `ATLAS_API_RETRIES` times, then a human is asked. A retry resumes
+//! the session its last launch saved. Every commit the agent cites is looked up on its branch
+//! before the recap states it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,12 +26,12 @@ use super::compact::{self, CompactOptions};
 use super::events::LaunchEvent;
 use super::machine::{
     self, End, EscalateWhy, FailReason, MergeFact, NotMergedWhy, Observation, Progress, QaFeedback, RouteQa, RunMode,
-    RunObservation, RunPlan, Step,
+    RunObservation, RunPlan, Setback, Step,
 };
 use super::mail::{split_cover, truncate_chars, EmailAddress, Mail};
 use super::notify::Notifier;
 use super::pty::{self, ClaudeArgs, ExitClass, LaunchSpec, RunOutcome};
-use super::recap::{self, Figure, Recap, RunStatus, SmtpAccount};
+use super::recap::{self, CitedCommit, CommitFound, Figure, Recap, RunStatus, SmtpAccount};
 use super::redact;
 use super::store::{AtlasStore, AtlasStoreError, EmailRow, JournalEvent, LaunchEnd, NewLaunch, NewNotice};
 use super::worktree::{self, MergeOutcome, Workspace};
@@ -57,6 +61,40 @@ pub const QA_EXIT_ISO_ONLY: i32 = 3;
 pub const LEASE_TTL_MINUTES: i64 = 5;
 /// The watchdog alerts on leases older than this.
 pub const LOCK_ALERT_MINUTES: i64 = 10;
+/// What the launcher writes as the contract before the run; an agent that never writes its
+/// own leaves exactly this.
+pub const CONTRACT_PLACEHOLDER: &str = r#"{"ok":false,"commits":[],"summary_md":""}"#;
+/// Added to every Claude Code child: no telemetry, no feature-flag or update calls, no
+/// warm-up request (docs/interface.md §6.4): the only traffic is the model API.
+pub const QUIET_CLAUDE_ENV: (&str, &str) = ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+
+/// How long a parked message waits before its next launch: 5, 10, 20, 40, then 60 minutes.
+pub fn parking_backoff(parking: u32) -> chrono::Duration {
+    let exp = parking.clamp(1, 6) - 1;
+    chrono::Duration::minutes((5i64 << exp).min(60))
+}
+
+/// Whether Claude Code will refuse to start: root may not bypass permissions unless the
+/// machine is declared a sandbox (`ATLAS_SANDBOXED=1`, which gives the child `IS_SANDBOX=1`).
+pub fn root_blocks_bypass(is_root: bool, permission_mode: &str, sandboxed: bool) -> bool {
+    is_root && permission_mode == "bypassPermissions" && !sandboxed
+}
+
+/// Commits an agent's words cite: hex runs of 7 to 40 characters with a digit in them
+/// ("deadbeef" alone could be a word), or any hex run right after the word "commit".
+pub fn cited_shas(text: &str) -> Vec<String> {
+    let words: Vec<&str> = text.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let mut out: Vec<String> = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let hex = (7..=40).contains(&w.len()) && w.chars().all(|c| c.is_ascii_hexdigit());
+        let after_commit = i > 0 && words[i - 1].to_lowercase().starts_with("commit");
+        let sha = w.to_lowercase();
+        if hex && (w.chars().any(|c| c.is_ascii_digit()) || after_commit) && !out.contains(&sha) {
+            out.push(sha);
+        }
+    }
+    out
+}
 
 pub const RUN_PROMPT: &str = include_str!("../../prompts/atlas/run.txt");
 pub const RICH_PROMPT: &str = include_str!("../../prompts/atlas/rich.txt");
@@ -144,6 +182,8 @@ pub struct Contract {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ContractSource {
     Read,
+    /// The file still holds the launcher's placeholder: the agent never wrote its contract.
+    NotWritten,
     Missing,
     Invalid(String),
 }
@@ -173,6 +213,7 @@ pub fn parse_contract(text: &str) -> Result<Contract, String> {
 pub fn read_contract(path: &Path) -> (Contract, ContractSource) {
     match std::fs::read_to_string(path) {
         Err(_) => (Contract::default(), ContractSource::Missing),
+        Ok(text) if text.trim() == CONTRACT_PLACEHOLDER => (Contract::default(), ContractSource::NotWritten),
         Ok(text) => match parse_contract(&text) {
             Ok(c) => (c, ContractSource::Read),
             Err(e) => (Contract::default(), ContractSource::Invalid(e)),
@@ -255,6 +296,11 @@ pub struct LauncherConfig {
     pub max_retries: u32,
     /// `ATLAS_WORKTREE=0` (false): the spec's emergency switch, runs work in the trunk.
     pub use_worktree: bool,
+    /// `ATLAS_SANDBOXED=1`: the machine is a sandbox (a CI container, a throw-away VM), so
+    /// Claude Code may bypass permissions as root (`IS_SANDBOX=1` is given to it).
+    pub sandboxed: bool,
+    /// Parkings after an unavailable API before a human is asked (`ATLAS_API_RETRIES`, 5).
+    pub max_api_retries: u32,
 }
 
 pub struct Launcher {
@@ -277,6 +323,61 @@ pub fn holder() -> String {
     format!("{}:{}", if host.is_empty() { "localhost" } else { host.as_str() }, std::process::id())
 }
 
+/// Whether `row`'s author may start Claude Code: the founder's DKIM-aligned From (or their
+/// unsigned address when trusted), a client allowed on its envelope, or the founder's approval.
+pub async fn author_authority(
+    store: &dyn AtlasStore,
+    row: &EmailRow,
+    founder: Option<&Founder>,
+    trust_unsigned_founder: bool,
+) -> Result<Result<Authority, HoldReason>, AtlasStoreError> {
+    let from = row.from_email.as_deref().and_then(EmailAddress::parse);
+    let client = match (row.client_id, row.client_source.as_deref()) {
+        (Some(id), Some("envelope")) => store.client(id).await?,
+        _ => None,
+    };
+    Ok(authority::decide(&AuthorFacts {
+        from: from.as_ref(),
+        dkim_pass: row.dkim_pass,
+        dkim_detail: row.dkim_detail.as_deref(),
+        founder,
+        envelope_client: client.as_ref(),
+        trust_unsigned_founder,
+        approved: row.approved_at.is_some(),
+    }))
+}
+
+/// `classified` → `awaiting_approval`, audited with the reason, and the approval request
+/// e-mailed to the founder (once). The launcher calls it under its lease; the pipeline right
+/// after the classification, so the founder is asked at once, not at the next launch cycle.
+/// True when this call held the message.
+pub async fn hold_for_approval(
+    store: &dyn AtlasStore,
+    notifier: Option<&Notifier>,
+    row: &EmailRow,
+    reason: HoldReason,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<bool, AtlasStoreError> {
+    let event = LaunchEvent::LaunchHeld {
+        reason: reason.as_str(),
+        from: row.from_email.clone(),
+        dkim_pass: row.dkim_pass,
+        client_id: reason.client_id(),
+        intent: row.intent.map(|i| i.as_str()),
+        complexity: row.complexity.map(|c| c.as_str()),
+    };
+    let held = store
+        .transition(row.id, EmailState::Classified, EmailState::AwaitingApproval, event.name(), event.detail(), now)
+        .await?;
+    if held {
+        tracing::warn!(email = row.id, reason = reason.as_str(), "Atlas: launch held for the founder's approval");
+        if let Some(notifier) = notifier {
+            notifier.notify_once(approval_notice(row, reason)).await?;
+        }
+    }
+    Ok(held)
+}
+
 /// What one cycle did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CycleReport {
@@ -293,6 +394,10 @@ pub struct CycleReport {
     pub failed: usize,
     pub retry_later: usize,
     pub escalated: usize,
+    /// Parked: the API was unavailable (or root refused); tried again after a backoff.
+    pub parked: usize,
+    /// Not launched: Arthur runs as root and Claude Code would refuse bypassPermissions.
+    pub blocked_as_root: usize,
 }
 
 /// How one message's launch ended.
@@ -304,9 +409,11 @@ pub enum LaunchResult {
     RetryLater(String),
     /// A human must take over (QA budget spent, or every attempt timed out).
     Escalated(String),
+    /// Claude Code could not work (the API, root): back in the queue after a backoff.
+    Parked(String),
 }
 
-/// A retry after a timeout: what the earlier attempts left on the branch.
+/// A retry (after a timeout, or a parking): what the earlier attempts left on the branch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryContext {
     /// This attempt's number (2 for the first retry) and the most there will be.
@@ -335,9 +442,12 @@ struct RunCtx {
 /// One pass of Claude Code, as recorded on its launch row.
 struct PassFacts {
     launch_id: i64,
+    /// This pass's own cost (not the session's running total).
     cost_usd: Option<f64>,
     turns: Option<u64>,
     duration_s: Option<u64>,
+    /// The result's text: the agent's last words, whose cited commits are checked.
+    said: Option<String>,
 }
 
 impl Launcher {
@@ -364,48 +474,44 @@ impl Launcher {
     /// applied to the launch itself).
     pub async fn authority(&self, row: &EmailRow) -> Result<Result<Authority, HoldReason>, AtlasStoreError> {
         let founder = self.cfg.founder.as_deref().and_then(EmailAddress::parse).map(Founder);
-        let from = row.from_email.as_deref().and_then(EmailAddress::parse);
-        let client = match (row.client_id, row.client_source.as_deref()) {
-            (Some(id), Some("envelope")) => self.store.client(id).await?,
-            _ => None,
-        };
-        Ok(authority::decide(&AuthorFacts {
-            from: from.as_ref(),
-            dkim_pass: row.dkim_pass,
-            dkim_detail: row.dkim_detail.as_deref(),
-            founder: founder.as_ref(),
-            envelope_client: client.as_ref(),
-            trust_unsigned_founder: self.cfg.trust_unsigned_founder,
-            approved: row.approved_at.is_some(),
-        }))
+        author_authority(self.store.as_ref(), row, founder.as_ref(), self.cfg.trust_unsigned_founder).await
     }
 
     /// `classified` → `awaiting_approval`, audited with the reason, and one e-mail to the
     /// founder saying how to approve or refuse.
     async fn hold(&self, row: &EmailRow, reason: HoldReason) -> Result<(), AtlasStoreError> {
-        let event = LaunchEvent::LaunchHeld {
-            reason: reason.as_str(),
-            from: row.from_email.clone(),
-            dkim_pass: row.dkim_pass,
-            client_id: reason.client_id(),
-            intent: row.intent.map(|i| i.as_str()),
-            complexity: row.complexity.map(|c| c.as_str()),
-        };
-        let held = self
-            .store
-            .transition(
-                row.id,
-                EmailState::Classified,
-                EmailState::AwaitingApproval,
-                event.name(),
-                event.detail(),
-                self.now(),
-            )
+        hold_for_approval(self.store.as_ref(), Some(&self.notifier()), row, reason, self.now()).await.map(|_| ())
+    }
+
+    /// Arthur runs as root and Claude Code would refuse bypassPermissions: nothing is
+    /// launched, the messages stay in the queue (never failed), the founder is told once a
+    /// day why and what to do.
+    async fn blocked_as_root(&self, candidates: usize) -> Result<(), AtlasStoreError> {
+        tracing::error!(
+            candidates,
+            "Atlas: Claude Code refuses bypassPermissions as root; run Arthur as its service user, \
+             or set ATLAS_SANDBOXED=1 on a sandbox machine. Nothing launched."
+        );
+        let day = self.now().format("%Y-%m-%d");
+        let body = format!(
+            "Bonjour,\n\n{n} e-mail(s) attendent d'être lancés, mais Atlas ne lance rien : Arthur tourne en root \
+             et Claude Code refuse le mode bypassPermissions en root (« --dangerously-skip-permissions cannot be used \
+             with root/sudo privileges »).\n\nCe qu'il faut faire : lancer Arthur avec l'utilisateur du service \
+             (systemd/arthur.service : User=arthur) ; ou, si la machine est un bac à sable jetable (conteneur de CI, \
+             VM de test), mettre ATLAS_SANDBOXED=1 ; ou choisir un autre mode (ATLAS_PERMISSION_MODE=dontAsk avec \
+             ATLAS_ALLOWED_TOOLS).\n\nLes e-mails restent dans la file : rien n'est perdu, ils partiront dès que \
+             la configuration le permettra.\n\n— Atlas\n",
+            n = candidates
+        );
+        self.notifier()
+            .notify_once(NewNotice {
+                email_id: None,
+                kind: "root_bypass_refused".into(),
+                dedupe_key: format!("root_bypass_refused:{day}"),
+                subject: "[Atlas] rien n'est lancé : Arthur tourne en root".into(),
+                body,
+            })
             .await?;
-        if held {
-            tracing::warn!(email = row.id, reason = reason.as_str(), "Atlas: launch held for the founder's approval");
-            self.notifier().notify_once(approval_notice(row, reason)).await?;
-        }
         Ok(())
     }
 
@@ -431,8 +537,15 @@ impl Launcher {
             }
         }
         let quiet_since = self.now() - chrono::Duration::minutes(QUIET_WINDOW_MINUTES);
-        let candidates = self.store.launch_candidates(quiet_since, MAX_PER_CYCLE).await?;
+        let candidates = self.store.launch_candidates(quiet_since, self.now(), MAX_PER_CYCLE).await?;
         report.candidates = candidates.len();
+        if !candidates.is_empty()
+            && root_blocks_bypass(super::child_env::running_as_root(), &self.cfg.permission_mode, self.cfg.sandboxed)
+        {
+            self.blocked_as_root(candidates.len()).await?;
+            report.blocked_as_root = candidates.len();
+            return Ok(report);
+        }
         for row in candidates {
             if self.shutdown.as_ref().is_some_and(|s| s.is_cancelled()) {
                 break;
@@ -444,7 +557,7 @@ impl Launcher {
                 continue;
             }
             // The list may be stale: another worker can have launched this message since.
-            if !self.store.still_candidate(row.id, quiet_since).await? {
+            if !self.store.still_candidate(row.id, quiet_since, self.now()).await? {
                 self.store.release_lease(row.id, &self.holder).await?;
                 report.no_longer_candidate += 1;
                 continue;
@@ -469,6 +582,7 @@ impl Launcher {
                 LaunchResult::Failed(_) => report.failed += 1,
                 LaunchResult::RetryLater(_) => report.retry_later += 1,
                 LaunchResult::Escalated(_) => report.escalated += 1,
+                LaunchResult::Parked(_) => report.parked += 1,
             }
         }
         Ok(report)
@@ -545,9 +659,10 @@ impl Launcher {
         let contracts = self.cfg.data_dir.join("contracts");
         let _ = std::fs::create_dir_all(&contracts);
         let contract_file = contracts.join(format!("email-{}.json", row.id));
-        // A retry continues the work: what the earlier attempts committed, and what their
-        // last contract said (read before this attempt writes its own).
-        let retry = if attempt > 1 {
+        let earlier = store.launches(row.id).await?;
+        // A retry (after a timeout or a parking) continues the work: what the earlier attempts
+        // committed, and what their last contract said (read before this attempt writes its own).
+        let retry = if !earlier.is_empty() {
             let commits = worktree::commits_since_fork(&ws, trunk_start.as_deref()).await.unwrap_or_default();
             let (previous, _) = read_contract(&contract_file);
             Some(RetryContext {
@@ -559,10 +674,19 @@ impl Launcher {
         } else {
             None
         };
+        // …in the session its last launch saved, when Claude Code got to start one.
+        let resume = earlier
+            .iter()
+            .rev()
+            .find(|l| l.session_mode.as_deref() != Some("not_saved") && l.end.events > 0)
+            .and_then(|l| l.end.session_id.clone());
         let ctx = RunCtx { row: row.clone(), mail, client, ws, kind, contract_file, persona, trunk_start, retry };
 
         let mut progress =
             Progress::new((intent, complexity), self.cfg.qa_cmd.is_some(), attempt - 1, self.cfg.max_retries);
+        progress.setbacks_done = u32::try_from(row.attempts.max(0)).unwrap_or(u32::MAX);
+        progress.max_setbacks = self.cfg.max_api_retries;
+        progress.resume = resume;
         let mut step = progress.first_step();
         let mut passes: Vec<PassFacts> = Vec::new();
         loop {
@@ -594,7 +718,9 @@ impl Launcher {
             self.audit(row.id, LaunchEvent::WorktreeFallback { reason: reason.clone() }).await?;
             return Ok(Workspace::Trunk { repo: repo.to_path_buf(), reason });
         }
-        if row.launch_retries > 0 {
+        {
+            // A message launched before (a timeout, a parking, a dead launcher) continues on
+            // the branch it left.
             let launches = self.store.launches(row.id).await?;
             if let Some(prev) = launches.iter().rev().find(|l| l.branch.is_some() && l.fork_commit.is_some()) {
                 let (branch, fork) =
@@ -641,7 +767,7 @@ impl Launcher {
         passes: &mut Vec<PassFacts>,
     ) -> Result<RunObservation, AtlasStoreError> {
         // The contract is written early (ok: false) and overwritten by the agent.
-        let _ = std::fs::write(&ctx.contract_file, json!({"ok": false, "commits": [], "summary_md": ""}).to_string());
+        let _ = std::fs::write(&ctx.contract_file, CONTRACT_PLACEHOLDER);
         let iteration_block = match &plan.feedback {
             Some(feedback) => {
                 let commits =
@@ -685,21 +811,43 @@ impl Launcher {
             model,
             session_mode: plan.mode.as_str(),
         };
-        let (launch_id, run) = self.run_claude(ctx, pass).await?;
+        let (launch_id, run, cost_usd) = self.run_claude(ctx, pass).await?;
         let result = run.result.as_ref();
         passes.push(PassFacts {
             launch_id,
-            cost_usd: result.and_then(|r| r["total_cost_usd"].as_f64()),
+            cost_usd,
             turns: result.and_then(|r| r["num_turns"].as_u64()),
             duration_s: result.and_then(|r| r["duration_ms"].as_u64()).map(|ms| ms / 1000),
+            said: result.and_then(|r| r["result"].as_str()).map(str::to_string),
         });
         // A refused resume ran nothing (Claude Code only said why): it is not a pass of the run
         // and adds nothing, known or unknown, to its figures.
-        let resume_refused =
-            resume.is_some() && run.result.is_none() && run.events == 0 && run.class == ExitClass::Error;
+        let resume_refused = resume.is_some() && run.resume_refused();
         if resume_refused {
             passes.pop();
         }
+        // Something outside the run kept it from working: parked, never failed for good.
+        let api = run.api_failure();
+        let setback = if run.refused_as_root() {
+            Some(Setback::RootRefused)
+        } else {
+            api.as_ref().filter(|a| a.transient()).map(|a| Setback::ApiUnavailable { status: a.status })
+        };
+        if let Some(api) = &api {
+            let said = redact::redact(&api.message).0.into_owned();
+            tracing::warn!(email = ctx.row.id, status = ?api.status, transient = api.transient(), %said, "Claude Code gave up on the API");
+        }
+        if run.refused_as_root() {
+            tracing::error!(
+                email = ctx.row.id,
+                "Claude Code refused bypassPermissions as root; run Arthur as its service user or set ATLAS_SANDBOXED=1"
+            );
+        }
+        let denied: Vec<String> = run
+            .permission_denials()
+            .into_iter()
+            .map(|d| format!("{} : {}", d.tool, redact::redact(&d.input).0))
+            .collect();
         let (contract, source) = read_contract(&ctx.contract_file);
         self.audit(ctx.row.id, LaunchEvent::ContractRead { launch_id, source: format!("{source:?}"), ok: contract.ok })
             .await?;
@@ -744,6 +892,9 @@ impl Launcher {
             session,
             contract,
             commits: commits.len(),
+            setback,
+            max_turns: run.max_turns_reached(),
+            denied,
         })
     }
 
@@ -857,8 +1008,13 @@ impl Launcher {
         }
         // The proofs the run left (screenshots…) are kept out of the worktree before it goes.
         let proofs = keep_proofs(ctx.ws.dir(), &self.cfg.data_dir.join("proofs").join(format!("email-{id}")));
-        // A timed-out run keeps its worktree: the retry continues in it.
-        let continues = matches!(end, End::TimedOut { .. });
+        // Every commit the agent cites is looked up on the branch while its worktree is there.
+        let claims = self.check_claims(ctx, &p.contract, passes, &commits).await;
+        let (_, source) = read_contract(&ctx.contract_file);
+        let parked = matches!(end, End::Parked { .. });
+        let contract_written = parked || !matches!(source, ContractSource::NotWritten | ContractSource::Missing);
+        // A timed-out or parked run keeps its worktree: the retry continues in it.
+        let continues = matches!(end, End::TimedOut { .. } | End::Parked { .. });
         if ctx.ws.is_worktree() && !continues {
             if let Err(e) = worktree::cleanup(&ctx.ws).await {
                 tracing::warn!(email = id, "worktree cleanup failed: {e}");
@@ -872,13 +1028,14 @@ impl Launcher {
                         ("qa_budget", iterations, p.retries_done + 1, iso_only)
                     }
                     EscalateWhy::Timeouts { attempts } => ("timeouts", p.iteration, attempts, false),
+                    EscalateWhy::Unavailable { attempts, why } => (why.as_str(), p.iteration, attempts, false),
                 };
                 self.audit(id, LaunchEvent::Escalated { reason, iterations, attempts, iso_only }).await?
             }
             _ => {}
         }
         let mut summary_md = p.contract.summary_md.clone();
-        if summary_md.trim().is_empty() {
+        if summary_md.trim().is_empty() || !contract_written {
             // No summary in the contract: the founder gets the compacted transcript instead,
             // marked as such by the recap (the run's own words, not a verified report).
             if let Some(last) = passes.last() {
@@ -902,12 +1059,19 @@ impl Launcher {
             turns: Figure::sum(passes.iter().map(|x| x.turns)),
             duration_s: Figure::sum(passes.iter().map(|x| x.duration_s)),
             proofs,
+            claims,
+            contract_written,
+            denied: p.denied.clone(),
+            retry_at: match end {
+                End::Parked { retry: (n, _), .. } => Some((self.now() + parking_backoff(n), parking_backoff(n))),
+                _ => None,
+            },
         };
         let status = recap::status(&recap);
-        // One alert per message and state change: a second (or later) timeout does not
-        // e-mail again; the escalation after the last one does.
+        // One alert per message and state change: a second (or later) timeout or parking does
+        // not e-mail again; the escalation after the last one does.
         match end {
-            End::TimedOut { retry: Some((n, _)), .. } if n > 1 => {
+            End::TimedOut { retry: Some((n, _)), .. } | End::Parked { retry: (n, _), .. } if n > 1 => {
                 self.audit(id, LaunchEvent::RecapSkipped { reason: "already_alerted", attempt: n }).await?
             }
             _ => self.send_recap(&recap).await?,
@@ -918,7 +1082,7 @@ impl Launcher {
             Workspace::Trunk { .. } => None,
         };
         Ok(match end {
-            End::Delivered | End::Analysis => {
+            End::Delivered => {
                 store
                     .transition(id, EmailState::Spawned, EmailState::Actioned, audit::ACTIONED, detail, self.now())
                     .await?;
@@ -960,7 +1124,85 @@ impl Launcher {
                     .await?;
                 LaunchResult::Escalated(status.word().to_string())
             }
+            End::Parked { why, retry: (n, max) } => {
+                let at = self.now() + parking_backoff(n);
+                let detail = json!({"reason": why.as_str(), "api_status": match why {
+                    Setback::ApiUnavailable { status } => status, Setback::RootRefused => None },
+                    "parking": n, "max": max, "retry_at": at.to_rfc3339(), "branch": branch});
+                store.park_launch(id, at, detail, self.now()).await?;
+                LaunchResult::Parked(format!("parking {n} of {max}, retry at {at}"))
+            }
         })
+    }
+
+    /// The commits the agent cites — in its contract, its summary, its last words — that are
+    /// not this run's commits on its branch: each one either nowhere on the branch, or from
+    /// before the run. A git error leaves the citation unchecked (logged), never "found".
+    async fn check_claims(
+        &self,
+        ctx: &RunCtx,
+        contract: &Contract,
+        passes: &[PassFacts],
+        commits: &[(String, String)],
+    ) -> Vec<CitedCommit> {
+        let mut cited: Vec<String> = Vec::new();
+        for entry in &contract.commits {
+            if let Some(first) = entry.split_whitespace().next() {
+                let first = first.trim_matches(|c: char| !c.is_ascii_alphanumeric()).to_lowercase();
+                if (4..=40).contains(&first.len())
+                    && first.chars().all(|c| c.is_ascii_hexdigit())
+                    && !cited.contains(&first)
+                {
+                    cited.push(first);
+                }
+            }
+        }
+        let words =
+            std::iter::once(contract.summary_md.as_str()).chain(passes.iter().filter_map(|p| p.said.as_deref()));
+        for text in words {
+            for sha in cited_shas(text) {
+                if !cited.contains(&sha) {
+                    cited.push(sha);
+                }
+            }
+        }
+        // One citation per commit: a short sha and the full one it abbreviates are the same.
+        let mut unique: Vec<String> = Vec::new();
+        for sha in cited {
+            match unique.iter().position(|u| u.starts_with(&sha) || sha.starts_with(u.as_str())) {
+                Some(i) if sha.len() > unique[i].len() => unique[i] = sha,
+                Some(_) => {}
+                None => unique.push(sha),
+            }
+        }
+        let mut out = Vec::new();
+        for sha in unique {
+            if commits.iter().any(|(own, _)| own.starts_with(&sha)) {
+                continue;
+            }
+            let found = match worktree::find_on_branch(&ctx.ws, &sha).await {
+                Ok(Some(_)) => CommitFound::BeforeRun,
+                Ok(None) => CommitFound::Nowhere,
+                Err(e) => {
+                    tracing::warn!(email = ctx.row.id, %sha, "a cited commit could not be looked up: {e}");
+                    continue;
+                }
+            };
+            out.push(CitedCommit { cited: sha, found });
+        }
+        if !out.is_empty() {
+            self.store
+                .audit(
+                    Some(ctx.row.id),
+                    audit::CLAIMS_UNBACKED,
+                    json!({"commits": out.iter().map(|c| json!({"cited": c.cited, "found": match c.found {
+                        CommitFound::Nowhere => "nowhere", CommitFound::BeforeRun => "before_run" }})).collect::<Vec<_>>()}),
+                    self.now(),
+                )
+                .await
+                .unwrap_or_else(|e| tracing::warn!("audit failed: {e}"));
+        }
+        out
     }
 
     /// The recap to the founder (never the client), audited either way.
@@ -982,7 +1224,8 @@ impl Launcher {
     }
 
     /// One Claude Code process through the PTY, its events journaled live (redacted, batched).
-    async fn run_claude(&self, ctx: &RunCtx, pass: Pass) -> Result<(i64, RunOutcome), AtlasStoreError> {
+    /// Returns the launch row, the outcome and the pass's own cost.
+    async fn run_claude(&self, ctx: &RunCtx, pass: Pass) -> Result<(i64, RunOutcome, Option<f64>), AtlasStoreError> {
         let email_id = ctx.row.id;
         let (branch, fork) = match &ctx.ws {
             Workspace::Worktree { branch, fork_commit, .. } => (Some(branch.clone()), Some(fork_commit.clone())),
@@ -1005,6 +1248,20 @@ impl Launcher {
                 self.now(),
             )
             .await?;
+        // What the session already cost before this pass (a resumed session's total adds up
+        // every pass): the earlier launches' own costs.
+        let session_cost_before = match &pass.resume {
+            Some(session) => {
+                let earlier = self.store.launches(email_id).await?;
+                let costs: Vec<f64> = earlier
+                    .iter()
+                    .filter(|l| l.id != launch_id && l.end.session_id.as_deref() == Some(session.as_str()))
+                    .filter_map(|l| l.end.cost_usd)
+                    .collect();
+                (!costs.is_empty()).then(|| costs.iter().sum())
+            }
+            None => None,
+        };
         let args = pty::claude_args(&ClaudeArgs {
             prompt: pass.prompt,
             add_dir: ctx.ws.dir().to_path_buf(),
@@ -1022,10 +1279,7 @@ impl Launcher {
             args,
             cwd: ctx.ws.dir().to_path_buf(),
             // Only the allowlist and what the run needs on purpose: none of Arthur's secrets.
-            env: self
-                .cfg
-                .child_env
-                .for_child(&[("ATLAS_CONTRACT_FILE".into(), ctx.contract_file.display().to_string())]),
+            env: self.cfg.child_env.for_child(&claude_env(&ctx.contract_file, self.cfg.sandboxed)),
             idle_timeout: self.cfg.idle_timeout,
             hard_timeout: self.cfg.hard_timeout,
             budget: self.cfg.budget,
@@ -1069,6 +1323,7 @@ impl Launcher {
                         killed: Some(KILLED_BY_SHUTDOWN),
                         session_id: None,
                         noise: Vec::new(),
+                        init_seen: false,
                     })
                 }
             },
@@ -1089,18 +1344,20 @@ impl Launcher {
                     killed: None,
                     session_id: None,
                     noise: Vec::new(),
+                    init_seen: false,
                 }
             }
         };
         // The journal's count is the truth when the run was cut by a shutdown.
         run.events = run.events.max(events as u64);
         let result = run.result.as_ref();
+        let cost_usd = run.pass_cost_usd(session_cost_before);
         let end = LaunchEnd {
             status: run.class.as_str().to_string(),
             exit_code: run.exit_code.map(i64::from),
             killed: run.killed.map(str::to_string),
             session_id: result.and_then(|r| r["session_id"].as_str().map(str::to_string)).or(run.session_id.clone()),
-            cost_usd: result.and_then(|r| r["total_cost_usd"].as_f64()),
+            cost_usd,
             num_turns: result.and_then(|r| r["num_turns"].as_i64()),
             duration_ms: result.and_then(|r| r["duration_ms"].as_i64()).or(Some(run.duration.as_millis() as i64)),
             events,
@@ -1108,7 +1365,7 @@ impl Launcher {
             contract: std::fs::read_to_string(&ctx.contract_file).ok().map(|c| redact::redact(&c).0.into_owned()),
         };
         self.store.finish_launch(launch_id, &end, self.now()).await?;
-        Ok((launch_id, run))
+        Ok((launch_id, run, cost_usd))
     }
 
     /// The persona the run puts on (spec §2.4: briefing "metier", lessons, the founder's
@@ -1160,6 +1417,20 @@ impl Launcher {
         let (cut, truncated) = truncate_chars(&text, max);
         Ok(if truncated { format!("{cut}\n[… transcript tronqué …]") } else { cut.to_string() })
     }
+}
+
+/// What the launcher gives every Claude Code child on purpose, beyond the allowlist: where the
+/// contract goes, no non-essential traffic, and `IS_SANDBOX=1` on a declared sandbox (the only
+/// way Claude Code 2.1.x accepts bypassPermissions as root).
+pub fn claude_env(contract_file: &Path, sandboxed: bool) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("ATLAS_CONTRACT_FILE".to_string(), contract_file.display().to_string()),
+        (QUIET_CLAUDE_ENV.0.to_string(), QUIET_CLAUDE_ENV.1.to_string()),
+    ];
+    if sandboxed {
+        env.push(("IS_SANDBOX".into(), "1".into()));
+    }
+    env
 }
 
 /// One pass as the launcher starts it.
@@ -1278,12 +1549,13 @@ pub fn iteration_block(
     b
 }
 
-/// The block of a retry after a timeout: which attempt this is, and what is already done.
+/// The block of a retry (after a timeout, or a parking): which attempt this is, and what is
+/// already done.
 pub fn retry_block(r: &RetryContext) -> String {
     let mut b = format!(
-        "## Reprise après un dépassement de délai (tentative {} sur {})\n\n\
-         La tentative précédente a été arrêtée avant la fin. Tu travailles sur la même branche : \
-         pars de ce qui est déjà commité, ne le refais pas, et commite plus souvent.\n\n\
+        "## Reprise après une interruption (tentative {} sur {})\n\n\
+         La tentative précédente a été arrêtée avant la fin (délai dépassé, ou API indisponible). Tu travailles \
+         sur la même branche : pars de ce qui est déjà commité, ne le refais pas, et commite plus souvent.\n\n\
          Déjà commité :\n",
         r.attempt, r.max_attempts
     );

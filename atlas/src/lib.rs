@@ -231,6 +231,8 @@ pub mod audit {
     pub const PERSONA_FAILED: &str = "persona_failed";
     pub const FAILED: &str = "failed";
     pub const RETRY_SCHEDULED: &str = "retry_scheduled";
+    /// Commits the agent cites that its branch does not back.
+    pub const CLAIMS_UNBACKED: &str = "claims_unbacked";
     // Launch authority (issue 17).
     pub const LAUNCH_HELD_UNVERIFIED_SENDER: &str = "launch_held_unverified_sender";
     pub const LAUNCH_APPROVED: &str = "launch_approved";

@@ -3,8 +3,11 @@
 //! refused —, deploy, QA the routes, merge back, finish) and a pure `next(progress, step,
 //! observation)` that says what comes next and records the facts the recap will state. The
 //! launcher performs each step (PTY, git, commands) and feeds back what it observed; the
-//! rules of spec §9 (lanes, downgrade, code decision, 3 / 8 iterations) and of the bounded
-//! retries live here, where a table of cases tests them without a PTY, git or SMTP.
+//! rules of spec §9 (lanes, downgrade, code decision, 3 / 8 iterations), of the bounded
+//! retries (timeouts; an unavailable API or a refusal to run as root, parked with a backoff)
+//! and of what counts as done (a run request with no commit is no change; a denied tool, the
+//! turn limit or an API error is no success) live here, where a table of cases tests them
+//! without a PTY, git or SMTP.
 
 use super::launch::{
     code_decision, downgrade, is_no_code, CodeDecision, Contract, MAX_ISO_ITERATIONS, MAX_QA_ITERATIONS,
@@ -12,6 +15,30 @@ use super::launch::{
 };
 use super::pty::ExitClass;
 use super::{Complexity, Intent};
+
+/// Parkings after an unavailable API (or a refusal to run as root) before a human is asked
+/// (`ATLAS_API_RETRIES`).
+pub const DEFAULT_MAX_SETBACKS: u32 = 5;
+
+/// Something outside the run stopped it before it could work: nothing it did is wrong, so
+/// the message is parked and tried again later, never failed for good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setback {
+    /// Claude Code gave up on the API (overloaded, rate limited, a 5xx, the network or a
+    /// timeout); `status` is the last HTTP status (None: no answer).
+    ApiUnavailable { status: Option<u16> },
+    /// Claude Code refused bypassPermissions because Arthur runs as root.
+    RootRefused,
+}
+
+impl Setback {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Setback::ApiUnavailable { .. } => "api_unavailable",
+            Setback::RootRefused => "root_refused",
+        }
+    }
+}
 
 /// How a pass of Claude Code treats its session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,6 +122,29 @@ pub struct RunObservation {
     pub contract: Contract,
     /// Commits on the workspace since the fork.
     pub commits: usize,
+    /// The API was unavailable, or Claude Code refused to run as root: nothing was tried.
+    pub setback: Option<Setback>,
+    /// The run hit `--max-turns`.
+    pub max_turns: bool,
+    /// Tool calls the permission mode denied ("Bash : echo hi > HELLO.md").
+    pub denied: Vec<String>,
+}
+
+impl RunObservation {
+    /// A pass with nothing special: its class, contract and commits.
+    pub fn plain(class: ExitClass, contract: Contract, commits: usize, session: Option<String>) -> Self {
+        RunObservation {
+            class,
+            by_shutdown: false,
+            resume_refused: false,
+            session,
+            contract,
+            commits,
+            setback: None,
+            max_turns: false,
+            denied: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -187,6 +237,12 @@ pub enum FailReason {
     DeployFailed,
     /// A resumed pass was refused twice in a row.
     ResumeRefused,
+    /// Claude Code stopped at `--max-turns`.
+    MaxTurns,
+    /// The permission mode denied tool calls: the run did not do what it tried.
+    ToolsDenied,
+    /// A run request ended without a single commit.
+    NoChange,
 }
 
 impl FailReason {
@@ -196,6 +252,9 @@ impl FailReason {
             FailReason::MissingTenantOrRoutes => "missing_tenant_or_routes",
             FailReason::DeployFailed => "deploy_failed",
             FailReason::ResumeRefused => "resume_refused",
+            FailReason::MaxTurns => "max_turns",
+            FailReason::ToolsDenied => "tools_denied",
+            FailReason::NoChange => "no_change",
         }
     }
 }
@@ -206,6 +265,8 @@ pub enum EscalateWhy {
     QaBudget { iterations: u32, iso_only: bool },
     /// The run timed out on every attempt (the first and each retry).
     Timeouts { attempts: u32 },
+    /// Parked after each of `attempts` launches (the API unavailable, or root refused).
+    Unavailable { attempts: u32, why: Setback },
 }
 
 /// How the launch ended.
@@ -213,8 +274,6 @@ pub enum EscalateWhy {
 pub enum End {
     /// The lane's work is done (code, or no code needed).
     Delivered,
-    /// The code lane had nothing to deploy and no commit: an analysis.
-    Analysis,
     Failed(FailReason),
     /// Killed by a timeout (or Arthur's shutdown) before its result; `retry` = (this retry's
     /// number, the most allowed) when one is scheduled, None for a shutdown (not counted).
@@ -223,6 +282,12 @@ pub enum End {
         retry: Option<(u32, u32)>,
     },
     Escalated(EscalateWhy),
+    /// The run could not work (`why`); the message goes back to the queue for a later try,
+    /// `retry` = (this parking's number, the most allowed).
+    Parked {
+        why: Setback,
+        retry: (u32, u32),
+    },
 }
 
 /// Everything known about the launch so far: the facts the recap states.
@@ -246,6 +311,13 @@ pub struct Progress {
     /// Retries already made after timeouts, and the most allowed (`ATLAS_MAX_RETRIES`).
     pub retries_done: u32,
     pub max_retries: u32,
+    /// Parkings already made (an unavailable API, root refused), and the most allowed.
+    pub setbacks_done: u32,
+    pub max_setbacks: u32,
+    /// The session the first pass resumes (a retry of a launch whose session was saved).
+    pub resume: Option<String>,
+    /// Tool calls the permission mode denied.
+    pub denied: Vec<String>,
 }
 
 impl Progress {
@@ -264,6 +336,10 @@ impl Progress {
             qa_configured,
             retries_done,
             max_retries,
+            setbacks_done: 0,
+            max_setbacks: DEFAULT_MAX_SETBACKS,
+            resume: None,
+            denied: Vec::new(),
         }
     }
 
@@ -272,9 +348,22 @@ impl Progress {
         !is_no_code(self.lane.0, self.lane.1)
     }
 
-    /// The first step: one pass, its session saved when an iteration may follow.
+    /// The first step: one pass, its session saved (a QA iteration or a retry may resume it);
+    /// a retry resumes the session its last launch saved.
     pub fn first_step(&self) -> Step {
-        Step::Run(RunPlan { iteration: 1, mode: RunMode::First { persist: self.may_iterate() }, feedback: None })
+        let mode = match &self.resume {
+            Some(session) => RunMode::Resume { session: session.clone() },
+            None => RunMode::First { persist: true },
+        };
+        Step::Run(RunPlan { iteration: 1, mode, feedback: None })
+    }
+
+    /// Nothing committed on a run request: « aucun changement », never a delivery.
+    fn no_change(mut self) -> (Progress, Step) {
+        self.deploy = DeployFact::NotNeeded;
+        self.qa = QaFact::NotNeeded;
+        self.merge = MergeFact::NothingToMerge;
+        self.finish(End::Failed(FailReason::NoChange))
     }
 
     fn finish(mut self, end: End) -> (Progress, Step) {
@@ -306,6 +395,14 @@ pub fn next(mut p: Progress, step: &Step, obs: Observation) -> (Progress, Step) 
             }
             p.contract = o.contract;
             p.session = o.session.or(p.session);
+            if let Some(why) = o.setback {
+                let end = if p.setbacks_done < p.max_setbacks {
+                    End::Parked { why, retry: (p.setbacks_done + 1, p.max_setbacks) }
+                } else {
+                    End::Escalated(EscalateWhy::Unavailable { attempts: p.setbacks_done + 1, why })
+                };
+                return p.finish(end);
+            }
             if o.class.retryable() {
                 let end = if o.by_shutdown {
                     End::TimedOut { by_shutdown: true, retry: None }
@@ -317,23 +414,27 @@ pub fn next(mut p: Progress, step: &Step, obs: Observation) -> (Progress, Step) 
                 return p.finish(end);
             }
             if o.class != ExitClass::Ok {
-                return p.finish(End::Failed(FailReason::Run(o.class)));
+                let reason = if o.max_turns { FailReason::MaxTurns } else { FailReason::Run(o.class) };
+                return p.finish(End::Failed(reason));
+            }
+            if !o.denied.is_empty() {
+                p.denied = o.denied;
+                return p.finish(End::Failed(FailReason::ToolsDenied));
             }
             if let Some(lane) = downgrade(p.lane.0, p.lane.1, p.contract.intent) {
                 p.lane = lane;
             }
             if !p.may_iterate() {
+                if p.lane.0 == Intent::Run && p.commits == 0 {
+                    return p.no_change();
+                }
                 p.deploy = DeployFact::NotNeeded;
                 p.qa = QaFact::NotNeeded;
                 return p.delivered();
             }
             match code_decision(&p.contract, p.commits) {
-                CodeDecision::Analysis => {
-                    p.deploy = DeployFact::NotNeeded;
-                    p.qa = QaFact::NotNeeded;
-                    p.merge = MergeFact::NothingToMerge;
-                    p.finish(End::Analysis)
-                }
+                // The code lane is a run request: nothing committed is no change.
+                CodeDecision::Analysis => p.no_change(),
                 CodeDecision::MissingTenantOrRoutes => p.finish(End::Failed(FailReason::MissingTenantOrRoutes)),
                 CodeDecision::Deploy { tenant, routes } => (p, Step::Deploy { tenant, routes }),
             }
@@ -391,14 +492,7 @@ mod tests {
     use super::*;
 
     fn ran(class: ExitClass, contract: Contract, commits: usize, session: Option<&str>) -> Observation {
-        Observation::Ran(RunObservation {
-            class,
-            by_shutdown: false,
-            resume_refused: false,
-            session: session.map(str::to_string),
-            contract,
-            commits,
-        })
+        Observation::Ran(RunObservation::plain(class, contract, commits, session.map(str::to_string)))
     }
 
     fn plan_contract() -> Contract {
@@ -432,7 +526,7 @@ mod tests {
             .iter()
             .map(|s| match s {
                 Step::Run(RunPlan { mode: RunMode::First { persist: true }, .. }) => "run(saved)",
-                Step::Run(RunPlan { mode: RunMode::First { persist: false }, .. }) => "run",
+                Step::Run(RunPlan { mode: RunMode::First { persist: false }, .. }) => "run(not saved)",
                 Step::Run(RunPlan { mode: RunMode::Resume { .. }, .. }) => "resume",
                 Step::Run(RunPlan { mode: RunMode::Fresh { after_refused_resume: true }, .. }) => "fresh(refused)",
                 Step::Run(RunPlan { mode: RunMode::Fresh { .. }, .. }) => "fresh",
@@ -451,22 +545,26 @@ mod tests {
     fn the_launch_follows_the_table() {
         let merged = || Observation::Merged(MergeFact::Merged { base: "main".into(), sha: "f00".into(), commits: 1 });
         let refused = Observation::Ran(RunObservation {
-            class: ExitClass::Error,
-            by_shutdown: false,
             resume_refused: true,
-            session: None,
-            contract: Contract::default(),
-            commits: 1,
+            ..RunObservation::plain(ExitClass::Error, Contract::default(), 1, None)
         });
         let timeout = |by_shutdown| {
             Observation::Ran(RunObservation {
-                class: ExitClass::Idle,
                 by_shutdown,
-                resume_refused: false,
-                session: None,
-                contract: Contract::default(),
-                commits: 1,
+                ..RunObservation::plain(ExitClass::Idle, Contract::default(), 1, None)
             })
+        };
+        let setback = |why| {
+            Observation::Ran(RunObservation {
+                setback: Some(why),
+                ..RunObservation::plain(ExitClass::Error, Contract::default(), 0, Some("s1".into()))
+            })
+        };
+        let overloaded = Setback::ApiUnavailable { status: Some(529) };
+        let resumed = |session: &str| {
+            let mut p = Progress::new(LEGER, true, 1, 2);
+            p.resume = Some(session.into());
+            p
         };
         #[allow(clippy::type_complexity)]
         let cases: Vec<(&str, Progress, Vec<Observation>, Vec<&str>, End)> = vec![
@@ -474,7 +572,7 @@ mod tests {
                 "light run: no deploy, merged",
                 Progress::new(LEGER, true, 0, 2),
                 vec![ran(ExitClass::Ok, Contract::default(), 1, None), merged()],
-                vec!["run", "merge", "finish"],
+                vec!["run(saved)", "merge", "finish"],
                 End::Delivered,
             ),
             (
@@ -563,7 +661,76 @@ mod tests {
                 Progress::new(PLAN, true, 0, 2),
                 vec![ran(ExitClass::Ok, Contract::default(), 0, None)],
                 vec!["run(saved)", "finish"],
-                End::Analysis,
+                End::Failed(FailReason::NoChange),
+            ),
+            (
+                "a light run that committed nothing: no change, never an analysis",
+                Progress::new(LEGER, true, 0, 2),
+                vec![ran(ExitClass::Ok, Contract { ok: true, ..Default::default() }, 0, Some("s1"))],
+                vec!["run(saved)", "finish"],
+                End::Failed(FailReason::NoChange),
+            ),
+            (
+                "a question answered without a commit is delivered",
+                Progress::new((Intent::Question, Complexity::Leger), true, 0, 2),
+                vec![ran(ExitClass::Ok, Contract::default(), 0, None), Observation::Merged(MergeFact::NothingToMerge)],
+                vec!["run(saved)", "merge", "finish"],
+                End::Delivered,
+            ),
+            (
+                "the API is overloaded: parked, retry 1 of 5",
+                Progress::new(LEGER, true, 0, 2),
+                vec![setback(overloaded)],
+                vec!["run(saved)", "finish"],
+                End::Parked { why: overloaded, retry: (1, 5) },
+            ),
+            (
+                "the API still unavailable after the cap: escalated",
+                Progress { setbacks_done: 5, ..Progress::new(LEGER, true, 0, 2) },
+                vec![setback(overloaded)],
+                vec!["run(saved)", "finish"],
+                End::Escalated(EscalateWhy::Unavailable { attempts: 6, why: overloaded }),
+            ),
+            (
+                "root refused: parked, never failed",
+                Progress::new(PLAN, true, 0, 2),
+                vec![setback(Setback::RootRefused)],
+                vec!["run(saved)", "finish"],
+                End::Parked { why: Setback::RootRefused, retry: (1, 5) },
+            ),
+            (
+                "the turn limit is a failure of its own",
+                Progress::new(LEGER, true, 0, 2),
+                vec![Observation::Ran(RunObservation {
+                    max_turns: true,
+                    ..RunObservation::plain(ExitClass::Error, Contract::default(), 0, None)
+                })],
+                vec!["run(saved)", "finish"],
+                End::Failed(FailReason::MaxTurns),
+            ),
+            (
+                "a denied tool is no success, whatever the result said",
+                Progress::new(LEGER, true, 0, 2),
+                vec![Observation::Ran(RunObservation {
+                    denied: vec!["Bash : echo hi > HELLO.md".into()],
+                    ..RunObservation::plain(ExitClass::Ok, Contract::default(), 1, None)
+                })],
+                vec!["run(saved)", "finish"],
+                End::Failed(FailReason::ToolsDenied),
+            ),
+            (
+                "a retry resumes the saved session",
+                resumed("s1"),
+                vec![ran(ExitClass::Ok, Contract::default(), 1, Some("s1")), merged()],
+                vec!["resume", "merge", "finish"],
+                End::Delivered,
+            ),
+            (
+                "a retry whose session is gone starts afresh on its branch",
+                resumed("gone"),
+                vec![refused.clone(), ran(ExitClass::Ok, Contract::default(), 1, Some("s2")), merged()],
+                vec!["resume", "fresh(refused)", "merge", "finish"],
+                End::Delivered,
             ),
             (
                 "downgraded to a question: no deploy",
@@ -579,28 +746,28 @@ mod tests {
                 "an error result",
                 Progress::new(LEGER, true, 0, 2),
                 vec![ran(ExitClass::Error, Contract::default(), 0, None)],
-                vec!["run", "finish"],
+                vec!["run(saved)", "finish"],
                 End::Failed(FailReason::Run(ExitClass::Error)),
             ),
             (
                 "first timeout: retry 1 of 2",
                 Progress::new(LEGER, true, 0, 2),
                 vec![timeout(false)],
-                vec!["run", "finish"],
+                vec!["run(saved)", "finish"],
                 End::TimedOut { by_shutdown: false, retry: Some((1, 2)) },
             ),
             (
                 "third timeout: escalated",
                 Progress::new(LEGER, true, 2, 2),
                 vec![timeout(false)],
-                vec!["run", "finish"],
+                vec!["run(saved)", "finish"],
                 End::Escalated(EscalateWhy::Timeouts { attempts: 3 }),
             ),
             (
                 "a shutdown does not count as an attempt",
                 Progress::new(LEGER, true, 2, 2),
                 vec![timeout(true)],
-                vec!["run", "finish"],
+                vec!["run(saved)", "finish"],
                 End::TimedOut { by_shutdown: true, retry: None },
             ),
         ];
@@ -654,12 +821,8 @@ mod tests {
         // A refused resume twice in a row is a failure, never a loop.
         let refused = || {
             Observation::Ran(RunObservation {
-                class: ExitClass::Error,
-                by_shutdown: false,
                 resume_refused: true,
-                session: None,
-                contract: Contract::default(),
-                commits: 0,
+                ..RunObservation::plain(ExitClass::Error, Contract::default(), 0, None)
             })
         };
         let p = Progress::new(PLAN, true, 0, 2);

@@ -125,11 +125,32 @@ pub struct Part {
     pub is_attachment: bool,
 }
 
+/// The first `Return-Path:` of the header section (folded lines joined), as an address.
+fn first_return_path(raw: &[u8]) -> Option<EmailAddress> {
+    let text = String::from_utf8_lossy(&raw[..raw.len().min(64 * 1024)]);
+    for line in text.split('\n').map(|l| l.trim_end_matches('\r')) {
+        if line.is_empty() {
+            return None;
+        }
+        let Some((name, value)) = line.split_once(':') else { continue };
+        if name.eq_ignore_ascii_case("return-path") {
+            let value = value.trim();
+            let addr = value.split_whitespace().next().unwrap_or("");
+            return EmailAddress::parse(addr.trim_start_matches('<').trim_end_matches('>'));
+        }
+    }
+    None
+}
+
 /// A message parsed once.
 #[derive(Debug, Clone)]
 pub struct Mail {
     pub message_id: Option<MessageId>,
     pub from: Option<EmailAddress>,
+    /// The envelope sender the receiving server recorded: the first `Return-Path` header (the
+    /// one the final delivery prepends; any further one came with the message). None for a
+    /// null sender (`<>`) or when there is none.
+    pub return_path: Option<EmailAddress>,
     pub subject: String,
     /// The text bodies (HTML converted to text when there is no plain text).
     pub body: String,
@@ -145,6 +166,7 @@ impl Mail {
             return Mail {
                 message_id: None,
                 from: None,
+                return_path: first_return_path(raw),
                 subject: String::new(),
                 body: String::from_utf8_lossy(raw).into_owned(),
                 parts: vec![Part {
@@ -190,7 +212,7 @@ impl Mail {
             });
         }
         let malformed = message.parts.iter().any(|p| p.is_encoding_problem);
-        Mail { message_id, from, subject, body, parts, malformed }
+        Mail { message_id, from, return_path: first_return_path(raw), subject, body, parts, malformed }
     }
 
     pub fn attachments(&self) -> impl Iterator<Item = &Part> {

@@ -46,6 +46,9 @@ pub enum AtlasError {
 }
 
 /// Everything the pipeline works with.
+/// The intents the launcher starts Claude Code for (its candidates' whitelist).
+pub const LAUNCHED_INTENTS: [Intent; 4] = [Intent::Run, Intent::Question, Intent::Negociation, Intent::Conseil];
+
 pub struct AtlasDeps {
     pub store: Arc<dyn AtlasStore>,
     pub scanner: Scanner,
@@ -343,13 +346,23 @@ impl Atlas {
             _ => None,
         };
         let founder_verified = from_founder && (row.dkim_pass || self.deps.trust_unsigned_founder);
+        // The negociation guard believes the envelope sender the receiving server recorded,
+        // not the From header alone.
+        let return_path_client = match &mail.return_path {
+            Some(rp) => store.client_for(rp).await?,
+            None => None,
+        };
         let guarded = classify::apply_guards(
             &verdict,
             &GuardContext {
                 from_founder,
                 attachments: mail.attachment_count(),
                 envelope_client,
-                real_sender_client: classify::real_sender_client(&resolution, founder_verified),
+                real_sender_client: classify::real_sender_client(
+                    &resolution,
+                    founder_verified,
+                    return_path_client.as_ref(),
+                ),
             },
         );
         audits.extend(guarded.audits.iter().cloned());
@@ -366,7 +379,33 @@ impl Atlas {
             chantier_id: classify::match_chantier(guarded.intent, &chantiers, &mail),
             audits,
         };
-        self.store_classification(row.id, &rec).await
+        let outcome = self.store_classification(row.id, &rec).await?;
+        if let ClassifyOutcome::Classified { intent, .. } = &outcome {
+            if LAUNCHED_INTENTS.contains(intent) {
+                self.hold_if_unverified(row.id).await?;
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// A launchable message whose author may not start Claude Code on their own waits for
+    /// the founder from now on, and the founder is asked at once (the launcher checks again
+    /// under its lease, so an approval or a setting changed meanwhile is still honoured).
+    /// Without an SMTP account there is no e-mail to send now: the launcher holds it at its
+    /// cycle, as before.
+    async fn hold_if_unverified(&self, id: i64) -> Result<(), AtlasStoreError> {
+        if self.deps.notifier.as_ref().is_none_or(|n| n.smtp.is_none()) {
+            return Ok(());
+        }
+        let store = self.deps.store.as_ref();
+        let Some(row) = store.email(id).await? else { return Ok(()) };
+        let founder = self.deps.founder.as_ref();
+        if let Err(reason) =
+            crate::launch::author_authority(store, &row, founder, self.deps.trust_unsigned_founder).await?
+        {
+            crate::launch::hold_for_approval(store, self.deps.notifier.as_ref(), &row, reason, self.now()).await?;
+        }
+        Ok(())
     }
 
     async fn store_classification(

@@ -1,8 +1,23 @@
-//! Claude Code in a real pseudo-terminal: `claude -p --output-format stream-json` hangs behind a
-//! bare pipe, so the child gets a PTY, its stream-json is read line by line as it arrives (each
-//! event handed to the caller, who persists it live), and a watchdog kills the whole session on
-//! silence, on the hard ceiling or on Atlas' budget. The `result` event, not the exit code,
-//! says whether the run succeeded (spec §4; docs/interface.md §6.4).
+//! Claude Code in a real pseudo-terminal, as the spec's harness ran it (spec §4: node-pty, "never
+//! a bare pipe"): its stream-json is read line by line as it arrives (each event handed to the
+//! caller, who persists it live), and a watchdog kills the whole session on silence, on the hard
+//! ceiling or on Atlas' budget. The `result` event, not the exit code, says whether the run
+//! succeeded (spec §4; docs/interface.md §6.4).
+//!
+//! The spec's reason for the terminal — `claude -p` hanging behind a pipe — does not hold for
+//! the CLI Atlas is tested against (2.1.332, see docs/interface.md §6.4): with stdin closed it
+//! runs as well on a pipe, and an open stdin pipe only costs it a 3 s wait. The terminal is kept
+//! because it costs nothing and gives the child its own session, which the watchdog kills whole.
+//!
+//! What the real CLI prints when it fails, and how this module reads it (observed on 2.1.332):
+//! a command-line error exits 1 (not 2) with `error: …` on stderr and no event; as root it
+//! refuses bypassPermissions with one stderr line and exit 1 unless `IS_SANDBOX=1`; a refused
+//! `--resume` prints one `result` with `subtype: error_during_execution` and `num_turns: 0`
+//! (no `init` event); an API failure it gave up on ends with a `result` with `is_error: true`,
+//! `terminal_reason: api_error` and `api_error_status` (null for a network error or a
+//! timeout); `--max-turns` ends with `subtype: error_max_turns`; tools the permission mode
+//! denied are listed in the result's `permission_denials` while the run ends `success`;
+//! `total_cost_usd` adds up every pass of a resumed session.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -90,7 +105,8 @@ pub enum ExitClass {
     HardTimeout,
     /// A real failure: `result` with `is_error: true`, a crash, an exit without a result.
     Error,
-    /// Exit 2 without a result: claude refused its command line.
+    /// No result and an argument error on the terminal (`error: unknown option …`; exit 1 for
+    /// the real CLI, 2 for the spec's wrapper): claude refused its command line.
     BadArguments,
 }
 
@@ -148,6 +164,121 @@ pub struct RunOutcome {
     /// The first non-JSON lines (at most 3, 300 characters each), NOT redacted: for
     /// diagnosis only, never stored as they are.
     pub noise: Vec<String>,
+    /// A `system`/`init` event came: the CLI started the session (a refused `--resume` never
+    /// gets that far).
+    pub init_seen: bool,
+}
+
+/// What Claude Code printed when root may not bypass permissions (2.1.332), on its terminal.
+pub const ROOT_REFUSAL: &str = "cannot be used with root/sudo privileges";
+
+/// An API failure Claude Code gave up on, from its `result` event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiFailure {
+    /// `api_error_status`: None for a network error or a timeout.
+    pub status: Option<u16>,
+    /// The CLI's own message (`result`), for the logs and the recap.
+    pub message: String,
+}
+
+impl ApiFailure {
+    /// Overloaded (529), rate limited (429), a server error (5xx), a timeout (408) or the
+    /// network: worth trying again later. A refused key or a bad request is not.
+    pub fn transient(&self) -> bool {
+        match self.status {
+            None => true,
+            Some(s) => s == 408 || s == 409 || s == 429 || s >= 500,
+        }
+    }
+}
+
+/// A tool call the permission mode denied (the result's `permission_denials`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denial {
+    pub tool: String,
+    /// The command, file or other input, on one line and cut to 120 characters.
+    pub input: String,
+}
+
+impl RunOutcome {
+    /// The `result` event's string field.
+    fn result_str(&self, key: &str) -> Option<&str> {
+        self.result.as_ref().and_then(|r| r.get(key)).and_then(Value::as_str)
+    }
+
+    /// The API failure the run ended on, when it ended on one.
+    pub fn api_failure(&self) -> Option<ApiFailure> {
+        let r = self.result.as_ref()?;
+        if !result_is_error(r) {
+            return None;
+        }
+        let status = r.get("api_error_status").and_then(Value::as_u64).and_then(|s| u16::try_from(s).ok());
+        let api = self.result_str("terminal_reason") == Some("api_error") || status.is_some();
+        api.then(|| ApiFailure { status, message: self.result_str("result").unwrap_or_default().to_string() })
+    }
+
+    /// Claude Code refused to start because it runs as root with bypassPermissions.
+    pub fn refused_as_root(&self) -> bool {
+        self.result.is_none() && self.noise.iter().any(|l| l.contains(ROOT_REFUSAL))
+    }
+
+    /// `--resume` was refused (no such session): nothing ran. The real CLI says so in a
+    /// `result` (`error_during_execution`, no turn, no `init` before it); an older one printed
+    /// no event at all.
+    pub fn resume_refused(&self) -> bool {
+        match &self.result {
+            Some(r) => {
+                !self.init_seen
+                    && self.result_str("subtype") == Some("error_during_execution")
+                    && r.get("num_turns").and_then(Value::as_u64).unwrap_or(0) == 0
+            }
+            None => self.events == 0 && self.class == ExitClass::Error,
+        }
+    }
+
+    /// The run hit `--max-turns`.
+    pub fn max_turns_reached(&self) -> bool {
+        self.result_str("subtype") == Some("error_max_turns")
+    }
+
+    /// The tool calls the permission mode denied.
+    pub fn permission_denials(&self) -> Vec<Denial> {
+        let Some(list) = self.result.as_ref().and_then(|r| r.get("permission_denials")).and_then(Value::as_array)
+        else {
+            return Vec::new();
+        };
+        list.iter()
+            .map(|d| {
+                let input = &d["tool_input"];
+                let shown = ["command", "file_path", "path", "url", "pattern"]
+                    .iter()
+                    .find_map(|k| input.get(*k).and_then(Value::as_str))
+                    .map(str::to_string)
+                    .unwrap_or_else(|| if input.is_null() { String::new() } else { input.to_string() });
+                let one: String = shown.split_whitespace().collect::<Vec<_>>().join(" ");
+                Denial {
+                    tool: d["tool_name"].as_str().unwrap_or("?").to_string(),
+                    input: one.chars().take(120).collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// What this pass cost. Claude Code's `total_cost_usd` adds up every pass of a resumed
+    /// session, so the pass's own share is read from `model_usage_since_last_result` when the
+    /// CLI gives it, else the difference with the session's previous total (`before`).
+    pub fn pass_cost_usd(&self, before: Option<f64>) -> Option<f64> {
+        let r = self.result.as_ref()?;
+        if let Some(models) = r.get("model_usage_since_last_result").and_then(Value::as_object) {
+            // `+ 0.0`: an empty float sum is -0.0, which would print as "-0,00 $".
+            return Some(models.values().filter_map(|m| m.get("costUSD").and_then(Value::as_f64)).sum::<f64>() + 0.0);
+        }
+        let total = r.get("total_cost_usd").and_then(Value::as_f64)?;
+        Some(match before {
+            Some(b) if total >= b => total - b,
+            _ => total,
+        })
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -337,7 +468,7 @@ pub async fn run(spec: LaunchSpec, mut on_event: impl FnMut(Value) + Send) -> Re
 
     let killed = killed.map(|k| k.0);
     let exit_code = exit.as_ref().filter(|s| s.signal().is_none()).map(|s| s.exit_code() as i32);
-    let class = classify(tally.result.as_ref(), exit_code, killed);
+    let class = classify(tally.result.as_ref(), exit_code, killed, &tally.noise);
     let outcome = RunOutcome {
         class,
         exit_code,
@@ -348,6 +479,7 @@ pub async fn run(spec: LaunchSpec, mut on_event: impl FnMut(Value) + Send) -> Re
         killed,
         session_id: tally.session_id,
         noise: tally.noise,
+        init_seen: tally.init_seen,
     };
     tracing::info!(
         pid,
@@ -362,8 +494,10 @@ pub async fn run(spec: LaunchSpec, mut on_event: impl FnMut(Value) + Send) -> Re
     Ok(outcome)
 }
 
-/// The class of a finished run. A `result` event is authoritative over the exit code.
-pub fn classify(result: Option<&Value>, exit_code: Option<i32>, killed: Option<&str>) -> ExitClass {
+/// The class of a finished run. A `result` event is authoritative over the exit code. Without
+/// one, an argument error on the terminal (`noise`) is `BadArguments` whatever the code: the
+/// real CLI exits 1 for it, the spec's wrapper 2.
+pub fn classify(result: Option<&Value>, exit_code: Option<i32>, killed: Option<&str>, noise: &[String]) -> ExitClass {
     if let Some(result) = result {
         return if result_is_error(result) { ExitClass::Error } else { ExitClass::Ok };
     }
@@ -371,8 +505,18 @@ pub fn classify(result: Option<&Value>, exit_code: Option<i32>, killed: Option<&
         (Some(kill_reason::IDLE), _) => ExitClass::Idle,
         (Some(kill_reason::HARD_TIMEOUT | kill_reason::BUDGET), _) => ExitClass::HardTimeout,
         (None, Some(2)) => ExitClass::BadArguments,
+        (None, Some(1)) if noise.iter().any(|l| is_argument_error(l)) => ExitClass::BadArguments,
         _ => ExitClass::Error,
     }
+}
+
+/// A command-line error as Claude Code prints it (commander's `error: unknown option …`,
+/// `error: option '--max-turns <turns>' argument 'abc' is invalid.`, its own `Error: When using
+/// --print, …` and `Error: Input must be provided …`).
+fn is_argument_error(line: &str) -> bool {
+    let line = line.trim();
+    (line.starts_with("error: ") || line.starts_with("Error: "))
+        && ["--", "option", "argument", "Input must be provided", "session ID"].iter().any(|w| line.contains(w))
 }
 
 /// `is_error` when present, else anything but `subtype: "success"` is an error.
@@ -512,6 +656,7 @@ struct Tally {
     /// The first few non-JSON lines (what claude said instead of stream-json, e.g. why it
     /// refused a `--resume`).
     noise: Vec<String>,
+    init_seen: bool,
 }
 
 /// Non-JSON lines kept in [`RunOutcome::noise`], and the characters kept of each.
@@ -535,7 +680,11 @@ impl Tally {
                 if self.session_id.is_none() {
                     self.session_id = event.get("session_id").and_then(Value::as_str).map(str::to_string);
                 }
-                let is_result = event.get("type").and_then(Value::as_str) == Some("result");
+                let kind = event.get("type").and_then(Value::as_str);
+                if kind == Some("system") && event.get("subtype").and_then(Value::as_str) == Some("init") {
+                    self.init_seen = true;
+                }
+                let is_result = kind == Some("result");
                 if is_result {
                     self.result = Some(event.clone());
                 }
@@ -831,20 +980,98 @@ mod tests {
         let ok = json!({"type": "result", "subtype": "success", "is_error": false});
         let failed = json!({"type": "result", "subtype": "success", "is_error": true});
         let no_flag = json!({"type": "result", "subtype": "error_max_turns"});
-        assert_eq!(classify(Some(&ok), Some(1), None), ExitClass::Ok);
-        assert_eq!(classify(Some(&ok), None, Some(kill_reason::AFTER_RESULT)), ExitClass::Ok);
-        assert_eq!(classify(Some(&failed), Some(0), None), ExitClass::Error);
-        assert_eq!(classify(Some(&no_flag), Some(0), None), ExitClass::Error);
-        assert_eq!(classify(None, Some(0), None), ExitClass::Error);
-        assert_eq!(classify(None, Some(2), None), ExitClass::BadArguments);
-        assert_eq!(classify(None, None, Some(kill_reason::IDLE)), ExitClass::Idle);
-        assert_eq!(classify(None, None, Some(kill_reason::BUDGET)), ExitClass::HardTimeout);
-        assert_eq!(classify(None, None, Some(kill_reason::HARD_TIMEOUT)), ExitClass::HardTimeout);
+        assert_eq!(classify(Some(&ok), Some(1), None, &[]), ExitClass::Ok);
+        assert_eq!(classify(Some(&ok), None, Some(kill_reason::AFTER_RESULT), &[]), ExitClass::Ok);
+        assert_eq!(classify(Some(&failed), Some(0), None, &[]), ExitClass::Error);
+        assert_eq!(classify(Some(&no_flag), Some(0), None, &[]), ExitClass::Error);
+        assert_eq!(classify(None, Some(0), None, &[]), ExitClass::Error);
+        assert_eq!(classify(None, Some(2), None, &[]), ExitClass::BadArguments);
+        assert_eq!(classify(None, None, Some(kill_reason::IDLE), &[]), ExitClass::Idle);
+        assert_eq!(classify(None, None, Some(kill_reason::BUDGET), &[]), ExitClass::HardTimeout);
+        assert_eq!(classify(None, None, Some(kill_reason::HARD_TIMEOUT), &[]), ExitClass::HardTimeout);
+        // The real CLI's argument errors exit 1; the root refusal is no argument error.
+        for said in [
+            "error: unknown option '--bogus-flag'",
+            "Error: When using --print, --output-format=stream-json requires --verbose",
+            "error: option '--max-turns <turns>' argument 'abc' is invalid. must be a number",
+            "Error: Input must be provided either through stdin or as a prompt argument when using --print",
+        ] {
+            assert_eq!(classify(None, Some(1), None, &[said.to_string()]), ExitClass::BadArguments, "{said}");
+        }
+        let root = format!("--dangerously-skip-permissions {ROOT_REFUSAL} for security reasons");
+        assert_eq!(classify(None, Some(1), None, &[root]), ExitClass::Error);
         assert_eq!(
             [ExitClass::Ok, ExitClass::Idle, ExitClass::HardTimeout, ExitClass::Error, ExitClass::BadArguments]
                 .map(|c| (c.code(), c.retryable())),
             [(0, false), (125, true), (124, true), (1, false), (2, false)]
         );
+    }
+
+    fn outcome(result: Value, init_seen: bool) -> RunOutcome {
+        RunOutcome {
+            class: classify(Some(&result), Some(1), None, &[]),
+            exit_code: Some(1),
+            result: Some(result),
+            events: 1,
+            skipped_lines: 0,
+            duration: Duration::ZERO,
+            killed: None,
+            session_id: None,
+            noise: vec![],
+            init_seen,
+        }
+    }
+
+    /// The `result` events of the real CLI (2.1.332), trimmed to the fields read here.
+    #[test]
+    fn the_real_clis_results_are_read() {
+        let overloaded = outcome(
+            json!({"type": "result", "subtype": "success", "is_error": true, "terminal_reason": "api_error",
+                "api_error_status": 529, "result": "API Error: Repeated 529 Overloaded errors.", "total_cost_usd": 0,
+                "model_usage_since_last_result": {}}),
+            true,
+        );
+        let api = overloaded.api_failure().unwrap();
+        assert_eq!((api.status, api.transient()), (Some(529), true));
+        assert_eq!(overloaded.pass_cost_usd(None).map(f64::is_sign_negative), Some(false), "never -0");
+        let refused_network = outcome(
+            json!({"type": "result", "is_error": true, "terminal_reason": "api_error", "api_error_status": null,
+                "result": "API Error: Connection refused"}),
+            true,
+        );
+        assert_eq!(refused_network.api_failure().map(|a| a.transient()), Some(true));
+        let bad_key = outcome(
+            json!({"type": "result", "is_error": true, "terminal_reason": "api_error", "api_error_status": 401}),
+            true,
+        );
+        assert_eq!(bad_key.api_failure().map(|a| a.transient()), Some(false));
+        let no_session = outcome(
+            json!({"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 0,
+                "errors": ["No conversation found with session ID: 1111"]}),
+            false,
+        );
+        assert!(no_session.resume_refused() && no_session.api_failure().is_none());
+        let max_turns = outcome(
+            json!({"type": "result", "subtype": "error_max_turns", "is_error": true, "num_turns": 3,
+                "terminal_reason": "max_turns"}),
+            true,
+        );
+        assert!(max_turns.max_turns_reached() && !max_turns.resume_refused() && max_turns.api_failure().is_none());
+        let denied = outcome(
+            json!({"type": "result", "subtype": "success", "is_error": false, "permission_denials": [
+                {"tool_name": "Bash", "tool_use_id": "t", "tool_input": {"command": "echo hi >\n HELLO.md"}}]}),
+            true,
+        );
+        assert_eq!(denied.permission_denials(), [Denial { tool: "Bash".into(), input: "echo hi > HELLO.md".into() }]);
+        // A resumed pass: its own share, not the session's running total.
+        let resumed = outcome(json!({"type": "result", "is_error": false, "total_cost_usd": 0.0016}), true);
+        assert_eq!(resumed.pass_cost_usd(Some(0.0008)), Some(0.0008));
+        let per_run = outcome(
+            json!({"type": "result", "is_error": false, "total_cost_usd": 0.0016,
+                "model_usage_since_last_result": {"claude-opus-5-5": {"costUSD": 0.0008}}}),
+            true,
+        );
+        assert_eq!(per_run.pass_cost_usd(Some(0.0008)), Some(0.0008));
     }
 
     #[test]

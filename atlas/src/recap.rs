@@ -18,7 +18,9 @@ use lettre::transport::smtp::authentication::{Credentials, Mechanism};
 use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
-use super::machine::{DeployFact, End, EscalateWhy, FailReason, MergeFact, NotMergedWhy, QaFact, RouteQa};
+use chrono::{DateTime, Utc};
+
+use super::machine::{DeployFact, End, EscalateWhy, FailReason, MergeFact, NotMergedWhy, QaFact, RouteQa, Setback};
 use super::{Complexity, Intent};
 
 /// Budget for the whole send (connection, TLS, authentication, transfer) and for each SMTP
@@ -166,10 +168,14 @@ pub enum RunStatus {
     Failed,
     TimedOut,
     Escalated,
+    /// A run request that produced no commit (whatever the agent says it did).
+    NoChange,
+    /// Claude Code could not work (the API unavailable, root refused): tried again later.
+    Parked,
 }
 
 impl RunStatus {
-    pub const ALL: [RunStatus; 7] = [
+    pub const ALL: [RunStatus; 9] = [
         RunStatus::Succeeded,
         RunStatus::Failed,
         RunStatus::TimedOut,
@@ -177,6 +183,8 @@ impl RunStatus {
         RunStatus::NoCode,
         RunStatus::NotMerged,
         RunStatus::Unverified,
+        RunStatus::NoChange,
+        RunStatus::Parked,
     ];
 
     /// The word of the subject line.
@@ -189,6 +197,8 @@ impl RunStatus {
             RunStatus::NoCode => "analyse livrée",
             RunStatus::NotMerged => "non fusionné",
             RunStatus::Unverified => "à vérifier",
+            RunStatus::NoChange => "aucun changement",
+            RunStatus::Parked => "reporté",
         }
     }
 
@@ -208,6 +218,10 @@ impl RunStatus {
             RunStatus::Failed => "le run n'a pas abouti ; rien n'est à considérer comme livré.",
             RunStatus::TimedOut => "le run a été interrompu avant la fin ; rien n'est à considérer comme livré.",
             RunStatus::Escalated => "Atlas n'a pas pu conclure seul ; une décision humaine est nécessaire.",
+            RunStatus::NoChange => "aucun commit n'a été fait : rien n'a changé dans le dépôt.",
+            RunStatus::Parked => {
+                "Claude Code n'a pas pu travailler ; rien n'est à considérer comme livré, la demande sera reprise."
+            }
         }
     }
 }
@@ -268,17 +282,58 @@ pub struct Recap {
     pub duration_s: Figure<u64>,
     /// Screenshots, boards…; missing files are skipped.
     pub proofs: Vec<PathBuf>,
+    /// Commits the agent cites (its contract, its words) that the branch does not back.
+    pub claims: Vec<CitedCommit>,
+    /// The agent wrote its contract (false: the summary is its transcript).
+    pub contract_written: bool,
+    /// Tool calls the permission mode denied ("Bash : echo hi > HELLO.md").
+    pub denied: Vec<String>,
+    /// When a parked message will be tried again, and how long from the recap that is.
+    pub retry_at: Option<(DateTime<Utc>, chrono::Duration)>,
+}
+
+/// A commit the agent cites that is not one of this run's commits on its branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CitedCommit {
+    /// As the agent wrote it.
+    pub cited: String,
+    pub found: CommitFound,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitFound {
+    /// No such commit on the branch.
+    Nowhere,
+    /// On the branch, but from before this run: not a change of the run.
+    BeforeRun,
+}
+
+impl CitedCommit {
+    /// « l'agent cite le commit deadbee…, introuvable sur la branche. »
+    pub fn sentence(&self) -> String {
+        let short: String = one_line(&self.cited).chars().take(7).collect();
+        let ellipsis = if self.cited.chars().count() > 7 { "…" } else { "" };
+        match self.found {
+            CommitFound::Nowhere => format!("l'agent cite le commit {short}{ellipsis}, introuvable sur la branche."),
+            CommitFound::BeforeRun => format!(
+                "l'agent cite le commit {short}{ellipsis}, antérieur à ce run : ce n'est pas un changement qu'il a fait."
+            ),
+        }
+    }
 }
 
 /// The status word the facts allow. « terminé » only when the work is on the trunk (or needed
 /// no code) and QA passed or was not needed.
 pub fn status(r: &Recap) -> RunStatus {
     match r.end {
+        End::Failed(FailReason::NoChange) => RunStatus::NoChange,
         End::Failed(_) => RunStatus::Failed,
         End::TimedOut { .. } => RunStatus::TimedOut,
         End::Escalated(_) => RunStatus::Escalated,
-        End::Analysis => RunStatus::NoCode,
+        End::Parked { .. } => RunStatus::Parked,
         End::Delivered if !r.merge.on_trunk() => RunStatus::NotMerged,
+        // A run request is for a change: without a commit it made none, whatever it says.
+        End::Delivered if r.commits.is_empty() && r.lane.0 == Intent::Run => RunStatus::NoChange,
         End::Delivered if r.commits.is_empty() && r.deploy == DeployFact::NotNeeded => RunStatus::NoCode,
         End::Delivered => match r.qa {
             QaFact::Passed { .. } | QaFact::NotNeeded => RunStatus::Succeeded,
@@ -365,8 +420,37 @@ pub fn qa_line(qa: &QaFact) -> String {
     }
 }
 
+/// What stopped Claude Code, in words.
+fn setback_words(why: Setback) -> String {
+    match why {
+        Setback::ApiUnavailable { status: Some(529) } => "l'API de Claude était surchargée (529)".into(),
+        Setback::ApiUnavailable { status: Some(429) } => "l'API de Claude limitait le débit (429)".into(),
+        Setback::ApiUnavailable { status: Some(s) } => format!("l'API de Claude était en erreur ({s})"),
+        Setback::ApiUnavailable { status: None } => "l'API de Claude était injoignable ou muette".into(),
+        Setback::RootRefused => "Claude Code refuse bypassPermissions quand Arthur tourne en root \
+             (lance Arthur avec l'utilisateur du service, ou ATLAS_SANDBOXED=1 sur une machine bac à sable)"
+            .into(),
+    }
+}
+
+/// "vers 30/11 09:05 UTC (dans 5 min)"
+fn when_words(at: Option<(DateTime<Utc>, chrono::Duration)>) -> String {
+    match at {
+        Some((at, wait)) => {
+            let minutes = wait.num_minutes().max(0);
+            let wait = if minutes < 60 {
+                format!("{minutes} min")
+            } else {
+                format!("{} h {:02} min", minutes / 60, minutes % 60)
+            };
+            format!("vers {} UTC (dans {wait})", at.format("%d/%m %H:%M"))
+        }
+        None => "plus tard".into(),
+    }
+}
+
 /// The detail the end adds to the status line.
-fn end_detail(end: &End) -> String {
+fn end_detail(end: &End, retry_at: Option<(DateTime<Utc>, chrono::Duration)>) -> String {
     match end {
         End::TimedOut { by_shutdown: true, .. } => "interrompu par l'arrêt d'Arthur ; sera relancé".into(),
         End::TimedOut { retry: Some((n, max)), .. } => {
@@ -382,11 +466,26 @@ fn end_detail(end: &End) -> String {
         End::Escalated(EscalateWhy::Timeouts { attempts }) => {
             format!("délai dépassé à chacune des {attempts} tentatives ; les commits sont gardés sur la branche")
         }
+        End::Escalated(EscalateWhy::Unavailable { attempts, why }) => {
+            format!("{} à chacune des {attempts} tentatives ; un humain doit reprendre", setback_words(*why))
+        }
+        End::Parked { why, retry: (n, max) } => {
+            format!("{} ; nouvel essai {n} sur {max} {}", setback_words(*why), when_words(retry_at))
+        }
+        End::Failed(FailReason::MaxTurns) => {
+            "Claude Code s'est arrêté au nombre maximal de tours (--max-turns) avant d'avoir fini".into()
+        }
+        End::Failed(FailReason::ToolsDenied) => {
+            "le mode de permission de Claude Code a refusé des appels d'outil (voir ATLAS_PERMISSION_MODE, \
+             ATLAS_ALLOWED_TOOLS)"
+                .into()
+        }
+        End::Failed(FailReason::NoChange) => String::new(),
         End::Failed(FailReason::Run(class)) => format!("Claude Code : {} (code {})", class.as_str(), class.code()),
         End::Failed(FailReason::MissingTenantOrRoutes) => "commits sans cible ou sans route à vérifier".into(),
         End::Failed(FailReason::DeployFailed) => "le déploiement a échoué".into(),
         End::Failed(FailReason::ResumeRefused) => "Claude Code a refusé de reprendre la session, deux fois".into(),
-        End::Delivered | End::Analysis => String::new(),
+        End::Delivered => String::new(),
     }
 }
 
@@ -448,6 +547,8 @@ pub fn format_cost(usd: f64) -> String {
     if !usd.is_finite() || usd < 0.0 {
         return "inconnu".into();
     }
+    // -0.0 is not below 0.0, and would print with its sign.
+    let usd = usd + 0.0;
     format!("{usd:.2} $").replace('.', ",")
 }
 
@@ -492,7 +593,7 @@ pub fn body(recap: &Recap, attached: &[PathBuf], skipped: &[PathBuf]) -> String 
             lane_words(recap.classified)
         ));
     }
-    let detail = [end_detail(&recap.end), one_line(&recap.note)]
+    let detail = [end_detail(&recap.end, recap.retry_at), one_line(&recap.note)]
         .into_iter()
         .filter(|d| !d.is_empty())
         .collect::<Vec<_>>()
@@ -505,11 +606,29 @@ pub fn body(recap: &Recap, attached: &[PathBuf], skipped: &[PathBuf]) -> String 
     line(&merge_line(&recap.merge));
     line(&deploy_line(&recap.deploy));
     line(&qa_line(&recap.qa));
+    // What the facts say against the agent's claims, and what it did not do, as facts.
+    for claim in &recap.claims {
+        line(&format!("Vérification : {}", claim.sentence()));
+    }
+    if !recap.contract_written {
+        line("Contrat : l'agent ne l'a pas écrit ; le résumé ci-dessous est tiré de son transcript.");
+    }
+    if !recap.denied.is_empty() {
+        line(&format!("Appels d'outil refusés par le mode de permission ({}) :", recap.denied.len()));
+        for d in &recap.denied {
+            line(&format!("- {}", one_line(d)));
+        }
+    }
     line("");
 
     let summary = recap.summary_md.trim();
-    if status.delivered() {
+    if status.delivered() && recap.claims.is_empty() && recap.contract_written {
         line("Résumé de l'agent :");
+    } else if status.delivered() {
+        // Delivered, but the agent's report is not what the facts show: its words, labelled.
+        line("Ce que l'agent dit avoir fait (ses propres mots ; les faits ci-dessus ne les confirment pas tous) :");
+    } else if status == RunStatus::NoChange {
+        line("Ce que l'agent dit avoir fait (non confirmé : aucun commit ne le montre) :");
     } else {
         // The agent's own words about a run that did not deliver: quoted, never endorsed.
         line("Ce que l'agent dit avoir fait (non confirmé, le run n'a pas abouti) :");
@@ -812,13 +931,24 @@ mod tests {
             turns: Figure::Known(12),
             duration_s: Figure::Known(185),
             proofs: vec![],
+            claims: vec![],
+            contract_written: true,
+            denied: vec![],
+            retry_at: None,
         };
         match status {
             RunStatus::Succeeded => {}
             RunStatus::Failed => r.end = End::Failed(FailReason::Run(ExitClass::Error)),
             RunStatus::TimedOut => r.end = End::TimedOut { by_shutdown: false, retry: Some((1, 2)) },
             RunStatus::Escalated => r.end = End::Escalated(EscalateWhy::Timeouts { attempts: 3 }),
-            RunStatus::NoCode => r.end = End::Analysis,
+            RunStatus::NoCode => {
+                r.lane = (Intent::Question, Complexity::Leger);
+                r.commits.clear();
+            }
+            RunStatus::NoChange => r.end = End::Failed(FailReason::NoChange),
+            RunStatus::Parked => {
+                r.end = End::Parked { why: Setback::ApiUnavailable { status: Some(529) }, retry: (1, 5) }
+            }
             RunStatus::NotMerged => {
                 r.merge = MergeFact::NotMerged { branch: "atlas/email-7".into(), why: NotMergedWhy::DirtyTrunk }
             }
@@ -841,7 +971,11 @@ mod tests {
     fn ends() -> Vec<End> {
         vec![
             End::Delivered,
-            End::Analysis,
+            End::Failed(FailReason::NoChange),
+            End::Failed(FailReason::MaxTurns),
+            End::Failed(FailReason::ToolsDenied),
+            End::Parked { why: Setback::ApiUnavailable { status: None }, retry: (2, 5) },
+            End::Escalated(EscalateWhy::Unavailable { attempts: 6, why: Setback::RootRefused }),
             End::Failed(FailReason::Run(ExitClass::Error)),
             End::Failed(FailReason::MissingTenantOrRoutes),
             End::Failed(FailReason::DeployFailed),
@@ -935,6 +1069,10 @@ mod tests {
                                 turns: figure(kinds.1, turns),
                                 duration_s: figure(kinds.2, secs),
                                 proofs: vec![],
+                                claims: vec![],
+                                contract_written: true,
+                                denied: vec![],
+                                retry_at: None,
                             };
                             let st = super::status(&r);
                             let text = body(&r, &[], &[]);
@@ -943,12 +1081,15 @@ mod tests {
                             let terminé = end == End::Delivered
                                 && merge.on_trunk()
                                 && matches!(qa, QaFact::Passed { .. } | QaFact::NotNeeded)
-                                && !(commits == 0 && deploy == DeployFact::NotNeeded);
+                                && !(commits == 0 && deploy == DeployFact::NotNeeded)
+                                && (commits != 0 || downgraded);
                             prop_assert_eq!(st == RunStatus::Succeeded, terminé, "{:?} {:?} {:?} {:?}", end, merge, deploy, qa);
                             let prefix = format!("[Atlas] {} — ", st.word());
                             prop_assert!(subject.starts_with(&prefix), "{}", subject);
                             if !merge.on_trunk() && end == End::Delivered {
                                 prop_assert_eq!(st, RunStatus::NotMerged);
+                            } else if end == End::Delivered && commits == 0 && !downgraded {
+                                prop_assert_eq!(st, RunStatus::NoChange, "a run request without a commit");
                             }
                             if !st.delivered() {
                                 let lower = text.to_lowercase();
@@ -1006,6 +1147,7 @@ mod tests {
     fn formats() {
         assert_eq!(format_cost(0.4249), "0,42 $");
         assert_eq!(format_cost(f64::NAN), "inconnu");
+        assert_eq!(format_cost(-0.0), "0,00 $");
         assert_eq!(format_duration(45), "45 s");
         assert_eq!(format_duration(185), "3 min 05 s");
         assert_eq!(format_duration(3720), "1 h 02 min");

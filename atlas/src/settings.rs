@@ -59,6 +59,11 @@ pub struct AtlasSettings {
     pub max_retries: u32,
     /// `ATLAS_WORKTREE` (default on); `0` is the spec's emergency switch: runs work in the trunk.
     pub worktree: bool,
+    /// `ATLAS_SANDBOXED=1`: the machine is a throw-away sandbox, so Claude Code may bypass
+    /// permissions as root (it gets `IS_SANDBOX=1`). Off by default: as root, nothing launches.
+    pub sandboxed: bool,
+    /// Parkings after an unavailable API before a human is asked (`ATLAS_API_RETRIES`, 5).
+    pub api_retries: u32,
 }
 
 impl Default for AtlasSettings {
@@ -90,6 +95,8 @@ impl Default for AtlasSettings {
             child_env: ChildEnv::default(),
             max_retries: 2,
             worktree: true,
+            sandboxed: false,
+            api_retries: crate::machine::DEFAULT_MAX_SETBACKS,
         }
     }
 }
@@ -170,6 +177,8 @@ impl AtlasSettings {
             trust_unsigned_founder: self.trust_unsigned_founder,
             max_retries: self.max_retries,
             use_worktree: self.worktree,
+            sandboxed: self.sandboxed,
+            max_api_retries: self.api_retries,
         })
     }
 

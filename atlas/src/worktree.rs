@@ -545,6 +545,30 @@ pub async fn commits_since_fork(ws: &Workspace, since: Option<&str>) -> Result<V
         .collect())
 }
 
+/// The full sha of `cited` (a sha or a prefix of one, as an agent writes it) when it names a
+/// commit on the workspace's branch (its tip or an ancestor); `None` when no such commit is
+/// there. Only hex text of 4 to 40 characters is looked up: anything else is no commit.
+pub async fn find_on_branch(ws: &Workspace, cited: &str) -> Result<Option<String>, WorktreeError> {
+    let cited = cited.trim();
+    if !(4..=40).contains(&cited.len()) || !cited.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Ok(None);
+    }
+    let (dir, tip) = match ws {
+        Workspace::Worktree { repo, path, branch, .. } => {
+            if path.join(".git").exists() {
+                (path.clone(), "HEAD".to_string())
+            } else if branch_sha(repo, branch).await?.is_some() {
+                (repo.clone(), format!("refs/heads/{branch}"))
+            } else {
+                return Ok(None);
+            }
+        }
+        Workspace::Trunk { repo, .. } => (repo.clone(), "HEAD".to_string()),
+    };
+    let Some(sha) = resolve_commit(&dir, cited).await? else { return Ok(None) };
+    Ok(is_ancestor(&dir, &sha, &tip).await?.then_some(sha))
+}
+
 // ---------------------------------------------------------------------------------------
 // merge_back
 

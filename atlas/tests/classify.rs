@@ -146,7 +146,9 @@ async fn negociation_from_an_existing_client_becomes_run_plan_but_conseil_stays(
     let app = spawn_atlas().await;
     app.add_client("Boutique", &[], &["boutique.fr"], Some(900.0)).await;
     app.llm.push(verdict("negociation", "leger", 0.9));
-    let row = app.process(msg("marie@boutique.fr", "Nouvelle page", "Combien pour une page FAQ ?").raw()).await;
+    let delivered = msg("marie@boutique.fr", "Nouvelle page", "Combien pour une page FAQ ?")
+        .header("Return-Path: <marie@boutique.fr>");
+    let row = app.process(delivered.raw()).await;
     assert_eq!((row.intent, row.complexity), (Some(Intent::Run), Some(Complexity::Plan)));
     assert!(app.events(row.id).await.contains(&audit::NEGOCIATION_OVERRIDE_EXISTING_CLIENT.to_string()));
     assert_eq!(app.materialised_counts().await, [1, 0, 0, 0]);
@@ -154,6 +156,16 @@ async fn negociation_from_an_existing_client_becomes_run_plan_but_conseil_stays(
     app.llm.push(verdict("conseil", "leger", 0.9));
     let row = app.process(msg("marie@boutique.fr", "Avis", "Faut-il passer à PHP 8.4 ?").raw()).await;
     assert_eq!(row.intent, Some(Intent::Conseil));
+    // The client's From with another envelope sender (a forged From): the guard believes the
+    // Return-Path the receiving server recorded, and without one, nothing.
+    for forged in [
+        msg("marie@boutique.fr", "Page FAQ", "Combien ?").header("Return-Path: <bounce@spammeur.example>"),
+        msg("marie@boutique.fr", "Page FAQ bis", "Combien ?"),
+    ] {
+        app.llm.push(verdict("negociation", "leger", 0.9));
+        let row = app.process(forged.raw()).await;
+        assert_eq!(row.intent, Some(Intent::Negociation), "{:?}", forged.extra_headers);
+    }
     // A prospect asking for a quote is a real negociation.
     app.llm.push(verdict("negociation", "leger", 0.9));
     let row = app.process(msg("ceo@prospect.fr", "Devis", "Un devis SVP").raw()).await;
@@ -290,7 +302,12 @@ async fn invalid_answers_back_off_then_park_the_message_and_tell_the_founder_onc
     assert_eq!(code, 0, "{line}");
     app.atlas.classify_pending().await.unwrap();
     assert_eq!(app.store.email(id).await.unwrap().unwrap().intent, Some(Intent::Run));
-    assert_eq!(smtp.messages().len(), 1, "one e-mail for the parking, none after");
+    // One e-mail for the parking; then, classified at last, the approval request its unverified
+    // author calls for, at once.
+    let mails = smtp.wait_for_messages(2, std::time::Duration::from_secs(10));
+    assert_eq!(mails.len(), 2);
+    let subject = mails[1].parsed().subject().unwrap_or("").to_string();
+    assert!(subject.starts_with("[Atlas] à approuver"), "{subject}");
 }
 
 #[tokio::test]

@@ -38,7 +38,8 @@ async fn a_light_run_commits_in_a_worktree_merges_back_and_tells_the_founder() {
     assert_eq!(flag_value(&argv, "--max-turns").as_deref(), Some("40"));
     assert_eq!(flag_value(&argv, "--output-format").as_deref(), Some("stream-json"));
     assert_eq!(flag_value(&argv, "--model").as_deref(), Some("claude-sonnet-4-5"));
-    assert!(argv.contains(&"--no-session-persistence".to_string()));
+    // The session is saved: a retry resumes it (issue 28).
+    assert!(!argv.contains(&"--no-session-persistence".to_string()));
     let workdir = PathBuf::from(&argv[3]);
     assert!(workdir.starts_with(t.data.path().join("worktrees")), "ran in a worktree: {workdir:?}");
     assert!(argv[1].contains("Corriger le panier") && argv[1].contains(FOUNDER));
@@ -167,7 +168,7 @@ async fn the_kill_switch_and_a_held_lock_launch_nothing() {
 
     // Another worker holds the lease: skipped and audited.
     assert!(t.app.store.try_lease(row.id, "other:99", t.app.clock.now(), chrono::Duration::minutes(5)).await.unwrap());
-    let on = t.launcher(t.claude("success", None), |_| {});
+    let on = t.launcher(t.claude("commits", None), |_| {});
     let report = on.cycle().await.unwrap();
     assert_eq!((report.skipped_lock_held, report.launched), (1, 0));
     assert!(t.app.events(row.id).await.contains(&audit::SPAWN_SKIPPED_LOCK_HELD.to_string()));
@@ -196,7 +197,7 @@ async fn a_launcher_that_died_mid_run_is_reclaimed() {
         )
         .await
         .unwrap();
-    let launcher = t.launcher(t.claude("success", None), |_| {});
+    let launcher = t.launcher(t.claude("commits", None), |_| {});
     assert_eq!(launcher.cycle().await.unwrap().reclaimed, 0, "a live lease is respected");
     t.app.clock.advance(chrono::Duration::minutes(6));
     let report = launcher.cycle().await.unwrap();
@@ -316,12 +317,20 @@ async fn commits_without_a_tenant_are_an_orchestration_failure_and_a_downgrade_s
     assert!(t.app.events(row.id).await.contains(&audit::INTENT_DOWNGRADED.to_string()));
     assert!(!t.app.events(row.id).await.contains(&audit::DEPLOY_DONE.to_string()));
 
-    // Neither tenant nor commits on a plan run: an analysis, not a failure.
+    // Neither tenant nor commits on a plan run: a run request that changed nothing — « aucun
+    // changement », never « analyse livrée » (issue 28).
     let row = t.classified("run", "plan", FOUNDER, "Audit").await;
     let analysis = r#"{"ok": true, "tenant": null, "summary_md": "Analyse : rien à changer."}"#;
     let script = format!("{{\"contract\": {analysis}}}\n{{\"result\": {{}}}}\n");
-    assert_eq!(t.launcher(t.claude("an", Some(&script)), |_| {}).cycle().await.unwrap().actioned, 1);
-    assert_eq!(t.state(row.id).await.status, EmailState::Actioned);
+    assert_eq!(t.launcher(t.claude("an", Some(&script)), |_| {}).cycle().await.unwrap().failed, 1);
+    assert_eq!(t.state(row.id).await.status, EmailState::Failed);
+    let failure =
+        t.app.store.audits(row.id).await.unwrap().into_iter().rfind(|a| a.event == audit::ORCHESTRATION_FAILED);
+    assert_eq!(failure.unwrap().detail["reason"], "no_change");
+    let mails = t.smtp.wait_for_messages(3, Duration::from_secs(10));
+    let mail = mails.iter().find(|m| subject(m).contains("Audit")).unwrap();
+    assert!(subject(mail).starts_with("[Atlas] aucun changement"), "{}", subject(mail));
+    assert!(!mail.text().contains("analyse livrée"), "{}", mail.text());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -459,14 +468,23 @@ async fn only_verified_authors_start_claude_the_others_wait_for_the_founder() {
         id("Encore le bouton"),
     );
 
-    let (claude, log) = logging_claude(&t, "success");
+    // Held as soon as classified, the founder asked at once (issue 28): before any launch cycle.
+    let waiting = t.app.store.list(Some(EmailState::AwaitingApproval)).await.unwrap();
+    assert_eq!(waiting.len(), 4, "{waiting:?}");
+    let asked = t.smtp.wait_for_messages(4, Duration::from_secs(15));
+    assert!(
+        asked.iter().all(|m| subject(m).starts_with("[Atlas] à approuver")),
+        "{:?}",
+        asked.iter().map(subject).collect::<Vec<_>>()
+    );
+    let (claude, log) = logging_claude(&t, "commits");
     let launcher = t.launcher(claude, |_| {});
     let mut held = 0;
     for _ in 0..3 {
         let r = launcher.cycle().await.unwrap();
         held += r.held;
     }
-    assert_eq!(held, 4);
+    assert_eq!(held, 0, "already held");
     let mut started = starts(&log);
     started.sort();
     assert_eq!(started, vec![founder, allowed], "only the verified authors started claude");
@@ -544,14 +562,20 @@ async fn only_verified_authors_start_claude_the_others_wait_for_the_founder() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn trusting_the_unsigned_founder_is_for_their_own_address_only() {
-    let t = LaunchApp::new().await;
+    let mut t = LaunchApp::new().await;
+    t.app.atlas.deps.trust_unsigned_founder = true;
     t.app.llm.push(verdict("run", "leger", 0.9));
     let founder = t.app.process(msg(FOUNDER, "Sans DKIM", "Corrige.").raw()).await;
+    assert_eq!(founder.status, EmailState::Classified, "trusted: not held");
     t.app.llm.push(verdict("run", "leger", 0.9));
     let stranger = t.app.process(msg("x@inconnu.fr", "Moi aussi", "Corrige.").raw()).await;
-    let (claude, log) = logging_claude(&t, "success");
+    // Held at once, the founder asked at once: not at the next launch cycle (issue 28).
+    assert_eq!(stranger.status, EmailState::AwaitingApproval);
+    let asked = t.smtp.wait_for_messages(1, Duration::from_secs(10));
+    assert!(subject(&asked[0]).starts_with("[Atlas] à approuver — Moi aussi"), "{}", subject(&asked[0]));
+    let (claude, log) = logging_claude(&t, "commits");
     let r = t.launcher(claude, |c| c.trust_unsigned_founder = true).cycle().await.unwrap();
-    assert_eq!((r.launched, r.held), (1, 1), "{r:?}");
+    assert_eq!((r.launched, r.held), (1, 0), "{r:?}");
     assert_eq!(starts(&log), vec![founder.id]);
     let started = t.app.store.audits(founder.id).await.unwrap().into_iter().find(|a| a.event == audit::SPAWN_STARTED);
     assert_eq!(started.unwrap().detail["authority"], "founder_unsigned_trusted");
@@ -598,7 +622,8 @@ async fn a_refused_resume_becomes_a_fresh_pass_on_the_same_branch() {
     let modes: Vec<(&str, &str)> =
         launches.iter().map(|l| (l.session_mode.as_deref().unwrap_or("?"), l.end.status.as_str())).collect();
     assert_eq!(modes, [("saved", "ok"), ("resumed", "error"), ("fresh_after_refused_resume", "ok")]);
-    assert_eq!(launches[1].end.events, 0, "the refused resume ran nothing");
+    assert_eq!(launches[1].end.events, 1, "the refused resume ran nothing: its one result said why");
+    assert_eq!(launches[1].end.num_turns, Some(0));
     let audits = t.app.store.audits(row.id).await.unwrap();
     let refused = audits.iter().find(|a| a.event == audit::RESUME_REFUSED).expect("audited");
     assert!(refused.detail["said"].as_str().unwrap().contains("No conversation found"), "{}", refused.detail);

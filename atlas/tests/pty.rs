@@ -266,7 +266,8 @@ async fn refused_arguments_are_bad_arguments() {
     unknown_flag.args.push("--frobnicate".into());
     for spec in [no_verbose, unknown_flag] {
         let (out, events) = launch(spec).await;
-        assert_eq!((out.class, out.exit_code, out.killed), (ExitClass::BadArguments, Some(2), None));
+        // Exit 1, as Claude Code 2.1.332 does: the class comes from what it said.
+        assert_eq!((out.class, out.exit_code, out.killed), (ExitClass::BadArguments, Some(1), None));
         assert_eq!(out.class.code(), 2);
         assert!(events.is_empty());
         assert_eq!(out.skipped_lines, 1, "the error line on stderr");
@@ -427,7 +428,8 @@ fn session_args(dir: &Path, persist: bool, resume: Option<&str>) -> Vec<String> 
 
 /// The fake keeps sessions the way Claude Code documents it (see its header): saved unless
 /// `--no-session-persistence`, resumable from the same project (any of its git worktrees),
-/// "No conversation found" with no stream and exit 1 otherwise.
+/// otherwise "No conversation found", one `result` (error_during_execution, no turn, no init)
+/// and exit 1, as Claude Code 2.1.332 does.
 #[tokio::test]
 async fn the_fake_resumes_saved_sessions_only_as_claude_code_does() {
     let repo = crate::support::git::git_repo();
@@ -458,8 +460,10 @@ async fn the_fake_resumes_saved_sessions_only_as_claude_code_does() {
     let (out, _) = launch(in_dir(repo.path(), session_args(repo.path(), false, None))).await;
     let unsaved = out.session_id.clone().expect("a session id even unsaved");
     let refused = |out: &RunOutcome, events: &[Value]| {
-        assert_eq!((out.class, out.exit_code, out.events, out.result.is_none()), (ExitClass::Error, Some(1), 0, true));
-        assert!(events.is_empty());
+        assert_eq!((out.class, out.exit_code, out.events, out.init_seen), (ExitClass::Error, Some(1), 1, false));
+        assert!(out.resume_refused(), "{:?}", out.result);
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0]["subtype"], "error_during_execution");
         assert!(out.noise.iter().any(|l| l.contains("No conversation found with session ID")), "{:?}", out.noise);
     };
     let (out, events) = launch(in_dir(repo.path(), session_args(repo.path(), true, Some(&unsaved)))).await;

@@ -7,8 +7,10 @@
 use std::io::{BufRead, BufReader, Write};
 use std::time::{Duration, Instant};
 
-use arthur_atlas::machine::{DeployFact, End, EscalateWhy, FailReason, MergeFact, NotMergedWhy, QaFact, RouteQa};
-use arthur_atlas::recap::{self, Figure, Recap, RecapError, RunStatus, SmtpAccount};
+use arthur_atlas::machine::{
+    DeployFact, End, EscalateWhy, FailReason, MergeFact, NotMergedWhy, QaFact, RouteQa, Setback,
+};
+use arthur_atlas::recap::{self, CitedCommit, CommitFound, Figure, Recap, RecapError, RunStatus, SmtpAccount};
 use arthur_atlas::{Complexity, Intent};
 use mail_parser::MimeHeaders;
 
@@ -50,6 +52,10 @@ fn recap(status: RunStatus) -> Recap {
         turns: Figure::Known(12),
         duration_s: Figure::Known(185),
         proofs: vec![],
+        claims: vec![],
+        contract_written: true,
+        denied: vec![],
+        retry_at: None,
     };
     match status {
         RunStatus::Succeeded => {}
@@ -82,7 +88,7 @@ fn recap(status: RunStatus) -> Recap {
             r.merge = MergeFact::NotAttempted { branch: Some("atlas/email-42".into()) };
         }
         RunStatus::NoCode => {
-            r.end = End::Analysis;
+            r.lane = (Intent::Question, Complexity::Leger);
             r.deploy = DeployFact::NotNeeded;
             r.qa = QaFact::NotNeeded;
             r.merge = MergeFact::NothingToMerge;
@@ -92,6 +98,21 @@ fn recap(status: RunStatus) -> Recap {
             r.merge = MergeFact::NotMerged { branch: "atlas/email-42".into(), why: NotMergedWhy::DirtyTrunk };
         }
         RunStatus::Unverified => r.qa = QaFact::NotConfigured,
+        RunStatus::NoChange => {
+            r.end = End::Failed(FailReason::NoChange);
+            r.deploy = DeployFact::NotNeeded;
+            r.qa = QaFact::NotNeeded;
+            r.merge = MergeFact::NothingToMerge;
+            r.commits.clear();
+        }
+        RunStatus::Parked => {
+            r.end = End::Parked { why: Setback::ApiUnavailable { status: Some(529) }, retry: (1, 5) };
+            r.retry_at = Some((chrono::Utc::now() + chrono::Duration::minutes(5), chrono::Duration::minutes(5)));
+            r.deploy = DeployFact::NotReached;
+            r.qa = QaFact::NotReached;
+            r.merge = MergeFact::NotAttempted { branch: None };
+            r.commits.clear();
+        }
     }
     assert_eq!(recap::status(&r), status, "the facts give {status:?}");
     r
@@ -103,6 +124,7 @@ fn detail_of(status: RunStatus) -> &'static str {
         RunStatus::Failed => "le déploiement a échoué",
         RunStatus::TimedOut => "nouvel essai 1 sur 2 dans une heure",
         RunStatus::Escalated => "écart à la maquette encore présent après 8 itération(s)",
+        RunStatus::Parked => "l'API de Claude était surchargée (529) ; nouvel essai 1 sur 5 vers",
         _ => "",
     }
 }
@@ -156,7 +178,17 @@ async fn each_status_has_its_french_word_and_a_failed_run_is_never_a_success() {
     }
     let messages = server.messages();
     assert_eq!(messages.len(), RunStatus::ALL.len());
-    let words = ["terminé", "échec", "délai dépassé", "escalade", "analyse livrée", "non fusionné", "à vérifier"];
+    let words = [
+        "terminé",
+        "échec",
+        "délai dépassé",
+        "escalade",
+        "analyse livrée",
+        "non fusionné",
+        "à vérifier",
+        "aucun changement",
+        "reporté",
+    ];
     for (status, mail) in RunStatus::ALL.into_iter().zip(&messages) {
         assert_eq!(mail.rcpt_tos, vec![FOUNDER.to_string()]);
         let parsed = mail.parsed();
@@ -178,6 +210,43 @@ async fn each_status_has_its_french_word_and_a_failed_run_is_never_a_success() {
         assert!(text.contains(detail_of(status)), "{status:?}: {text}");
     }
     assert_eq!(words, RunStatus::ALL.map(RunStatus::word));
+}
+
+/// Issue 28: what the agent claims is checked against the facts, and said as facts.
+#[test]
+fn unbacked_claims_a_missing_contract_and_denied_tools_are_stated() {
+    let mut r = recap(RunStatus::Succeeded);
+    r.claims = vec![
+        CitedCommit { cited: "deadbeefcafe".into(), found: CommitFound::Nowhere },
+        CitedCommit { cited: "1234567".into(), found: CommitFound::BeforeRun },
+    ];
+    let text = recap::body(&r, &[], &[]);
+    assert!(text.contains("Vérification : l'agent cite le commit deadbee…, introuvable sur la branche."), "{text}");
+    assert!(text.contains("l'agent cite le commit 1234567, antérieur à ce run"), "{text}");
+    assert!(!text.contains("Résumé de l'agent :"), "its summary is labelled as its own words: {text}");
+    assert!(text.contains("Ce que l'agent dit avoir fait (ses propres mots"), "{text}");
+
+    let mut r = recap(RunStatus::Succeeded);
+    r.contract_written = false;
+    let text = recap::body(&r, &[], &[]);
+    assert!(text.contains("Contrat : l'agent ne l'a pas écrit ; le résumé ci-dessous est tiré de son transcript."));
+    assert!(!text.contains("Résumé de l'agent :"), "{text}");
+
+    let mut r = recap(RunStatus::NoChange);
+    r.end = End::Failed(FailReason::ToolsDenied);
+    r.denied = vec!["Bash : echo hi > HELLO.md".into()];
+    let text = recap::body(&r, &[], &[]);
+    assert!(text.starts_with("Bonjour"), "{text}");
+    assert!(
+        text.contains("Appels d'outil refusés par le mode de permission (1) :\n- Bash : echo hi > HELLO.md"),
+        "{text}"
+    );
+    assert!(text.contains("ATLAS_PERMISSION_MODE"), "{text}");
+
+    // A run request without a commit is « aucun changement », never « analyse livrée ».
+    let text = recap::body(&recap(RunStatus::NoChange), &[], &[]);
+    assert!(text.contains("Statut : aucun changement — aucun commit n'a été fait"), "{text}");
+    assert!(!text.contains("analyse livrée"), "{text}");
 }
 
 #[tokio::test]

@@ -689,26 +689,47 @@ async fn launch_candidates_follow_the_rules(fx: Fx) {
     fx.store.audit(Some(done), "spawn_action_done", json!({}), quiet_since).await.unwrap();
 
     let ids = |rows: Vec<arthur_atlas::store::EmailRow>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
-    assert_eq!(ids(fx.store.launch_candidates(quiet_since, 10).await.unwrap()), [run, long_ago, nego, skipped]);
-    assert_eq!(ids(fx.store.launch_candidates(quiet_since, 2).await.unwrap()), [run, long_ago]);
-    let rows = fx.store.launch_candidates(quiet_since, 1).await.unwrap();
+    assert_eq!(ids(fx.store.launch_candidates(quiet_since, t0(), 10).await.unwrap()), [run, long_ago, nego, skipped]);
+    assert_eq!(ids(fx.store.launch_candidates(quiet_since, t0(), 2).await.unwrap()), [run, long_ago]);
+    let rows = fx.store.launch_candidates(quiet_since, t0(), 1).await.unwrap();
     assert_eq!((rows[0].intent, rows[0].subject.as_str()), (Some(Intent::Run), "Sujet c1@x"));
     // A later window start lets the recent one back in.
     let later = t0() - minutes(5);
-    assert_eq!(ids(fx.store.launch_candidates(later, 10).await.unwrap()), [run, recent, long_ago, nego, skipped, done]);
+    assert_eq!(
+        ids(fx.store.launch_candidates(later, t0(), 10).await.unwrap()),
+        [run, recent, long_ago, nego, skipped, done]
+    );
 
     for (id, expected) in
         [(run, true), (noise, false), (recent, false), (long_ago, true), (scanned, false), (done, false)]
     {
-        assert_eq!(fx.store.still_candidate(id, quiet_since).await.unwrap(), expected, "message {id}");
+        assert_eq!(fx.store.still_candidate(id, quiet_since, t0()).await.unwrap(), expected, "message {id}");
     }
-    assert!(!fx.store.still_candidate(run + 100, quiet_since).await.unwrap());
+    assert!(!fx.store.still_candidate(run + 100, quiet_since, t0()).await.unwrap());
     fx.store
         .transition(run, EmailState::Classified, EmailState::Spawned, "spawn_started", json!({}), t0())
         .await
         .unwrap();
-    assert!(!fx.store.still_candidate(run, quiet_since).await.unwrap());
-    assert!(!ids(fx.store.launch_candidates(quiet_since, 10).await.unwrap()).contains(&run));
+    assert!(!fx.store.still_candidate(run, quiet_since, t0()).await.unwrap());
+    assert!(!ids(fx.store.launch_candidates(quiet_since, t0(), 10).await.unwrap()).contains(&run));
+
+    // Parked (the API was unavailable): not before its time, then at once, quiet window or not.
+    let at = t0() + minutes(5);
+    assert!(fx.store.park_launch(run, at, json!({"reason": "api_unavailable"}), t0()).await.unwrap());
+    assert!(!fx.store.park_launch(run, at, json!({}), t0()).await.unwrap(), "only a spawned row parks");
+    let row = fx.store.email(run).await.unwrap().unwrap();
+    assert_eq!((row.status, row.attempts, row.retry_at), (EmailState::Classified, 1, Some(at)));
+    assert!(!fx.store.still_candidate(run, quiet_since, t0() + minutes(4)).await.unwrap());
+    assert!(fx.store.still_candidate(run, quiet_since, at).await.unwrap(), "the quiet window does not apply");
+    assert!(ids(fx.store.launch_candidates(quiet_since, at, 10).await.unwrap()).contains(&run));
+    // A timed-out launch goes back under the quiet window.
+    fx.store
+        .transition(run, EmailState::Classified, EmailState::Spawned, "spawn_started", json!({}), at)
+        .await
+        .unwrap();
+    assert!(fx.store.schedule_launch_retry(run, json!({}), at).await.unwrap());
+    assert_eq!(fx.store.email(run).await.unwrap().unwrap().retry_at, None);
+    assert!(!fx.store.still_candidate(run, at - minutes(60), at).await.unwrap());
 }
 
 async fn leases_exclude_until_released(fx: Fx) {
@@ -1027,12 +1048,15 @@ async fn postgres_a_lease_is_refused_to_another_worker(fx: Fx) {
     assert!(!b.renew_lease(id, "host-b:200", t0(), minutes(30)).await.unwrap());
     b.release_lease(id, "host-b:200").await.unwrap();
     assert_eq!(launch_locks(pool).await.len(), 1, "B's release does not free A's lock");
-    assert!(b.still_candidate(id, t0() - minutes(60)).await.unwrap(), "the lock is not part of still_candidate");
-    assert!(b.launch_candidates(t0() - minutes(60), 10).await.unwrap().is_empty(), "a locked message is no candidate");
+    assert!(b.still_candidate(id, t0() - minutes(60), t0()).await.unwrap(), "the lock is not part of still_candidate");
+    assert!(
+        b.launch_candidates(t0() - minutes(60), t0(), 10).await.unwrap().is_empty(),
+        "a locked message is no candidate"
+    );
 
     fx.store.release_lease(id, "host-a:100").await.unwrap();
     assert!(launch_locks(pool).await.is_empty());
-    assert_eq!(b.launch_candidates(t0() - minutes(60), 10).await.unwrap().len(), 1);
+    assert_eq!(b.launch_candidates(t0() - minutes(60), t0(), 10).await.unwrap().len(), 1);
     assert!(b.try_lease(id, "host-b:200", t0(), minutes(30)).await.unwrap());
     assert!(!fx.store.try_lease(id, "host-a:100", t0(), minutes(30)).await.unwrap());
     assert_eq!(launch_locks(pool).await[0].2, "host-b:200");
@@ -1151,7 +1175,7 @@ async fn postgres_concurrent_claims_skip_locked_rows(fx: Fx) {
     let b: Arc<dyn AtlasStore> = Arc::new(fx.second_pg_store().await);
     let a = fx.store.clone();
     let claim = |store: Arc<dyn AtlasStore>| async move {
-        let rows = tokio::time::timeout(Duration::from_secs(5), store.launch_candidates(quiet_since, 10))
+        let rows = tokio::time::timeout(Duration::from_secs(5), store.launch_candidates(quiet_since, t0(), 10))
             .await
             .expect("SKIP LOCKED: never waits for another claim")
             .unwrap();
@@ -1278,14 +1302,14 @@ async fn approval_is_a_guarded_decision(fx: Fx) {
         .unwrap());
     assert_eq!(status(&fx, id).await, EmailState::AwaitingApproval);
     assert!(
-        fx.store.launch_candidates(t - minutes(60), 10).await.unwrap().is_empty(),
+        fx.store.launch_candidates(t - minutes(60), t0(), 10).await.unwrap().is_empty(),
         "a held message is no candidate"
     );
     assert!(fx.store.approve_launch(id, json!({"by": "web"}), t + minutes(3)).await.unwrap());
     assert!(!fx.store.approve_launch(id, json!({"by": "web"}), t + minutes(3)).await.unwrap(), "once");
     let row = fx.store.email(id).await.unwrap().unwrap();
     assert_eq!((row.status, row.approved_at), (EmailState::Classified, Some(t + minutes(3))));
-    assert_eq!(fx.store.launch_candidates(t, 10).await.unwrap().len(), 1, "approved: a candidate again");
+    assert_eq!(fx.store.launch_candidates(t, t0(), 10).await.unwrap().len(), 1, "approved: a candidate again");
     assert!(events(&fx, id).await.contains(&"launch_approved".to_string()));
 
     let other = classified(&fx, "refused", Intent::Question, t).await;

@@ -67,7 +67,10 @@ impl Capture {
         let thread = std::thread::Builder::new()
             .name("arthur-capture".into())
             .spawn(move || {
-                let stream = match open_stream(&config, on_frame) {
+                crate::quiet::alsa_errors_to_log();
+                let opened = open_stream(&config, on_frame);
+                crate::quiet::drain();
+                let stream = match opened {
                     Ok((stream, info)) => {
                         let _ = ready_tx.send(Ok(info));
                         stream
@@ -113,9 +116,36 @@ impl Drop for Capture {
     }
 }
 
+/// What a short listen on an input gave: a microphone is working only if frames came.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probe {
+    pub info: CaptureInfo,
+    /// 16 kHz frames delivered during the listen.
+    pub frames: usize,
+    /// The loudest sample heard (0 on a silent or fake source).
+    pub peak: f32,
+}
+
+/// Opens the input, listens for `listen`, closes it: what `arthur doctor` calls working.
+pub fn probe(config: &CaptureConfig, listen: Duration) -> Result<Probe, CaptureError> {
+    let counts = Arc::new(std::sync::Mutex::new((0usize, 0f32)));
+    let sink = counts.clone();
+    let capture = Capture::start(config, move |frame, _| {
+        let mut c = sink.lock().unwrap_or_else(|p| p.into_inner());
+        c.0 += 1;
+        c.1 = frame.iter().fold(c.1, |m, s| m.max(s.abs()));
+    })?;
+    std::thread::sleep(listen);
+    let info = capture.info().clone();
+    drop(capture);
+    let (frames, peak) = *counts.lock().unwrap_or_else(|p| p.into_inner());
+    Ok(Probe { info, frames, peak })
+}
+
 /// Every input device of every available host, as `id — name` lines (for error messages
 /// and `arthur listen --devices`).
 pub fn input_devices() -> Vec<String> {
+    crate::quiet::alsa_errors_to_log();
     let mut out = Vec::new();
     for host_id in cpal::available_hosts() {
         let Ok(host) = cpal::host_from_id(host_id) else { continue };
@@ -124,6 +154,7 @@ pub fn input_devices() -> Vec<String> {
             out.push(describe(&device));
         }
     }
+    crate::quiet::drain();
     out
 }
 

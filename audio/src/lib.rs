@@ -13,6 +13,7 @@ pub mod earcon;
 pub mod echo;
 pub mod piper;
 pub mod playback;
+pub mod quiet;
 pub mod stt;
 pub mod tts;
 pub mod vad;

@@ -312,7 +312,10 @@ impl DeviceSpeaker {
         let thread = std::thread::Builder::new()
             .name("arthur-playback".into())
             .spawn(move || {
-                let mut sink = match rodio::DeviceSinkBuilder::open_default_sink() {
+                crate::quiet::alsa_errors_to_log();
+                let opened = rodio::DeviceSinkBuilder::open_default_sink();
+                crate::quiet::drain();
+                let mut sink = match opened {
                     Ok(sink) => sink,
                     Err(e) => {
                         let _ = tx.send(Err(PlaybackError::NoDevice(e.to_string())));

@@ -51,8 +51,10 @@ pub async fn chat(State(state): State<Arc<WebState>>, body: axum::body::Bytes) -
     tokio::spawn(async move {
         let sink_tx = tx.clone();
         let sink = move |event: TurnEvent| {
-            let TurnEvent::Status(text) = event;
-            let line = json!({"type": "status", "text": text});
+            let mut line = json!({"type": "status", "text": event.text()});
+            if let TurnEvent::Tool(name) = &event {
+                line["tool"] = json!(name);
+            }
             let _ = sink_tx.send(line);
         };
         match state.engine.run(conversation.as_deref(), &message, Some(&sink)).await {

@@ -6,6 +6,7 @@ pub mod atlas_actions;
 pub mod atlas_agents;
 mod basics;
 mod chat;
+mod due;
 mod ics;
 pub(crate) mod pages;
 
@@ -130,6 +131,8 @@ pub fn router(state: Arc<WebState>) -> Router {
         .route("/api/atlas/{id}/cancel", post(atlas_actions::cancel))
         .route("/api/atlas/{id}/retry", post(atlas_actions::retry))
         .route("/api/export", get(export))
+        .route("/api/annonces", get(due::api_due))
+        .route("/api/rappels/{id}/vu", post(due::seen))
         .route("/healthz", get(healthz))
         .route("/static/atlas.js", get(|| async { asset("text/javascript; charset=utf-8", include_str!("atlas.js")) }))
         .route("/static/chat.js", get(|| async { asset("text/javascript; charset=utf-8", include_str!("chat.js")) }))
@@ -137,7 +140,9 @@ pub fn router(state: Arc<WebState>) -> Router {
             "/static/timers.js",
             get(|| async { asset("text/javascript; charset=utf-8", include_str!("timers.js")) }),
         )
+        .route("/static/due.js", get(|| async { asset("text/javascript; charset=utf-8", include_str!("due.js")) }))
         .route("/static/style.css", get(|| async { asset("text/css; charset=utf-8", include_str!("style.css")) }))
+        .fallback(pages::not_found)
         .layer(middleware::from_fn_with_state(state.clone(), guard))
         .layer(middleware::from_fn(security_headers))
         .with_state(state)
@@ -267,6 +272,9 @@ async fn export(State(state): State<Arc<WebState>>) -> Response {
 async fn healthz(State(state): State<Arc<WebState>>) -> Response {
     let database = state.store.list_projets().await.is_ok();
     let live = state.health.snapshot();
+    // What reached the user is read from the store (it survives restarts); null when the
+    // store cannot say.
+    let delivered = state.store.reminder_deliveries().await.ok();
     // Messages that wait on the founder; null when Atlas' store cannot say.
     let counts = match &state.atlas {
         Some(store) => store.state_counts().await.ok(),
@@ -281,7 +289,14 @@ async fn healthz(State(state): State<Arc<WebState>>) -> Response {
         "demo": state.demo,
         "voice": live.voice,
         "models": { "whisper": live.whisper_model, "voice": live.voice_name },
-        "reminders_announced": live.reminders_announced,
+        "reminders_announced": delivered.map(|d| d.spoken + d.seen_on_web),
+        "reminders": {
+            "due": live.reminders_due,
+            "printed": live.reminders_printed,
+            "spoken": delivered.map(|d| d.spoken),
+            "seen_on_web": delivered.map(|d| d.seen_on_web),
+            "waiting": delivered.map(|d| d.waiting),
+        },
         "timers_rung": live.timers_rung,
         "providers": live.providers,
         "atlas": {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use arthur_agents::fr;
 use arthur_agents::memory::worktime::{format_duration, totals, worked_within};
 use arthur_agents::memory::{MemoryStore, StoreError};
+use arthur_agents::report::labels;
 use arthur_agents::time::{local_today, week_start, IsoDate};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -42,18 +43,34 @@ pub(crate) fn layout(state: &WebState, path: &str, title: &str, body: Markup) ->
             body {
                 header {
                     nav {
-                        @for (href, label) in NAV {
-                            @if href == path { a.current href=(href) aria-current="page" { (label) } }
+                        // The Atlas tab only where Atlas is set up.
+                        @for (href, label) in NAV.iter().filter(|(h, _)| *h != "/atlas" || state.atlas.is_some()) {
+                            @if *href == path { a.current href=(href) aria-current="page" { (label) } }
                             @else { a href=(href) { (label) } }
                         }
                     }
                     @if state.demo { p.demo { "Mode démo : lecture seule." } }
+                    // Due reminders and ringing timers, live (static/due.js).
+                    div #annonces role="alert" aria-live="assertive" hidden {}
                 }
                 main { h1 { (title) } (body) }
+                script src="/static/due.js" {}
             }
         }
     };
     Html(page.into_string()).into_response()
+}
+
+/// Any path Arthur does not serve: a French page, with the way back.
+pub async fn not_found(State(state): State<Arc<WebState>>) -> Response {
+    let mut page = layout(
+        &state,
+        "",
+        "Page introuvable",
+        html! { p { "Cette page n'existe pas. " a href="/" { "Retour à la discussion" } "." } },
+    );
+    *page.status_mut() = StatusCode::NOT_FOUND;
+    page
 }
 
 pub(crate) fn failed(e: StoreError) -> Response {
@@ -162,7 +179,7 @@ pub async fn preferences(State(state): State<Arc<WebState>>) -> Response {
         "/preferences",
         "Préférences",
         html! {
-            p.cap { (active) " actives sur " (state.preferences_cap) " au maximum (plafond). Les préférences actives sont données au modèle à chaque tour." }
+            p.cap { (fr::count(active as i64, "active", "actives")) " sur " (state.preferences_cap) " au maximum (plafond). Les préférences actives sont données au modèle à chaque tour." }
             ul.items {
                 @for p in &prefs {
                     li id=(format!("preference-{}", p.id)) class=(if p.active { "active" } else { "inactive" }) {
@@ -188,7 +205,7 @@ pub async fn souvenirs(State(state): State<Arc<WebState>>) -> Response {
         "/souvenirs",
         "Souvenirs",
         html! {
-            p { "Les souvenirs ne sont jamais donnés d'office au modèle : il doit les chercher (chercher_dans_memoire)." }
+            p { "Les souvenirs ne sont jamais donnés d'office au modèle : il doit les chercher dans ta mémoire." }
             @if souvenirs.is_empty() { p.empty { "Aucun souvenir." } }
             ul.items {
                 @for s in souvenirs.iter().rev() {
@@ -280,7 +297,7 @@ async fn session_totals(state: &WebState) -> Result<Markup, StoreError> {
                     time { (when(s.debut, state)) }
                     " → " @if let Some(f) = s.fin { time { (fr::time(f, state.tz)) } } @else { "en cours" }
                     span.tag { (format_duration(worked_within(s, s.debut, s.fin.unwrap_or(now), now).num_seconds())) }
-                    @if !s.pauses.is_empty() { span.tag { (s.pauses.len()) " pause(s)" } }
+                    @if !s.pauses.is_empty() { span.tag { (fr::count(s.pauses.len() as i64, "pause", "pauses")) } }
                 }
             }
         }
@@ -311,7 +328,7 @@ pub async fn journal(State(state): State<Arc<WebState>>) -> Response {
                     p.said { "« " (t.user_text) " »" }
                     @let r = &t.trace["router"];
                     p { "Routage : " (r["agent"].as_str().unwrap_or("?")) " × " (r["domain"].as_str().unwrap_or("?"))
-                        @if let Some(f) = r["fallback"].as_str() { " " span.tag.warn { "repli : " (f) } } }
+                        @if let Some(f) = r["fallback"].as_str() { " " span.tag.warn title=(f) { "repli : " (labels::fallback(f)) } } }
                     @if let Some(calls) = t.trace["calls"].as_array() {
                         table {
                             thead { tr { th { "Appel" } th { "Fournisseur" } th { "Modèle" } th { "Jetons (entrée/sortie)" } th { "Latence" } th { "1er jeton" } } }
@@ -332,7 +349,11 @@ pub async fn journal(State(state): State<Arc<WebState>>) -> Response {
                     @if let Some(tools) = t.trace["tools"].as_array() {
                         ul.items {
                             @for tool in tools {
-                                li { code { (tool["name"].as_str().unwrap_or("?")) } " " code { (tool["arguments"].as_str().unwrap_or("")) } " → " span.tag { (tool["outcome"].as_str().unwrap_or("?")) } }
+                                li {
+                                    (capitalise(labels::action(tool["name"].as_str().unwrap_or("?")))) " → "
+                                    span.tag { (labels::outcome(tool["outcome"].as_str().unwrap_or("?"))) }
+                                    details.trace { summary { "détails" } code { (tool["name"].as_str().unwrap_or("?")) " " (tool["arguments"].as_str().unwrap_or("")) } }
+                                }
                             }
                         }
                     }
@@ -442,4 +463,10 @@ pub async fn atlas(State(state): State<Arc<WebState>>) -> Response {
 
 fn local_time(state: &WebState, at: chrono::DateTime<chrono::Utc>) -> String {
     at.with_timezone(&state.tz).format("%d/%m/%Y %H:%M").to_string()
+}
+
+/// « Créer la note », for the start of a line.
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
 }

@@ -64,6 +64,8 @@ fn env(imap: &Dovecot, llm: &ScriptedLlm, db: &std::path::Path) -> Env {
             ("ATLAS_FOUNDER_EMAIL".into(), FOUNDER.into()),
             ("ATLAS_MAILBOX_EMAIL".into(), MAILBOX.into()),
             ("ATLAS_CLASSIFIER_MODEL".into(), "mistral-small-2603".into()),
+            // CI runs as root: the machine is a sandbox (the fake claude does not care).
+            ("ATLAS_SANDBOXED".into(), "1".into()),
         ],
     }
 }
@@ -166,6 +168,18 @@ async fn errors_are_french_and_never_print_the_password() {
     assert!(doctor.contains("[--] Atlas · lanceur : ATLAS_REPO manquant"), "{doctor}");
     assert!(doctor.contains("[--] Atlas · récapitulatifs : ATLAS_SMTP_URL manquant"), "{doctor}");
     assert!(!doctor.contains(imap.password()), "the doctor never prints the password");
+    // As root without ATLAS_SANDBOXED, the doctor says Claude Code would refuse, why and what to do.
+    let repo = crate::support::git::git_repo();
+    env.vars.push(("ATLAS_REPO".into(), repo.path().display().to_string()));
+    env.vars.push(("ATLAS_SANDBOXED".into(), "0".into()));
+    let doctor = String::from_utf8_lossy(&env.arthur(&["doctor"]).stdout).into_owned();
+    if arthur_atlas::child_env::running_as_root() {
+        assert!(doctor.contains("[--] Atlas · root : Arthur tourne en root"), "{doctor}");
+        assert!(doctor.contains("User=arthur") && doctor.contains("ATLAS_SANDBOXED=1"), "{doctor}");
+    } else {
+        assert!(!doctor.contains("Atlas · root"), "{doctor}");
+    }
+    env.vars.truncate(env.vars.len() - 2);
     let out = env.arthur(&["atlas", "client", "add", "--name", "Moi", "--domain", "gmail.com"]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("Erreur : le client n'a pas pu être ajouté."), "{}", stderr(&out));

@@ -100,6 +100,9 @@ async fn the_founder_gets_a_checked_signed_draft_reply_never_sent() {
     tokio::spawn(arthur::web::run(listener, state, std::future::pending()));
     let page = reqwest::get(format!("{base}/atlas")).await.unwrap().text().await.unwrap();
     assert!(page.contains(&format!("data-draft=\"{}\"", row.id)), "{page}");
+    // Atlas is set up here: its tab is in the navigation of every page.
+    let notes = reqwest::get(format!("{base}/notes")).await.unwrap().text().await.unwrap();
+    assert!(notes.contains("href=\"/atlas\""), "{notes}");
     let http = reqwest::Client::new();
     let r = http
         .post(format!("{base}/api/atlas/{}/draft", row.id))
@@ -138,7 +141,9 @@ async fn the_atlas_page_approves_and_refuses_behind_the_write_guards() {
     t.app.llm.push(verdict("question", "leger", 0.9));
     let b = t.app.process(msg("y@inconnu.fr", "Question B", "?").raw()).await;
     let launcher = t.launcher(t.claude("success", None), |_| {});
-    assert_eq!(launcher.cycle().await.unwrap().held, 2);
+    // Held as soon as they were classified (issue 28).
+    assert_eq!((a.status, b.status), (EmailState::AwaitingApproval, EmailState::AwaitingApproval));
+    assert_eq!(launcher.cycle().await.unwrap().held, 0);
 
     let web = spawn_app().await;
     let token = arthur_agents::secret::Secret::new("jeton-de-test");

@@ -112,6 +112,8 @@ impl Cluster {
         c.args(args).env_clear().env("PATH", std::env::var("PATH").unwrap()).env("HOME", worker.data.path());
         c.env("ARTHUR_DATA_DIR", worker.data.path()).env("XDG_CONFIG_HOME", worker.data.path().join("config"));
         c.env("ATLAS_REPO", worker._repo.path()).env("ATLAS_CLAUDE_BIN", &worker.claude);
+        // CI runs as root: the machine is a sandbox (the fake claude does not care).
+        c.env("ATLAS_SANDBOXED", "1");
         for (k, v) in &self.vars {
             c.env(k, v);
         }

@@ -218,6 +218,10 @@ impl WebApp {
         self.http.get(format!("{}{path}", self.base)).send().await.unwrap()
     }
 
+    pub async fn post_json(&self, path: &str, body: Value) -> reqwest::Response {
+        self.http.post(format!("{}{path}", self.base)).json(&body).send().await.unwrap()
+    }
+
     /// POST /api/chat; returns the NDJSON lines.
     pub async fn chat(&self, message: &str, conversation: Option<&str>) -> Vec<Value> {
         let response = self
@@ -307,6 +311,43 @@ pub fn espeak_en(text: &str, path: &std::path::Path) -> Vec<f32> {
         .success();
     assert!(ok);
     arthur_audio::wav::read_wav_16k_mono(path).unwrap()
+}
+
+/// French speech, as a person would say `text` to Arthur: MBROLA's fr3 voice through
+/// espeak-ng at 140 words a minute (`scripts/fetch-french-test-voice`), 16 kHz mono, half a
+/// second of silence on each side — whisper base understands it (espeak-ng's own French it
+/// does not). espeak-ng reads « Arthur » and « aujourd'hui » the English way: they are
+/// respelt. Written to `path`; the samples are returned.
+pub fn french_speech(text: &str, path: &std::path::Path) -> Vec<f32> {
+    let voice = dirs_cache().join("arthur/french-test-voice");
+    assert!(voice.join("bin/mbrola").is_file(), "run scripts/fetch-french-test-voice (scripts/setup does)");
+    let said = text.replace("Arthur", "Artur").replace("d'aujourd'hui", "d'aujourdhui").replace("lait à", "lait, à");
+    let raw = path.with_extension("raw.wav");
+    let path_env = format!("{}:{}", voice.join("bin").display(), std::env::var("PATH").unwrap_or_default());
+    let out = std::process::Command::new("espeak-ng")
+        .args(["-v", "mb-fr3", "-s", "140", "-w", raw.to_str().unwrap(), &said])
+        .env("ESPEAK_DATA_PATH", &voice)
+        .env("PATH", path_env)
+        .output()
+        .expect("espeak-ng is installed by scripts/setup");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ok = std::process::Command::new("sox")
+        .arg(&raw)
+        .args(["-r", "16000", "-c", "1", "-b", "16"])
+        .arg(path)
+        .args(["pad", "0.5", "0.5"])
+        .status()
+        .expect("sox is installed by scripts/setup")
+        .success();
+    assert!(ok);
+    let _ = std::fs::remove_file(&raw);
+    arthur_audio::wav::read_wav_16k_mono(path).unwrap()
+}
+
+fn dirs_cache() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache"))
 }
 
 /// The model's side of "remind me to call the bank": route, `creer_rappel`, a closing line.

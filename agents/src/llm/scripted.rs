@@ -53,6 +53,19 @@
 //!   (or half the JSON body) and then ends cleanly, is aborted mid-body, or hangs with the
 //!   connection open — the idle and dropped connections the Anthropic errors page warns about
 //!   ("Long requests") and the interrupted stream of OpenAI's note above.
+//! - Claude Code as a client of `/v1/messages` (the CLI `@anthropic-ai/claude-code`, observed on
+//!   2.1.332 with this server and with a stdlib Python twin, docs/interface.md §6.4; Atlas' system
+//!   tier runs the real CLI against it, atlas/tests/real_claude.rs): it posts to
+//!   `/v1/messages?beta=true` (the route matches the path; the query is recorded), one request
+//!   per model turn, streamed, with `tools`, `thinking`, `context_management` and a `role:
+//!   "system"` entry inside `messages` (none of which this server checks); a `tool_use` block it
+//!   receives as `content_block_start` + `input_json_delta` pieces is run for real (Bash, Write…)
+//!   and its `tool_result` comes back in the next request; after a stream that broke or stalled
+//!   it re-sends the same turn without streaming, which gets the next reply of the script; with
+//!   `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1` it sends nothing else (no `HEAD /api/hello`).
+//!   Its own retries are worth knowing when scripting a failure: three 529 in a row and it
+//!   gives up (≈2 s); 429, 5xx and a refused connection are retried ten times over ≈3 minutes
+//!   (`CLAUDE_CODE_MAX_RETRIES` lowers that); a stalled stream is only noticed after 300 s.
 //! - Embeddings, `POST /v1/embeddings`: `{"object":"list","data":[{"object":"embedding",
 //!   "index","embedding"}],"model","usage"}`, one vector per input, in order —
 //!   <https://platform.openai.com/docs/api-reference/embeddings/object> (Mistral's is the same).
@@ -209,6 +222,8 @@ pub fn status_of_error_type(error_type: &str) -> u16 {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordedRequest {
     pub path: String,
+    /// The query string, when there was one (Claude Code adds `beta=true`).
+    pub query: Option<String>,
     pub headers: Vec<(String, String)>,
     /// The JSON body; a body that is not JSON is kept as a string.
     pub body: Value,
@@ -318,7 +333,12 @@ fn record(shared: &Shared, uri: &Uri, headers: &HeaderMap, body: &Bytes) -> Valu
         .iter()
         .map(|(n, v)| (n.as_str().to_ascii_lowercase(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .collect();
-    lock(&shared.requests).push(RecordedRequest { path: uri.path().to_string(), headers, body: body.clone() });
+    lock(&shared.requests).push(RecordedRequest {
+        path: uri.path().to_string(),
+        query: uri.query().map(str::to_string),
+        headers,
+        body: body.clone(),
+    });
     body
 }
 

@@ -277,6 +277,15 @@ pub trait MemoryStore: BasicsStore + Send + Sync {
     /// Records that reminder `id` was announced; `false` when it already was (so two
     /// notifiers, or a restart, announce it once).
     async fn mark_rappel_announced(&self, id: i64, at: DateTime<Utc>) -> StoreResult<bool>;
+    /// Reminders announced but not yet delivered (heard to the end, or seen on the web),
+    /// and not done, oldest first, with when they were announced.
+    async fn undelivered_rappels(&self) -> StoreResult<Vec<(Rappel, DateTime<Utc>)>>;
+    /// Records that the user heard (`Delivery::Voice`) or saw (`Delivery::Web`) reminder `id`;
+    /// `false` when it was not announced or already delivered.
+    async fn mark_rappel_delivered(&self, id: i64, at: DateTime<Utc>, by: Delivery) -> StoreResult<bool>;
+    /// How many announced reminders were delivered, by voice and on the web, and how many
+    /// still wait (not done, not delivered).
+    async fn reminder_deliveries(&self) -> StoreResult<ReminderDeliveries>;
     async fn mark_rappel_done(&self, id: i64, now: DateTime<Utc>) -> StoreResult<MarkDone>;
 
     // Preferences.
@@ -362,6 +371,8 @@ pub trait MemoryStore: BasicsStore + Send + Sync {
     async fn set_turn_stages(&self, turn_id: i64, stages: &serde_json::Value) -> StoreResult<()>;
     /// The most recent turns, newest first.
     async fn list_turns(&self, limit: u32) -> StoreResult<Vec<TurnRecord>>;
+    /// The traces of a conversation's most recent finished turns, newest first.
+    async fn conversation_traces(&self, conversation_id: &str, limit: u32) -> StoreResult<Vec<serde_json::Value>>;
     /// Records the write awaiting confirmation in a conversation (replacing any other).
     async fn set_pending(&self, pending: &PendingAction) -> StoreResult<()>;
     /// Takes (and removes) the write awaiting confirmation in a conversation.
@@ -424,6 +435,32 @@ pub struct PendingAction {
 }
 
 /// One stored turn, as the journal shows it.
+/// Where a due reminder reached the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Delivery {
+    /// Spoken to the end by the voice.
+    Voice,
+    /// Acknowledged on a web page.
+    Web,
+}
+
+impl Delivery {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Delivery::Voice => "voix",
+            Delivery::Web => "web",
+        }
+    }
+}
+
+/// Announced reminders by what became of them (from the store: they survive restarts).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ReminderDeliveries {
+    pub spoken: i64,
+    pub seen_on_web: i64,
+    pub waiting: i64,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TurnRecord {
     pub id: i64,

@@ -234,6 +234,48 @@ macro_rules! sql_memory_store {
                 Ok(done == 1)
             }
 
+            async fn undelivered_rappels(&self) -> StoreResult<Vec<(Rappel, DateTime<Utc>)>> {
+                let rows = sqlx::query(
+                    "SELECT r.*, a.annonce_le FROM rappels r JOIN rappel_annonces a ON a.rappel_id = r.id \
+                     WHERE r.fait = 0 AND a.livre_le IS NULL ORDER BY a.annonce_le, r.id",
+                )
+                .fetch_all(&self.pool)
+                .await?;
+                rows.iter().map(|row| Ok((rappel_from(row)?, ts(row, "annonce_le", "rappel_annonces")?))).collect()
+            }
+
+            async fn mark_rappel_delivered(&self, id: i64, at: DateTime<Utc>, by: Delivery) -> StoreResult<bool> {
+                let mut tx = self.write_tx().await?;
+                let done = sqlx::query(
+                    "UPDATE rappel_annonces SET livre_le = $1, livre_par = $2 WHERE rappel_id = $3 AND livre_le IS NULL",
+                )
+                .bind(to_db(at))
+                .bind(by.as_str())
+                .bind(id)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                tx.commit().await?;
+                Ok(done == 1)
+            }
+
+            async fn reminder_deliveries(&self) -> StoreResult<ReminderDeliveries> {
+                let row = sqlx::query(
+                    "SELECT \
+                       COUNT(CASE WHEN a.livre_par = 'voix' THEN 1 END) AS spoken, \
+                       COUNT(CASE WHEN a.livre_par = 'web' THEN 1 END) AS seen, \
+                       COUNT(CASE WHEN a.livre_le IS NULL AND r.fait = 0 THEN 1 END) AS waiting \
+                     FROM rappel_annonces a JOIN rappels r ON r.id = a.rappel_id",
+                )
+                .fetch_one(&self.pool)
+                .await?;
+                Ok(ReminderDeliveries {
+                    spoken: row.try_get("spoken")?,
+                    seen_on_web: row.try_get("seen")?,
+                    waiting: row.try_get("waiting")?,
+                })
+            }
+
             async fn get_rappel(&self, id: i64) -> StoreResult<Option<Rappel>> {
                 let row = sqlx::query("SELECT * FROM rappels WHERE id = $1").bind(id).fetch_optional(&self.pool).await?;
                 row.as_ref().map(rappel_from).transpose()
@@ -824,6 +866,22 @@ macro_rules! sql_memory_store {
                     .fetch_all(&self.pool)
                     .await?;
                 rows.iter().map(turn_from).collect()
+            }
+
+            async fn conversation_traces(&self, conversation_id: &str, limit: u32) -> StoreResult<Vec<serde_json::Value>> {
+                let rows: Vec<String> = sqlx::query_scalar(
+                    "SELECT trace FROM turn_traces WHERE conversation_id = $1 AND status = 'complete' ORDER BY id DESC LIMIT $2",
+                )
+                .bind(conversation_id)
+                .bind(i64::from(limit))
+                .fetch_all(&self.pool)
+                .await?;
+                rows.iter()
+                    .map(|t| {
+                        serde_json::from_str(t)
+                            .map_err(|e| StoreError::Corrupt { table: "turn_traces", detail: e.to_string() })
+                    })
+                    .collect()
             }
         }
 

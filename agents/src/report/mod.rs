@@ -3,6 +3,7 @@
 //! the store holds. No model is involved; the `match`es are exhaustive on purpose.
 
 mod basics;
+pub mod labels;
 
 use chrono_tz::Tz;
 
@@ -17,10 +18,11 @@ pub fn compose_written(tool: &str, outcome: &Outcome, tz: Tz) -> String {
     match outcome {
         Outcome::Done(receipt) => describe_receipt(receipt, tz),
         Outcome::Refused(refusal) => {
-            format!("Refus ({tool}) : {} Rien n'a été écrit.", describe_refusal(refusal, tz))
+            format!("Je n'ai pas pu {} : {} Rien n'a été écrit.", labels::action(tool), describe_refusal(refusal, tz))
         }
         Outcome::Failed(failure) => format!(
-            "Panne ({tool}) : une erreur est survenue, l'effet est inconnu. Vérifie la page {} ({}).",
+            "Panne en voulant {} : une erreur est survenue, l'effet est inconnu. Vérifie la page {} ({}).",
+            labels::action(tool),
             failure.page.label(),
             failure.page.path()
         ),
@@ -155,13 +157,15 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
         }
         Receipt::PreferenceStored { preference, active, cap } => {
             format!(
-                "Préférence n°{} enregistrée : « {} » ({active} actives sur {cap} au maximum).",
-                preference.id, preference.texte
+                "Préférence n°{} enregistrée : « {} » ({} sur {cap} au maximum).",
+                preference.id,
+                preference.texte,
+                fr::count(i64::from(*active), "active", "actives")
             )
         }
         Receipt::Preferences { preferences, active, cap } => {
             let list = list(preferences, "Aucune préférence.", "Préférences", preference_line);
-            format!("{list}\n{active} actives sur {cap} au maximum.")
+            format!("{list}\n{} sur {cap} au maximum.", fr::count(i64::from(*active), "active", "actives"))
         }
         Receipt::PreferenceDeactivated { preference } => {
             format!("Préférence n°{} « {} » désactivée.", preference.id, preference.texte)
@@ -186,9 +190,11 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
                 s
             };
             if *not_indexed > 0 {
-                out.push_str(&format!(
-                    "\n{not_indexed} souvenir(s) n'ont pas pu être indexés et n'ont pas été cherchés."
-                ));
+                out.push_str(&if *not_indexed == 1 {
+                    "\n1 souvenir n'a pas pu être indexé et n'a pas été cherché.".to_string()
+                } else {
+                    format!("\n{not_indexed} souvenirs n'ont pas pu être indexés et n'ont pas été cherchés.")
+                });
             }
             out
         }
@@ -258,24 +264,27 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
 
 pub use basics::{spoken_timer_label, timer_label};
 
+/// What was wrong in the request, said with what the argument holds (« le texte est
+/// vide »), never its internal name.
 fn describe_problem(field: &str, problem: &ArgProblem) -> String {
+    let what = labels::field(field);
     match problem {
-        ArgProblem::NotAnObject => "les arguments reçus ne sont pas un objet JSON.".to_string(),
-        ArgProblem::Missing => format!("l'argument « {field} » manque."),
+        ArgProblem::NotAnObject => "les données reçues ne sont pas un objet JSON.".to_string(),
+        ArgProblem::Missing => format!("{what} manque."),
         ArgProblem::WrongType { expected } => {
             let kind = match expected {
                 Expected::Text => "un texte",
                 Expected::Integer => "un nombre entier",
-                Expected::Boolean => "vrai ou faux",
+                Expected::Boolean => "oui ou non",
             };
-            format!("l'argument « {field} » devait être {kind}.")
+            format!("{what} devait être {kind}.")
         }
-        ArgProblem::Empty => format!("l'argument « {field} » est vide."),
-        ArgProblem::TooLong { max } => format!("l'argument « {field} » dépasse {max} caractères."),
-        ArgProblem::BadDate => format!("l'argument « {field} » n'est pas une date AAAA-MM-JJ."),
-        ArgProblem::BadDateTime => format!("l'argument « {field} » n'est pas une date et heure ISO 8601."),
-        ArgProblem::NotPositive => format!("l'argument « {field} » doit être un numéro positif."),
-        ArgProblem::NotAllowed => format!("la valeur de « {field} » n'est pas permise."),
+        ArgProblem::Empty => format!("{what} est vide."),
+        ArgProblem::TooLong { max } => format!("{what} dépasse {max} caractères."),
+        ArgProblem::BadDate => format!("{what} n'est pas une date."),
+        ArgProblem::BadDateTime => format!("{what} n'est pas une date avec une heure."),
+        ArgProblem::NotPositive => format!("{what} doit être un nombre positif."),
+        ArgProblem::NotAllowed => format!("{what} n'a pas une valeur permise."),
     }
 }
 
@@ -283,10 +292,8 @@ fn describe_problem(field: &str, problem: &ArgProblem) -> String {
 pub fn describe_refusal(refusal: &Refusal, tz: Tz) -> String {
     match refusal {
         Refusal::InvalidArguments(e) => describe_problem(e.field, &e.problem),
-        Refusal::UnknownTool { name } => format!("l'outil « {name} » n'existe pas."),
-        Refusal::ToolNotAllowed { name, agent } => {
-            format!("l'outil « {name} » n'est pas dans la liste de l'agent {agent}.")
-        }
+        Refusal::UnknownTool { .. } => "je ne sais pas faire cette action.".to_string(),
+        Refusal::ToolNotAllowed { .. } => "cette action n'est pas permise ici.".to_string(),
         Refusal::ReminderUnknown { id } => format!("aucun rappel n°{id}."),
         Refusal::ReminderAlreadyDone { rappel } => {
             format!("le rappel n°{} « {} » était déjà fait.", rappel.id, rappel.texte)
@@ -479,15 +486,18 @@ pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chron
                 out
             }
             Receipt::PreferenceStored { preference, active, cap } => format!(
-                "Préférence {} enregistrée : {}. {} actives sur {} au maximum.",
+                "Préférence {} enregistrée : {}. {} sur {} au maximum.",
                 sid(preference.id),
                 preference.texte,
-                capitalise(&n(i64::from(*active))),
+                capitalise(&fr::spoken_count(i64::from(*active), "active", "actives", true)),
                 n(i64::from(*cap))
             ),
             Receipt::Preferences { preferences, active, cap } => {
-                let counts =
-                    format!("{} actives sur {} au maximum", capitalise(&n(i64::from(*active))), n(i64::from(*cap)));
+                let counts = format!(
+                    "{} sur {} au maximum",
+                    capitalise(&fr::spoken_count(i64::from(*active), "active", "actives", true)),
+                    n(i64::from(*cap))
+                );
                 if preferences.is_empty() {
                     format!("Aucune préférence. {counts}.")
                 } else {
@@ -525,10 +535,14 @@ pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chron
                     )
                 };
                 if *not_indexed > 0 {
-                    out.push_str(&format!(
-                        " {} souvenirs n'ont pas pu être indexés et n'ont pas été cherchés.",
-                        capitalise(&n(i64::from(*not_indexed)))
-                    ));
+                    out.push_str(&if *not_indexed == 1 {
+                        " Un souvenir n'a pas pu être indexé et n'a pas été cherché.".to_string()
+                    } else {
+                        format!(
+                            " {} souvenirs n'ont pas pu être indexés et n'ont pas été cherchés.",
+                            capitalise(&n(i64::from(*not_indexed)))
+                        )
+                    });
                 }
                 out
             }
@@ -655,10 +669,8 @@ fn spoken_refusal(refusal: &Refusal, now: chrono::DateTime<chrono::Utc>, tz: Tz)
     let today = now.with_timezone(&tz).date_naive();
     match refusal {
         Refusal::InvalidArguments(e) => spoken_text(&describe_problem(e.field, &e.problem)).replace(['«', '»'], ""),
-        Refusal::UnknownTool { name } => format!("l'outil {name} n'existe pas."),
-        Refusal::ToolNotAllowed { name, agent } => {
-            format!("l'outil {name} n'est pas dans la liste de l'agent {agent}.")
-        }
+        Refusal::UnknownTool { .. } => "je ne sais pas faire cette action.".to_string(),
+        Refusal::ToolNotAllowed { .. } => "cette action n'est pas permise ici.".to_string(),
         Refusal::ReminderUnknown { id } => format!("il n'y a pas de rappel {}.", sid(*id)),
         Refusal::ReminderAlreadyDone { rappel } => {
             format!("le rappel {}, {}, était déjà fait.", sid(rappel.id), rappel.texte)

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use serde_json::Value;
 
-use super::claims::{claim, is_question, sentences, ClaimKind};
+use super::claims::{claim, sentences, ClaimKind};
 use super::supervisor::ExpectedAction;
 use crate::llm::ToolCall;
 use crate::report::{compose_spoken, compose_written, spoken_text};
@@ -49,14 +49,17 @@ pub enum End {
     NoModel,
 }
 
-/// The sentence said when a write was expected and no tool ran.
-pub const NOTHING_RECORDED_NO_TOOL: &str =
-    "Je n'ai rien enregistré : aucun outil n'a été utilisé pour cette demande. Redis-la si tu veux que je l'enregistre.";
-/// The same when a read was expected: nothing was read, so nothing is told.
-pub const NOTHING_READ_NO_TOOL: &str =
-    "Je n'ai rien lu dans ta mémoire : aucun outil n'a été utilisé pour cette demande. Redis-la si tu veux que je regarde.";
+/// What code says in place of a withheld claim, true to the case: an action the model
+/// claimed, when the user had asked for a write…
 pub const NOTHING_RECORDED: &str = "Je n'ai rien enregistré.";
-/// Said before the kept conversation when what was withheld told the user's own facts.
+/// …an action claimed when no write was asked…
+pub const NOTHING_DONE: &str = "Je n'ai rien fait de tel.";
+/// …the user's own data stated without reading it…
+pub const NOT_LOOKED: &str = "Je n'ai pas regardé dans ta mémoire.";
+/// …both.
+pub const NOTHING_DONE_NOT_LOOKED: &str = "Je n'ai rien fait de tel, et je n'ai pas regardé dans ta mémoire.";
+pub const NOTHING_RECORDED_NOT_LOOKED: &str = "Je n'ai rien enregistré, et je n'ai pas regardé dans ta mémoire.";
+/// Kept for the read path: nothing was read, so nothing is told.
 pub const NOTHING_READ: &str = "Je n'ai rien lu dans ta mémoire.";
 pub const CALL_CAP: &str = "Je n'ai pas terminé : la limite de cinq appels au modèle est atteinte.";
 pub const MODEL_FAILED: &str = "Le modèle de langage ne répond plus : je n'ai pas pu terminer.";
@@ -120,10 +123,8 @@ pub struct Witness {
 pub struct Signals<'a> {
     /// The router's expected kind of action: a model output, never trusted alone.
     pub expected: Option<ExpectedAction>,
-    /// The write the user's words asked for, if the parser read one.
+    /// The write the user's words asked for, if the grammar is sure of one.
     pub asked_write: Option<&'a Witness>,
-    /// The user's words ask for something about memory or work (a request, a read).
-    pub cues: bool,
 }
 
 /// The answer of a turn.
@@ -265,39 +266,43 @@ pub fn compose(
         End::Answered(text) => {
             let all = sentences(text);
             if let Some(w) = signals.asked_write {
-                // The user asked for a write and none ran: whatever the model said, code
-                // says nothing was recorded and offers the write.
+                // The user asked for a write (the grammar is sure of it) and none ran:
+                // whatever the model said, code says nothing was recorded and offers it.
                 withheld = all;
                 offered = gap_parts(w, executed, &mut parts);
             } else {
-                let strict = matches!(signals.expected, Some(ExpectedAction::Ecriture | ExpectedAction::Lecture))
-                    || signals.cues;
+                // Only the claims are withheld; the rest of the answer is the model's to say.
                 let mut kept = Vec::new();
-                // A model caught claiming loses the word for its statements too: only its
-                // questions that claim nothing may still reach the user.
-                let caught = all.iter().any(|s| claim(s).is_some());
+                let (mut acted, mut told) = (false, false);
                 for sentence in all {
-                    if claim(&sentence).is_some() || ((strict || caught) && !is_question(&sentence)) {
-                        withheld.push(sentence);
-                    } else {
-                        kept.push(sentence);
+                    match claim(&sentence) {
+                        Some(ClaimKind::StoredFact) => {
+                            told = true;
+                            withheld.push(sentence);
+                        }
+                        Some(_) => {
+                            acted = true;
+                            withheld.push(sentence);
+                        }
+                        None => kept.push(sentence),
                     }
                 }
                 let kept = kept.join(" ");
-                // What was withheld told the user's own life (their day, tastes, codes):
-                // nothing was read, which is what the user needs to hear.
-                let told_facts = withheld.iter().any(|s| claim(s) == Some(ClaimKind::StoredFact))
-                    && withheld.iter().all(|s| matches!(claim(s), None | Some(ClaimKind::StoredFact)));
-                let read_expected = signals.expected == Some(ExpectedAction::Lecture) || told_facts;
-                if withheld.is_empty() {
-                    if !kept.trim().is_empty() {
-                        parts.push(AnswerPart { source: PartSource::Model, spoken: spoken_text(&kept), written: kept });
-                    }
-                } else if kept.trim().is_empty() {
-                    parts.push(fixed(if read_expected { NOTHING_READ_NO_TOOL } else { NOTHING_RECORDED_NO_TOOL }));
-                } else {
-                    parts.push(fixed(if told_facts { NOTHING_READ } else { NOTHING_RECORDED }));
+                if !kept.trim().is_empty() {
                     parts.push(AnswerPart { source: PartSource::Model, spoken: spoken_text(&kept), written: kept });
+                }
+                // One sentence, true to the case, says what was left out.
+                let asked_write = signals.expected == Some(ExpectedAction::Ecriture);
+                let note = match (acted, told, asked_write) {
+                    (false, false, _) => None,
+                    (true, false, true) => Some(NOTHING_RECORDED),
+                    (true, false, false) => Some(NOTHING_DONE),
+                    (false, true, _) => Some(NOT_LOOKED),
+                    (true, true, true) => Some(NOTHING_RECORDED_NOT_LOOKED),
+                    (true, true, false) => Some(NOTHING_DONE_NOT_LOOKED),
+                };
+                if let Some(note) = note {
+                    parts.push(fixed(note));
                 }
             }
         }
@@ -410,14 +415,13 @@ mod tests {
                 Just(Some(ExpectedAction::Lecture)),
                 Just(Some(ExpectedAction::Conversation))
             ],
-            cues in any::<bool>(),
         ) {
             let corpus = corpus();
             let chosen: Vec<&(bool, String)> = picks.iter().map(|i| i.get(&corpus)).collect();
             let text: String = chosen.iter().map(|(_, s)| s.as_str()).collect::<Vec<_>>().join(" ");
             let has_incident = outcomes.iter().any(|(_, o)| o.is_incident());
             let end = if has_incident { End::Incident } else { End::Answered(text.clone()) };
-            let signals = Signals { expected, asked_write: None, cues };
+            let signals = Signals { expected, asked_write: None };
             let composed = compose(&outcomes, &end, signals, now(), chrono_tz::Europe::Paris);
             let written: String = composed.parts.iter().map(|p| p.written.as_str()).collect::<Vec<_>>().join("\n");
             let spoken: String = composed.parts.iter().map(|p| p.spoken.as_str()).collect::<Vec<_>>().join(" ");
@@ -467,7 +471,28 @@ mod tests {
         );
         let c = answered("C'est noté ! Pour quelle heure ? Ta sœur s'en occupe.", signals);
         let written: Vec<&str> = c.parts.iter().map(|p| p.written.as_str()).collect();
-        assert_eq!(written, [NOTHING_RECORDED, "Pour quelle heure ?"]);
+        // Only the claims are withheld; code says what was left out after what is kept.
+        assert_eq!(written, ["Pour quelle heure ?", NOTHING_RECORDED]);
+    }
+
+    #[test]
+    fn only_the_claim_is_withheld_and_code_says_so_true_to_the_case() {
+        let conv = Signals { expected: Some(ExpectedAction::Conversation), ..Default::default() };
+        let c = answered("Bonne idée, des pâtes au pesto ! C'est noté dans ta liste !", conv);
+        let written: Vec<&str> = c.parts.iter().map(|p| p.written.as_str()).collect();
+        assert_eq!(written, ["Bonne idée, des pâtes au pesto !", NOTHING_DONE]);
+        assert_eq!(c.parts[0].source, PartSource::Model);
+        let c = answered("Belle journée en perspective ! Tu as rendez-vous chez le dentiste à 15 h.", conv);
+        let written: Vec<&str> = c.parts.iter().map(|p| p.written.as_str()).collect();
+        assert_eq!(written, ["Belle journée en perspective !", NOT_LOOKED]);
+        let write = Signals { expected: Some(ExpectedAction::Ecriture), ..Default::default() };
+        let c = answered("C'est fait, je l'ai ajouté.", write);
+        let written: Vec<&str> = c.parts.iter().map(|p| p.written.as_str()).collect();
+        assert_eq!(written, [NOTHING_RECORDED]);
+        // Nothing withheld: nothing added.
+        let c = answered("En TGV, il faut compter environ deux heures.", conv);
+        assert_eq!(c.parts.len(), 1);
+        assert!(c.withheld.is_empty());
     }
 
     #[test]
@@ -492,7 +517,7 @@ mod tests {
             args: serde_json::json!({"texte": "appeler la banque", "echeance": "2026-12-01T09:00"}),
             question: "Tu veux que je crée le rappel « appeler la banque » pour demain à neuf heures ?".into(),
         };
-        let signals = Signals { expected: Some(ExpectedAction::Conversation), asked_write: Some(&w), cues: true };
+        let signals = Signals { expected: Some(ExpectedAction::Conversation), asked_write: Some(&w) };
         let c = answered("Parfait, c'est calé pour mardi, je t'y ferai penser.", signals);
         assert!(c.offered);
         let written: Vec<&str> = c.parts.iter().map(|p| p.written.as_str()).collect();

@@ -13,6 +13,10 @@ use crate::understand::{Courtesy, Doubt, Periode, Target, TimerAction, Told, Too
 /// Said when the grammar did not recognise a command and no model can answer.
 pub const NOT_UNDERSTOOD_OFFLINE: &str =
     "Je ne sais pas répondre à ça sans modèle de langage, et aucun n'est configuré. Rien n'a été fait. Dis « aide » pour savoir ce que je sais faire.";
+/// The same, once the conversation has been told that no model answers.
+pub const NOT_UNDERSTOOD_AGAIN: &str = "Je ne sais pas répondre à ça sans modèle de langage. Rien n'a été fait.";
+/// Said once when the model answers again in a conversation told it did not.
+pub const MODEL_BACK: &str = "Le modèle de langage répond de nouveau.";
 pub const NOT_UNDERSTOOD_UNREACHABLE: &str =
     "Je ne sais pas répondre à ça sans modèle de langage, et aucun ne répond pour l'instant. Rien n'a été fait. Dis « aide » pour savoir ce que je sais faire.";
 

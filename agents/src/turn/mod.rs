@@ -69,8 +69,21 @@ pub struct TurnResult {
 
 impl TurnResult {
     /// Exactly the object of `arthur ask --json` (docs/interface.md §3.1).
+    /// How the turn ended, for exit codes: a refusal, a failure (a tool's breakdown, a model
+    /// that stopped mid-turn, the call cap), or done.
+    pub fn status(&self) -> TurnStatus {
+        match (&self.incident, self.trace.end) {
+            (Some(Incident { kind: IncidentKind::Refus, .. }), _) => TurnStatus::Refused,
+            (Some(Incident { kind: IncidentKind::Panne, .. }), _) | (_, "model_failed" | "call_cap") => {
+                TurnStatus::Failed
+            }
+            _ => TurnStatus::Done,
+        }
+    }
+
     pub fn to_ask_json(&self) -> Value {
         json!({
+            "conversation": self.conversation_id,
             "written": self.written,
             "spoken": self.spoken,
             "agent": self.agent.as_str(),
@@ -82,12 +95,32 @@ impl TurnResult {
     }
 }
 
+/// How a turn ended, as `arthur ask` exits: 0, 3 or 4, like `arthur tool`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnStatus {
+    Done,
+    Refused,
+    Failed,
+}
+
 /// What a turn reports while it runs (web stream, terminal): what Arthur is doing, never
 /// a model draft — model text is shown only once the turn's outcome is known.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnEvent {
-    /// "routage", "réflexion", "outil creer_note"…
+    /// "routage", "réflexion"…
     Status(String),
+    /// A tool is running (its internal name: the text shown is [`TurnEvent::text`]).
+    Tool(String),
+}
+
+impl TurnEvent {
+    /// What the user sees: « routage », « outil : créer la note ».
+    pub fn text(&self) -> String {
+        match self {
+            TurnEvent::Status(text) => text.clone(),
+            TurnEvent::Tool(name) => format!("outil : {}", crate::report::labels::action(name)),
+        }
+    }
 }
 
 pub type EventSink<'a> = &'a (dyn Fn(TurnEvent) + Send + Sync);
@@ -163,6 +196,8 @@ struct TurnState {
     model_time_us: u64,
     witness: Option<WitnessTrace>,
     reading: Option<ReadingTrace>,
+    /// The language model's state as this turn met it (see [`TurnTrace::connectivity`]).
+    connectivity: Option<&'static str>,
 }
 
 impl TurnState {
@@ -186,6 +221,13 @@ enum Flow {
     Loop(End),
     Direct(Vec<AnswerPart>, &'static str),
 }
+
+/// The language model's states, as traced and told.
+const ONLINE: &str = "online";
+const OFFLINE: &str = "offline";
+const UNREACHABLE: &str = "unreachable";
+/// How far back a conversation is searched for the state last told.
+const CONNECTIVITY_LOOKBACK: u32 = 50;
 
 /// Chrono tools a bare word ("stop", "pause") may stand for.
 const CHRONO_TOOLS: [&str; 3] = ["suspendre_session", "reprendre_session", "arreter_session"];
@@ -224,16 +266,16 @@ impl Heard {
             _ => None,
         }
     }
-
-    /// The words ask about memory or work at all: a sure command of the grammar.
-    fn cues(&self) -> bool {
-        matches!(self.understanding.sure(), Some(Command::Tool(_)))
-    }
 }
 
 /// What the model re-reads after a tool ran: the code-composed report.
 fn tool_message_content(call: &ToolCall, outcome: &Outcome, ctx: &ToolContext) -> String {
-    format!("[{}] {}", outcome.kind(), compose_written(&call.name, outcome, ctx.tz))
+    // The user's text names no internals; the model is told which argument to fix.
+    let detail = match outcome {
+        Outcome::Refused(crate::tools::Refusal::InvalidArguments(e)) => format!(" (argument « {} »)", e.field),
+        _ => String::new(),
+    };
+    format!("[{}] {}{detail}", outcome.kind(), compose_written(&call.name, outcome, ctx.tz))
 }
 
 impl TurnEngine {
@@ -249,6 +291,18 @@ impl TurnEngine {
 
     pub fn local_first(&self) -> bool {
         self.local_first
+    }
+
+    /// The conversation a bare reply belongs to: the last one, when its last answer was a
+    /// question asked less than [`PENDING_TTL_MINUTES`] ago.
+    pub async fn conversation_awaiting_reply(&self) -> Result<Option<String>, StoreError> {
+        let now = self.ctx.now();
+        let last = self.ctx.store.list_turns(1).await?;
+        Ok(last.into_iter().next().and_then(|t| {
+            let asked = t.written.as_deref().is_some_and(|w| w.trim_end().ends_with('?'));
+            let recent = t.finished_at.is_some_and(|f| now - f <= chrono::Duration::minutes(PENDING_TTL_MINUTES));
+            (asked && recent && t.status == "complete").then_some(t.conversation_id)
+        }))
     }
 
     /// The names the grammar cannot know by itself, read from the store.
@@ -395,6 +449,7 @@ impl TurnEngine {
                 (local_decision(supervisor::FallbackReason::Local), flow)
             }
             (None, None) => {
+                state.connectivity = Some(OFFLINE);
                 let decision =
                     supervisor::fallback(text, supervisor::FallbackReason::ModelUnavailable, String::new(), None);
                 (decision, Flow::Direct(vec![compose::fixed(local::NOT_UNDERSTOOD_OFFLINE)], "offline_unsupported"))
@@ -427,6 +482,8 @@ impl TurnEngine {
             }
             Flow::Direct(parts, label) => (parts, Vec::new(), label),
         };
+        let (parts, connectivity_told) =
+            self.tell_connectivity(&conversation_id, state.connectivity, end_label, parts).await?;
         let written = parts.iter().map(|p| p.written.as_str()).collect::<Vec<_>>().join("\n");
         let spoken = parts.iter().map(|p| p.spoken.as_str()).collect::<Vec<_>>().join(" ");
         let incident = state.first_incident.map(|i| {
@@ -451,6 +508,8 @@ impl TurnEngine {
             witness: state.witness,
             reading: state.reading,
             overhead_us,
+            connectivity: state.connectivity,
+            connectivity_told,
         };
         let trace_json = serde_json::to_value(&trace).unwrap_or(Value::Null);
         store.append_message(&conversation_id, "user", text, now).await?;
@@ -469,6 +528,34 @@ impl TurnEngine {
             llm_calls,
             trace,
         })
+    }
+
+    /// Being offline is told once per conversation, and again when the state changes: the
+    /// full sentence the first time a request needs the model and none answers, a short one
+    /// after; one sentence when the model answers again.
+    async fn tell_connectivity(
+        &self,
+        conversation_id: &str,
+        now: Option<&'static str>,
+        end: &str,
+        mut parts: Vec<AnswerPart>,
+    ) -> Result<(Vec<AnswerPart>, Option<&'static str>), StoreError> {
+        let Some(now) = now else { return Ok((parts, None)) };
+        let traces = self.ctx.store.conversation_traces(conversation_id, CONNECTIVITY_LOOKBACK).await?;
+        let known = traces.iter().find_map(|t| t["connectivity_told"].as_str()).unwrap_or(ONLINE);
+        let told = match (now, end) {
+            (ONLINE, _) if known != ONLINE => {
+                parts.insert(0, compose::fixed(local::MODEL_BACK));
+                Some(ONLINE)
+            }
+            (OFFLINE | UNREACHABLE, "offline_unsupported") if known == now => {
+                parts = vec![compose::fixed(local::NOT_UNDERSTOOD_AGAIN)];
+                None
+            }
+            (OFFLINE | UNREACHABLE, "offline_unsupported" | "model_failed") => Some(now),
+            _ => None,
+        };
+        Ok((parts, told))
     }
 
     /// The online turn: one routing call, then the specialist loop. Falls back to the
@@ -494,7 +581,9 @@ impl TurnEngine {
         let t = Instant::now();
         let decision = supervisor::route(llm, text).await;
         state.model_time_us += t.elapsed().as_micros() as u64;
+        state.connectivity = Some(ONLINE);
         if decision.fallback == Some(supervisor::FallbackReason::ModelUnavailable) {
+            state.connectivity = Some(UNREACHABLE);
             let flow = self.unreachable(conversation_id, reading, state).await?;
             return Ok((decision, flow));
         }
@@ -532,6 +621,7 @@ impl TurnEngine {
                 Err(e) => {
                     tracing::error!(error = %e, "specialist model call failed");
                     state.calls.push(CallTrace::from_error(&e));
+                    state.connectivity = Some(UNREACHABLE);
                     if state.executed.is_empty() {
                         // Nothing ran yet: the grammar can still serve the request.
                         let flow = self.unreachable(conversation_id, reading, state).await?;
@@ -551,7 +641,7 @@ impl TurnEngine {
             messages.push(Message::assistant(response.content.clone(), response.tool_calls.clone()));
             // The whole batch runs, in the order requested, before any cut.
             for call in &response.tool_calls {
-                emit(TurnEvent::Status(format!("outil {}", call.name)));
+                emit(TurnEvent::Tool(call.name.clone()));
                 let outcome = self.run_tool(decision.agent, call, state).await;
                 messages.push(Message::tool(call, tool_message_content(call, &outcome, &self.ctx)));
             }
@@ -647,11 +737,10 @@ impl TurnEngine {
             }
             None => None,
         };
-        let signals = Signals { expected: decision.action, asked_write: witness.as_ref(), cues: reading.cues() };
+        let signals = Signals { expected: decision.action, asked_write: witness.as_ref() };
         let mut composed = compose::compose(&state.executed, end, signals, now, tz);
-        if let (true, true, Some((tool, args))) =
-            (state.executed.is_empty(), !composed.withheld.is_empty(), reading.read())
-        {
+        let told_facts = composed.withheld.iter().any(|s| claims::claim(s) == Some(claims::ClaimKind::StoredFact));
+        if let (true, true, Some((tool, args))) = (state.executed.is_empty(), told_facts, reading.read()) {
             // The model answered a read without reading: code reads and tells it.
             let call = ToolCall { id: "witness".into(), name: tool.to_string(), arguments: args.to_string() };
             self.run_tool(agent_for(tool), &call, state).await;

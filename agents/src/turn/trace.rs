@@ -91,6 +91,14 @@ pub struct TurnTrace {
     pub reading: Option<ReadingTrace>,
     /// Turn time outside model calls (tools, store, composition), microseconds.
     pub overhead_us: u64,
+    /// The language model's state as this turn met it: `online`, `offline` (none
+    /// configured) or `unreachable`; absent when the turn did not need it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connectivity: Option<&'static str>,
+    /// The state this turn's answer told the user (said once per conversation, and again
+    /// when it changes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connectivity_told: Option<&'static str>,
 }
 
 /// The grammar's reading of the user's words: `sure`, `unsure` or `none`, the intent, the

@@ -257,6 +257,17 @@ pub trait AtlasStore: Send + Sync {
     /// A timed-out launch back in the queue for a retry: `spawned` → `classified`,
     /// `launch_retries + 1`, audited; false when the row was not `spawned`.
     async fn schedule_launch_retry(&self, id: i64, detail: Value, now: DateTime<Utc>) -> StoreResult<bool>;
+    /// `spawned` → `classified`, parked until `retry_at` (Claude Code could not work: the API
+    /// unavailable, root refused): `attempts + 1`, audited `retry_scheduled` with `detail`;
+    /// false when the row was not `spawned`. A parked row is a candidate again at `retry_at`,
+    /// whatever the quiet window.
+    async fn park_launch(
+        &self,
+        id: i64,
+        retry_at: DateTime<Utc>,
+        detail: Value,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool>;
     /// `scanned` → `classified` with the guard audits, the `classified` audit and the
     /// materialised row; None when the row was no longer `scanned`.
     async fn record_classification(
@@ -281,11 +292,17 @@ pub trait AtlasStore: Send + Sync {
 
     // ---- the launcher ----
     /// `classified` rows whose intent is in the launch whitelist and that have no spawn
-    /// audit since `quiet_since` (the one-hour idempotence window), oldest first.
-    async fn launch_candidates(&self, quiet_since: DateTime<Utc>, limit: i64) -> StoreResult<Vec<EmailRow>>;
+    /// audit since `quiet_since` (the one-hour idempotence window) — or, parked, whose
+    /// `retry_at` is past at `now` —, oldest first.
+    async fn launch_candidates(
+        &self,
+        quiet_since: DateTime<Utc>,
+        now: DateTime<Utc>,
+        limit: i64,
+    ) -> StoreResult<Vec<EmailRow>>;
     /// Whether message `id` is still a launch candidate (same rules), checked once its lock
     /// is held: another worker may have launched it since the candidates were read.
-    async fn still_candidate(&self, id: i64, quiet_since: DateTime<Utc>) -> StoreResult<bool>;
+    async fn still_candidate(&self, id: i64, quiet_since: DateTime<Utc>, now: DateTime<Utc>) -> StoreResult<bool>;
     /// Takes the lease of a message unless a live one exists (an expired one is taken over).
     async fn try_lease(
         &self,

@@ -228,7 +228,7 @@ impl PgAtlasStore {
 
     /// The candidates, oldest first. Rows another worker is claiming at this instant are
     /// skipped, not waited for; a message whose launch lock is held (by anyone) is not one.
-    async fn candidate_rows(&self, quiet_since: &str, limit: i64) -> StoreResult<Vec<PgRow>> {
+    async fn candidate_rows(&self, quiet_since: &str, now: &str, limit: i64) -> StoreResult<Vec<PgRow>> {
         let sql = format!(
             "{EMAIL_SELECT} WHERE {CANDIDATE}
                AND NOT EXISTS (SELECT 1 FROM ({locks}) k WHERE k.lock_email_id = e.id)
@@ -236,7 +236,7 @@ impl PgAtlasStore {
             locks = granted_launch_locks()
         );
         let mut tx = self.pool.begin().await?;
-        let rows = sqlx::query(&sql).bind(quiet_since).bind(limit).fetch_all(&mut *tx).await?;
+        let rows = sqlx::query(&sql).bind(quiet_since).bind(limit).bind(now).fetch_all(&mut *tx).await?;
         tx.commit().await?;
         Ok(rows)
     }

@@ -18,12 +18,14 @@
 //! bounds repeated on every function, while here each backend gets plain, concrete code from
 //! one source.
 
-/// A launch candidate (`$1`: the start of the quiet window): classified, an intent in the
-/// whitelist, no spawn audit in the window.
+/// A launch candidate (`$1`: the start of the quiet window, `$3`: now): classified, an intent
+/// in the whitelist, and either parked until a time now past (`retry_at`: an unavailable API),
+/// or not parked and no spawn audit in the window.
 pub(super) const CANDIDATE: &str =
     "e.status = 'classified' AND e.intent IN ('run', 'question', 'negociation', 'conseil')
-    AND NOT EXISTS (SELECT 1 FROM atlas_audits a WHERE a.email_id = e.id
-        AND a.event IN ('spawn_started', 'spawn_action_done', 'spawn_failed') AND a.created_at >= $1)";
+    AND ((e.retry_at IS NOT NULL AND e.retry_at <= $3)
+      OR (e.retry_at IS NULL AND NOT EXISTS (SELECT 1 FROM atlas_audits a WHERE a.email_id = e.id
+        AND a.event IN ('spawn_started', 'spawn_action_done', 'spawn_failed') AND a.created_at >= $1)))";
 
 /// The state row with what the list and the pipeline need from its raw message.
 pub(super) const EMAIL_SELECT: &str =
@@ -513,9 +515,38 @@ macro_rules! sql_atlas_store {
                 let now = to_db(now);
                 let mut tx: Tx = self.write_tx().await?;
                 let done = sqlx::query(
-                    "UPDATE atlas_emails SET status = 'classified', launch_retries = launch_retries + 1, updated_at = $1
+                    "UPDATE atlas_emails SET status = 'classified', launch_retries = launch_retries + 1, retry_at = NULL,
+                       updated_at = $1
                      WHERE id = $2 AND status = 'spawned'",
                 )
+                .bind(&now)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                    == 1;
+                if done {
+                    insert_audit(&mut tx, Some(id), audit::RETRY_SCHEDULED, &detail, &now).await?;
+                }
+                tx.commit().await?;
+                Ok(done)
+            }
+
+            async fn park_launch(
+                &self,
+                id: i64,
+                retry_at: DateTime<Utc>,
+                detail: Value,
+                now: DateTime<Utc>,
+            ) -> StoreResult<bool> {
+                let now = to_db(now);
+                let mut tx: Tx = self.write_tx().await?;
+                let done = sqlx::query(
+                    "UPDATE atlas_emails SET status = 'classified', attempts = attempts + 1, retry_at = $1,
+                       failing_since = COALESCE(failing_since, $2), updated_at = $2
+                     WHERE id = $3 AND status = 'spawned'",
+                )
+                .bind(to_db(retry_at))
                 .bind(&now)
                 .bind(id)
                 .execute(&mut *tx)
@@ -803,14 +834,23 @@ macro_rules! sql_atlas_store {
                 Ok(data)
             }
 
-            async fn launch_candidates(&self, quiet_since: DateTime<Utc>, limit: i64) -> StoreResult<Vec<EmailRow>> {
-                self.candidate_rows(&to_db(quiet_since), limit).await?.iter().map(email_row).collect()
+            async fn launch_candidates(
+                &self,
+                quiet_since: DateTime<Utc>,
+                now: DateTime<Utc>,
+                limit: i64,
+            ) -> StoreResult<Vec<EmailRow>> {
+                self.candidate_rows(&to_db(quiet_since), &to_db(now), limit).await?.iter().map(email_row).collect()
             }
 
-            async fn still_candidate(&self, id: i64, quiet_since: DateTime<Utc>) -> StoreResult<bool> {
+            async fn still_candidate(&self, id: i64, quiet_since: DateTime<Utc>, now: DateTime<Utc>) -> StoreResult<bool> {
                 let sql = format!("SELECT e.id FROM atlas_emails e WHERE {CANDIDATE} AND e.id = $2");
-                let found: Option<i64> =
-                    sqlx::query_scalar(&sql).bind(to_db(quiet_since)).bind(id).fetch_optional(&self.pool).await?;
+                let found: Option<i64> = sqlx::query_scalar(&sql)
+                    .bind(to_db(quiet_since))
+                    .bind(id)
+                    .bind(to_db(now))
+                    .fetch_optional(&self.pool)
+                    .await?;
                 Ok(found.is_some())
             }
 
@@ -864,6 +904,8 @@ macro_rules! sql_atlas_store {
                     .execute(&mut *tx)
                     .await?;
                     sqlx::query("DELETE FROM atlas_leases WHERE email_id = $1").bind(id).execute(&mut *tx).await?;
+                    // Back in the queue under the quiet window, not an old parking's time.
+                    sqlx::query("UPDATE atlas_emails SET retry_at = NULL WHERE id = $1").bind(id).execute(&mut *tx).await?;
                     insert_audit(&mut tx, Some(id), audit::LAUNCH_INTERRUPTED, &serde_json::json!({}), &now).await?;
                     ids.push(id);
                 }

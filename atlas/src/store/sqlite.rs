@@ -98,10 +98,11 @@ impl SqliteAtlasStore {
     }
 
     /// The candidates, oldest first: one writer at a time, nothing to claim.
-    async fn candidate_rows(&self, quiet_since: &str, limit: i64) -> StoreResult<Vec<SqliteRow>> {
+    async fn candidate_rows(&self, quiet_since: &str, now: &str, limit: i64) -> StoreResult<Vec<SqliteRow>> {
         Ok(sqlx::query(&format!("{EMAIL_SELECT} WHERE {CANDIDATE} ORDER BY e.id LIMIT $2"))
             .bind(quiet_since)
             .bind(limit)
+            .bind(now)
             .fetch_all(&self.pool)
             .await?)
     }

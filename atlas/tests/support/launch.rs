@@ -24,13 +24,11 @@ pub struct LaunchApp {
 
 impl LaunchApp {
     pub async fn new() -> Self {
-        LaunchApp {
-            app: spawn_atlas().await,
-            repo: git_repo(),
-            smtp: SmtpServer::start(),
-            bin: tempfile::tempdir().unwrap(),
-            data: tempfile::tempdir().unwrap(),
-        }
+        let mut app = spawn_atlas().await;
+        let smtp = SmtpServer::start();
+        // The pipeline asks the founder's approval as soon as it classifies (issue 28).
+        app.atlas.deps.notifier = Some(notifier(&app, &smtp));
+        LaunchApp { app, repo: git_repo(), smtp, bin: tempfile::tempdir().unwrap(), data: tempfile::tempdir().unwrap() }
     }
 
     /// A `claude` for this test: the fake with its scenario (or script) and an argv log.
@@ -79,6 +77,9 @@ impl LaunchApp {
             trust_unsigned_founder: false,
             max_retries: 2,
             use_worktree: true,
+            // The fake claude does not care; the real one, run as root in CI, needs it.
+            sandboxed: true,
+            max_api_retries: 5,
         };
         tweak(&mut cfg);
         Launcher {

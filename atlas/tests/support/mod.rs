@@ -211,6 +211,11 @@ impl Msg {
         self.message_id = None;
         self
     }
+    /// One more header line (e.g. `Return-Path: <a@b.fr>`, as the receiving server records it).
+    pub fn header(mut self, line: &str) -> Self {
+        self.extra_headers.push(line.into());
+        self
+    }
     pub fn message_id(mut self, id: &str) -> Self {
         self.message_id = Some(id.into());
         self
