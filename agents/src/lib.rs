@@ -4,6 +4,7 @@
 //!
 //! This crate knows nothing of HTTP servers, audio devices or e-mail.
 
+pub mod ears;
 pub mod fr;
 pub mod llm;
 pub mod memory;
