@@ -621,6 +621,10 @@ async fn part_tv(maker: &NoiseMaker, models: &Models, minutes: f32, every: f32, 
     }
 }
 
+/// A voice's clips: its speech and the key word a command must keep.
+type Said<'a> = Vec<(Vec<f32>, &'a str)>;
+/// One clip played: (condition, voice, pcm, room, key word).
+type Clip<'a> = (usize, usize, Vec<f32>, Option<Room>, &'a str);
 /// Issue 29's figures: the bench's commands (wake word + key word, as in `vad`) said by two
 /// voices (Piper joe, espeak-ng en-us), cut as the detector would (300 ms before, 300 ms
 /// after) from silence and from a television (babble over music) at 12 and 6 dB; free
@@ -664,13 +668,13 @@ async fn part_ears(maker: &NoiseMaker, models: &Models) {
         steps = steps.into_iter().enumerate().filter(|(i, _)| keep.contains(i)).map(|(_, s)| s).collect();
     }
     // The clips.
-    let voices: Vec<(&str, Vec<(Vec<f32>, &str)>)> = vec![
+    let voices: Vec<(&str, Said)> = vec![
         ("joe", noise::COMMANDS.iter().map(|(t, k)| (say(models, t), *k)).collect()),
         ("espeak-ng", noise::COMMANDS.iter().map(|(t, k)| (maker.espeak(t, "en-us", 160, 50), *k)).collect()),
     ];
     let voices = if quick { voices[..1].to_vec() } else { voices };
     let margin = RATE as usize * 3 / 10;
-    let mut clips: Vec<(usize, usize, Vec<f32>, Option<Room>, &str)> = Vec::new(); // (condition, voice, pcm, room, key)
+    let mut clips: Vec<Clip> = Vec::new();
     for (v, (_, said)) in voices.iter().enumerate() {
         for (speech, key) in said {
             let mut pcm = vec![0.0; margin];
@@ -715,7 +719,11 @@ async fn part_ears(maker: &NoiseMaker, models: &Models) {
         let span = noise::mix_at_snr(&mut track, at, speech, 12.0);
         let background = 20.0 * wav::rms(&track[at - RATE as usize..at - margin]).max(1e-9).log10();
         let level = 20.0 * wav::rms(&track[span.clone()]).max(1e-9).log10();
-        free_clips.push((i, track[span.start - margin..span.end + margin].to_vec(), Some(Room { level_db: level, background_db: background })));
+        free_clips.push((
+            i,
+            track[span.start - margin..span.end + margin].to_vec(),
+            Some(Room { level_db: level, background_db: background }),
+        ));
     }
     let per = clips.iter().filter(|c| c.0 == 0).count();
     println!(
@@ -792,8 +800,12 @@ async fn part_ears_fr(maker: &NoiseMaker) {
     let now = chrono::Utc::now();
     let lexicon = arthur_french::Lexicon { projects: vec!["Atlas".into()], ..Default::default() };
     let context = arthur_agents::ears::context_prompt("Arthur", &lexicon);
-    let before =
-        SttOptions { language: "fr".into(), initial_prompt: Some("Arthur".into()), adaptive_audio_ctx: true, ..Default::default() };
+    let before = SttOptions {
+        language: "fr".into(),
+        initial_prompt: Some("Arthur".into()),
+        adaptive_audio_ctx: true,
+        ..Default::default()
+    };
     let margin = RATE as usize * 3 / 10;
     let mut clips: Vec<(usize, Vec<f32>, &str)> = Vec::new();
     for (v, (voice, wpm)) in [("fr", 150u32), ("fr+m3", 135)].into_iter().enumerate() {
@@ -817,7 +829,9 @@ async fn part_ears_fr(maker: &NoiseMaker) {
         }
     }
     let per = clips.iter().filter(|c| c.0 == 0).count();
-    println!("\n## The grammar as judge (French, espeak-ng fr and fr+m3, {per} commands per condition; whisper base fr)");
+    println!(
+        "\n## The grammar as judge (French, espeak-ng fr and fr+m3, {per} commands per condition; whisper base fr)"
+    );
     println!("| decoding | silence | TV 12 dB | TV 6 dB | STT per command (median) |");
     println!("|---|---|---|---|---|");
     let understood = |heard: &str, expected: &str| {

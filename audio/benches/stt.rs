@@ -151,7 +151,11 @@ fn main() {
         match path {
             Some(p) => {
                 rows.push((format!("  + {kind} weights"), p.clone(), adaptive.clone()));
-                rows.push((format!("  + {kind} + flash attention"), p.clone(), SttOptions { flash_attn: true, ..adaptive.clone() }));
+                rows.push((
+                    format!("  + {kind} + flash attention"),
+                    p.clone(),
+                    SttOptions { flash_attn: true, ..adaptive.clone() },
+                ));
                 rows.push((
                     format!("  + {kind} + flash attention + fitted"),
                     p.clone(),
@@ -164,7 +168,7 @@ fn main() {
     // One run, side by side: faster-whisper first, then every whisper-rs row.
     // STT_BENCH_FW=int8 leaves out faster-whisper float32 (the ratio's reference is int8).
     let computes = std::env::var("STT_BENCH_FW").unwrap_or_else(|_| "int8,float32".into());
-    let fw: Vec<(&str, Option<(f64, Vec<String>)>)> = ["int8", "float32"]
+    let fw: Vec<(&str, Option<Timed>)> = ["int8", "float32"]
         .into_iter()
         .filter(|c| computes.split(',').any(|w| w == *c))
         .map(|c| (c, faster_whisper(dir.path(), c)))
@@ -186,3 +190,6 @@ fn main() {
         }
     }
 }
+
+/// A run's seconds and its transcripts.
+type Timed = (f64, Vec<String>);

@@ -221,7 +221,9 @@ impl Transcriber {
         for prompt in prompts {
             let started = Instant::now();
             let mut params = match self.options.beam_size {
-                Some(width) => FullParams::new(SamplingStrategy::BeamSearch { beam_size: width as i32, patience: -1.0 }),
+                Some(width) => {
+                    FullParams::new(SamplingStrategy::BeamSearch { beam_size: width as i32, patience: -1.0 })
+                }
                 None => FullParams::new(SamplingStrategy::Greedy { best_of: 1 }),
             };
             params.set_n_threads(self.options.threads as i32);
