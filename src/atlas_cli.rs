@@ -36,8 +36,9 @@ pub enum AtlasCmd {
         #[arg(long)]
         once: bool,
     },
-    /// Scan and classify what is pending, without polling.
+    /// Scan and classify what is pending, without polling; every minute, or once.
     Classify {
+        /// One pass, then exit (without it: a pass every minute until stopped).
         #[arg(long)]
         once: bool,
         /// Put the messages whose classification failed too often back in the queue first.
@@ -234,16 +235,30 @@ fn launch_line(r: &arthur_atlas::launch::CycleReport) -> String {
     }
     if r.blocked_as_root > 0 {
         return format!(
-            "Atlas : {} candidat(s), rien n'a été lancé : Arthur tourne en root et Claude Code y refuse \
+            "Atlas : {}, rien n'a été lancé : Arthur tourne en root et Claude Code y refuse \
              bypassPermissions. Lance Arthur avec l'utilisateur du service, ou mets ATLAS_SANDBOXED=1 si la \
              machine est un bac à sable. Les e-mails restent dans la file.",
-            r.candidates
+            count(r.candidates, "candidat", "candidats")
         );
     }
     format!(
-        "Atlas : {} candidat(s), {} lancé(s), {} traité(s), {} échec(s), {} à relancer plus tard, {} reporté(s) (API indisponible), {} escaladé(s), {} en attente de ton accord, {} verrou(s) déjà pris, {} lancement(s) interrompu(s) repris.",
-        r.candidates, r.launched, r.actioned, r.failed, r.retry_later, r.parked, r.escalated, r.held, r.skipped_lock_held, r.reclaimed
+        "Atlas : {}, {}, {}, {}, {} à relancer plus tard, {} (API indisponible), {}, {} en attente de ton accord, {}, {}.",
+        count(r.candidates, "candidat", "candidats"),
+        count(r.launched, "lancé", "lancés"),
+        count(r.actioned, "traité", "traités"),
+        count(r.failed, "échec", "échecs"),
+        r.retry_later,
+        count(r.parked, "reporté", "reportés"),
+        count(r.escalated, "escaladé", "escaladés"),
+        r.held,
+        count(r.skipped_lock_held, "verrou déjà pris", "verrous déjà pris"),
+        count(r.reclaimed, "lancement interrompu repris", "lancements interrompus repris"),
     )
+}
+
+/// "1 lancé", "2 lancés": a count with its noun agreed.
+fn count(n: impl TryInto<i64>, one: &str, many: &str) -> String {
+    arthur_agents::fr::count(n.try_into().unwrap_or(i64::MAX), one, many)
 }
 
 pub fn account(app: &App) -> anyhow::Result<ImapAccount> {
@@ -276,18 +291,29 @@ pub async fn run(
                 }
             }
         }
-        AtlasCmd::Classify { once: _, retry_failed } => {
+        AtlasCmd::Classify { once, retry_failed } => {
             let atlas = Atlas::new(deps(app)?);
             if retry_failed {
                 let n = atlas.deps.store.retry_failed(app.ctx.now()).await?;
-                println!("{n} message(s) remis dans la file de classification.");
+                println!("{} dans la file de classification.", count(n, "message remis", "messages remis"));
             }
-            let (scanned, blocked) = atlas.scan_pending().await?;
-            let (classified, failed) = atlas.classify_pending().await?;
-            println!(
-                "Atlas : {scanned} analysé(s) sain(s), {blocked} bloqué(s), {classified} classé(s), {failed} échec(s) de classification."
-            );
-            Ok(ExitCode::SUCCESS)
+            if once {
+                println!("{}", classify_pass(&atlas).await?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            tokio::pin!(shutdown);
+            loop {
+                match classify_pass(&atlas).await {
+                    Ok(line) => println!("{line}"),
+                    Err(e) => {
+                        eprintln!("Atlas : classification impossible, nouvel essai dans une minute.\n  detail: {e:#}")
+                    }
+                }
+                tokio::select! {
+                    _ = &mut shutdown => return Ok(ExitCode::SUCCESS),
+                    _ = tokio::time::sleep(POLL_INTERVAL) => {}
+                }
+            }
         }
         AtlasCmd::Launch { once } => {
             let launcher = launcher(app)?;
@@ -546,10 +572,30 @@ pub async fn run(
     }
 }
 
+/// One scan-and-classify pass of what is pending, as its line.
+async fn classify_pass(atlas: &Atlas) -> anyhow::Result<String> {
+    let (scanned, blocked) = atlas.scan_pending().await?;
+    let (classified, failed) = atlas.classify_pending().await?;
+    Ok(format!(
+        "Atlas : {}, {}, {}, {} de classification.",
+        count(scanned, "analysé sain", "analysés sains"),
+        count(blocked, "bloqué", "bloqués"),
+        count(classified, "classé", "classés"),
+        count(failed, "échec", "échecs"),
+    ))
+}
+
 fn poll_line(r: &arthur_atlas::pipeline::PollReport) -> String {
     format!(
-        "Atlas : {} non lu(s), {} nouveau(x), {} doublon(s), {} marqué(s) lu(s) ; {} sain(s), {} bloqué(s) ; {} classé(s), {} échec(s).",
-        r.unseen, r.inserted, r.duplicates, r.marked_seen, r.scanned, r.blocked, r.classified, r.classify_failed
+        "Atlas : {}, {}, {}, {} ; {}, {} ; {}, {}.",
+        count(r.unseen, "non lu", "non lus"),
+        count(r.inserted, "nouveau", "nouveaux"),
+        count(r.duplicates, "doublon", "doublons"),
+        count(r.marked_seen, "marqué lu", "marqués lus"),
+        count(r.scanned, "sain", "sains"),
+        count(r.blocked, "bloqué", "bloqués"),
+        count(r.classified, "classé", "classés"),
+        count(r.classify_failed, "échec", "échecs"),
     )
 }
 

@@ -136,7 +136,7 @@ pub enum Command {
     },
     /// Everything the memory holds.
     Export {
-        /// Print JSON (accepted: JSON is the only format).
+        /// JSON (the tool-argument field names); without it, the same content as text.
         #[arg(long)]
         json: bool,
     },
@@ -454,10 +454,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Export { json: _ } => {
+        Command::Export { json } => {
             let app = open().await?;
             let data = export::export(app.ctx.store.as_ref(), app.ctx.now()).await.context("reading the database")?;
-            println!("{}", serde_json::to_string_pretty(&data)?);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&data)?);
+            } else {
+                print!("{}", export::to_text(&data)?);
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Briefing(b) => {

@@ -5,12 +5,9 @@
 
 use std::sync::Arc;
 
-use std::sync::LazyLock;
-
 use anyhow::{bail, Context};
 use arthur_agents::memory::{MemoryStore, PgStore, SqliteStore};
 use arthur_atlas::store::{AtlasStore, PgAtlasStore, SqliteAtlasStore};
-use regex::Regex;
 use sqlx::postgres::PgPool;
 use sqlx::SqlitePool;
 
@@ -115,10 +112,7 @@ impl Database {
 
 /// `scheme://user:password@` with the password replaced: a database error may quote the URL.
 pub fn redact_url_passwords(text: &str) -> String {
-    static URL_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#"([A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@"'\\<>]*:)[^\s/?#"'\\<>]+@"#).expect("a valid pattern")
-    });
-    URL_PASSWORD.replace_all(text, "${1}[REDACTED]@").into_owned()
+    arthur_agents::redact::redact(text).0.into_owned()
 }
 
 #[cfg(test)]
@@ -128,9 +122,12 @@ mod tests {
     #[test]
     fn passwords_in_urls_are_redacted_and_the_rest_kept() {
         let e = "error connecting to postgres://arthur:hunter2@db:5432/arthur: refused";
-        assert_eq!(redact_url_passwords(e), "error connecting to postgres://arthur:[REDACTED]@db:5432/arthur: refused");
+        assert_eq!(
+            redact_url_passwords(e),
+            "error connecting to postgres://arthur:[REDACTED:url_password]@db:5432/arthur: refused"
+        );
         assert_eq!(redact_url_passwords("sqlite:///d/arthur.db"), "sqlite:///d/arthur.db");
         let two = redact_url_passwords("postgresql://u:p%40ss@h/db and again postgres://v:w@h");
-        assert_eq!(two, "postgresql://u:[REDACTED]@h/db and again postgres://v:[REDACTED]@h");
+        assert_eq!(two, "postgresql://u:[REDACTED:url_password]@h/db and again postgres://v:[REDACTED:url_password]@h");
     }
 }

@@ -175,8 +175,12 @@ pub fn atlas_checks(settings: &Settings) -> Vec<(bool, String)> {
         (
             true,
             format!(
-                "Atlas · runs : worktree isolé, {} nouvel(s) essai(s) après un délai dépassé (ATLAS_MAX_RETRIES)",
-                a.max_retries
+                "Atlas · runs : worktree isolé, {} après un délai dépassé (ATLAS_MAX_RETRIES)",
+                match a.max_retries {
+                    0 => "aucun nouvel essai".to_string(),
+                    1 => "1 nouvel essai".to_string(),
+                    n => format!("{n} nouveaux essais"),
+                }
             ),
         )
     } else {

@@ -654,6 +654,18 @@ impl<'a> VoiceLoop<'a> {
         Ok(exchanges)
     }
 
+    /// Whether a timer is ringing now (a failed read counts as not: the stop word then only
+    /// cuts, as before).
+    async fn timer_ringing(&self) -> bool {
+        match self.engine.context().store.ringing_timers().await {
+            Ok(t) => !t.is_empty(),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the ringing timers");
+                false
+            }
+        }
+    }
+
     /// Hands-free until the input ends or `shutdown` resolves.
     pub async fn hands_free(
         &self,
@@ -966,6 +978,13 @@ impl<'a> VoiceLoop<'a> {
         if self.tuning.stop_window.is_some() && near_answer && is_stop_word(&stripped) {
             speaker.stop();
             exchange.stopped_speech = true;
+            // « C'est bon » over a ringing timer means « I heard it »: the turn acknowledges it
+            // (and says so) rather than only cutting the bell.
+            if arthur_agents::understand::acknowledges(&stripped) && self.timer_ringing().await {
+                tracing::info!(transcript = %transcript, "stop word while a timer rings: acknowledged by the turn");
+                s.listener.answered(ears.now());
+                return self.run_command(stripped, exchange, s, ears, speaker, on_event).await;
+            }
             tracing::info!(transcript = %transcript, "stop word: speech cut, nothing run");
             on_event(&LoopEvent::Stopped(transcript.clone()));
             // The user is addressing Arthur: what follows at once is for him too.

@@ -38,14 +38,16 @@ pub struct BellDeps {
     pub ring_for: Duration,
 }
 
-/// What Arthur says when a timer ends; `late` when it ended while Arthur was stopped.
-pub fn announcement(m: &Minuteur, now: DateTime<Utc>, tz: Tz) -> String {
+/// What Arthur says when a timer ends. It says the timer ended while it was stopped only
+/// when the deadline is older than `up_since`, the moment this bell started: a timer that
+/// keeps ringing unanswered did not end during a stop.
+pub fn announcement(m: &Minuteur, up_since: DateTime<Utc>, tz: Tz) -> String {
     let what = match &m.nom {
         Some(n) => format!("Le minuteur {n}"),
         None => format!("Le minuteur de {}", arthur_agents::turn::local::spoken_duration_exact(m.duree_secondes)),
     };
     match m.echeance {
-        Some(end) if (now - end).num_seconds() > 60 => {
+        Some(end) if end < up_since => {
             format!("{what} s'est terminé à {}, pendant que j'étais arrêté.", arthur_agents::fr::spoken_time(end, tz))
         }
         _ => format!("{what} est terminé."),
@@ -58,11 +60,11 @@ pub async fn run(deps: BellDeps, shutdown: Shutdown) -> anyhow::Result<()> {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let stop = shutdown.wait();
     tokio::pin!(stop);
-    let mut last_said: HashMap<i64, DateTime<Utc>> = HashMap::new();
+    let mut bell = Bell::new(deps.clock.now());
     loop {
         tokio::select! {
             _ = tick.tick() => {
-                if let Err(e) = ring(&deps, &mut last_said).await {
+                if let Err(e) = ring(&deps, &mut bell).await {
                     tracing::warn!(error = %e, "timer check failed; retried at the next tick");
                 }
             }
@@ -73,12 +75,29 @@ pub async fn run(deps: BellDeps, shutdown: Shutdown) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What the bell remembers between checks.
+#[derive(Debug)]
+pub struct Bell {
+    /// When this bell started: a deadline before it passed while Arthur was stopped.
+    up_since: DateTime<Utc>,
+    /// When each ringing timer was last said.
+    last_said: HashMap<i64, DateTime<Utc>>,
+}
+
+impl Bell {
+    pub fn new(up_since: DateTime<Utc>) -> Self {
+        Self { up_since, last_said: HashMap::new() }
+    }
+}
+
 /// One check: timers whose deadline passed start ringing; ringing ones are said again when
 /// due; those rung too long stop. Returns the timers announced this time.
-pub async fn ring(deps: &BellDeps, last_said: &mut HashMap<i64, DateTime<Utc>>) -> anyhow::Result<Vec<Minuteur>> {
+pub async fn ring(deps: &BellDeps, bell: &mut Bell) -> anyhow::Result<Vec<Minuteur>> {
     let now = deps.clock.now();
+    let up_since = bell.up_since;
+    let last_said = &mut bell.last_said;
     for m in deps.store.ring_due_timers(now).await? {
-        let text = announcement(&m, now, deps.tz);
+        let text = announcement(&m, up_since, deps.tz);
         tracing::info!(id = m.id, "timer ended: {text}");
         eprintln!("Arthur : {text}");
         deps.health.update(|s| s.timers_rung += 1);
@@ -98,7 +117,7 @@ pub async fn ring(deps: &BellDeps, last_said: &mut HashMap<i64, DateTime<Utc>>) 
         }
         last_said.insert(m.id, now);
         if let Some(tx) = &deps.announce {
-            let text = announcement(&m, now, deps.tz);
+            let text = announcement(&m, up_since, deps.tz);
             if tx.try_send(Announcement { text, bell: true, rappel: None }).is_err() {
                 tracing::warn!(id = m.id, "voice busy or stopped: the timer rings on the web page only");
             }
@@ -133,7 +152,8 @@ mod tests {
     fn what_is_said_when_a_timer_ends() {
         let end = Utc.with_ymd_and_hms(2026, 11, 30, 9, 10, 0).unwrap();
         let tz = chrono_tz::Europe::Paris;
-        assert_eq!(announcement(&timer(Some("pâtes"), end), end, tz), "Le minuteur pâtes est terminé.");
+        let before = end - chrono::Duration::minutes(30);
+        assert_eq!(announcement(&timer(Some("pâtes"), end), before, tz), "Le minuteur pâtes est terminé.");
         assert_eq!(announcement(&timer(None, end), end, tz), "Le minuteur de dix minutes est terminé.");
         let later = end + chrono::Duration::minutes(30);
         assert_eq!(

@@ -182,7 +182,7 @@ async fn help_courtesy_and_annule_need_no_model() {
 /// when acknowledged; unanswered, it stops after the bounded time.
 #[tokio::test]
 async fn the_bell_rings_repeats_and_stops() {
-    use arthur::timers::{ring, BellDeps};
+    use arthur::timers::{ring, Bell, BellDeps};
     let o = Offline::new().await;
     o.say("minuteur pâtes de 2 minutes").await;
     o.say("minuteur thé de 10 minutes").await;
@@ -197,7 +197,7 @@ async fn the_bell_rings_repeats_and_stops() {
         repeat_every: std::time::Duration::from_secs(10),
         ring_for: std::time::Duration::from_secs(60),
     };
-    let mut said = Default::default();
+    let mut said = Bell::new(arthur_agents::time::Clock::now(&*o.app.clock));
     assert!(ring(&deps, &mut said).await.unwrap().is_empty(), "nothing due yet");
     o.app.clock.advance(Duration::seconds(121));
     let rung = ring(&deps, &mut said).await.unwrap();
@@ -216,8 +216,15 @@ async fn the_bell_rings_repeats_and_stops() {
     assert!(ring(&deps, &mut said).await.unwrap().is_empty());
     // The other one, never answered, stops ringing after the bounded time and is kept as
     // ended without an answer.
+    // It is found late (the check came after its deadline) while Arthur was running: that
+    // is not « pendant que j'étais arrêté ».
     o.app.clock.advance(Duration::minutes(10));
     assert_eq!(ring(&deps, &mut said).await.unwrap().len(), 1);
+    assert_eq!(rx.try_recv().unwrap().text, "Le minuteur thé est terminé.");
+    // A bell started after its deadline (Arthur restarted) says so.
+    let mut restarted = Bell::new(arthur_agents::time::Clock::now(&*o.app.clock));
+    assert_eq!(ring(&deps, &mut restarted).await.unwrap().len(), 1);
+    assert!(rx.try_recv().unwrap().text.ends_with("pendant que j'étais arrêté."));
     o.app.clock.advance(Duration::seconds(61));
     ring(&deps, &mut said).await.unwrap();
     assert!(o.app.store.ringing_timers().await.unwrap().is_empty());

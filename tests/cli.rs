@@ -63,6 +63,15 @@ fn export_json_has_the_interface_shape() {
     cli.ok(&["tool", "demarrer_minuteur", r#"{"duree_secondes": 600, "nom": "pâtes"}"#]);
     cli.ok(&["tool", "ajouter_a_liste", r#"{"liste": "courses", "element": "lait"}"#]);
 
+    // Without --json, the same content to read: every kind with its count, every item.
+    let text = cli.ok(&["export"]);
+    assert!(serde_json::from_str::<Value>(&text).is_err(), "text, not JSON: {text}");
+    for expected in
+        ["Notes (1)", "texte : penser au DKIM", "Rappels (1)", "Listes (1)", "Minuteurs (1)", "Décisions (1)"]
+    {
+        assert!(text.contains(expected), "{expected} missing from:\n{text}");
+    }
+
     let v: Value = serde_json::from_str(&cli.ok(&["export", "--json"])).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     let mut sorted = keys.clone();

@@ -1,9 +1,10 @@
 //! Ordinary conversation through the whole turn (the grammar, the router, the model, the
-//! composition), measured on the benign corpus written blind
-//! (`agents/tests/corpus/conversation_benign.tsv`: advice, world facts, recipes, plans the
-//! user asked for, encouragement, jokes, poems, honest limits, in French and English). Each
-//! answer is the scripted model's; what reaches the user should be that answer, untouched.
-//! The figures are printed (`cargo test --test integration conversation -- --nocapture`).
+//! composition), measured on the benign corpora written blind
+//! (`agents/tests/corpus/conversation_benign.tsv` and `conversation_benign2.tsv`: advice,
+//! world facts, recipes, plans the user asked for, encouragement, jokes, poems, honest
+//! limits, in French and English). Each answer is the scripted model's; what reaches the
+//! user should be that answer, untouched. The figures are printed (`cargo test --test
+//! integration conversation -- --nocapture`).
 
 use crate::common;
 
@@ -12,8 +13,16 @@ use common::{route, spawn_local_first_app};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ordinary_answers_reach_the_user_untouched() {
+    through_the_turn("conversation_benign.tsv", include_str!("../agents/tests/corpus/conversation_benign.tsv")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ordinary_answers_of_the_second_corpus_reach_the_user_untouched() {
+    through_the_turn("conversation_benign2.tsv", include_str!("../agents/tests/corpus/conversation_benign2.tsv")).await;
+}
+
+async fn through_the_turn(name: &str, corpus: &str) {
     let t = spawn_local_first_app().await;
-    let corpus = include_str!("../agents/tests/corpus/conversation_benign.tsv");
     let (mut answers, mut untouched, mut sentences, mut withheld, mut taken) = (0, 0, 0, 0, Vec::new());
     let mut altered = Vec::new();
     for line in corpus.lines().filter(|l| !l.trim().is_empty()) {
@@ -40,7 +49,7 @@ async fn ordinary_answers_reach_the_user_untouched() {
     }
     assert_eq!(t.llm.remaining(), 0);
     println!(
-        "conversation_benign.tsv through the turn: answers untouched {untouched}/{answers} ({:.1} %); sentences withheld {withheld}/{sentences} ({:.1} %); requests taken for commands {}",
+        "{name} through the turn: answers untouched {untouched}/{answers} ({:.1} %); sentences withheld {withheld}/{sentences} ({:.1} %); requests taken for commands {}",
         100.0 * untouched as f64 / answers.max(1) as f64,
         100.0 * withheld as f64 / sentences.max(1) as f64,
         taken.len()

@@ -59,7 +59,7 @@ async fn a_spoken_command_with_the_wake_word_writes_a_reminder_and_is_answered_a
         "",
         &[("creer_rappel", r#"{"texte": "appeler la banque", "echeance": "2026-12-01T09:00"}"#)],
     ));
-    t.llm.push(Reply::text("Autre chose ?"));
+    // No third call: the receipt, composed by code, ends a turn where a tool ran.
 
     let voice_loop = VoiceLoop::new(
         &t.engine,

@@ -834,9 +834,9 @@ async fn only_the_claim_is_withheld_and_code_says_what_was_left_out() {
             "Belle journée en perspective ! Tu as rendez-vous chez le dentiste à 15 h.",
             format!("Belle journée en perspective !\n{NOT_LOOKED}"),
         ),
-        // Both at once.
+        // Both at once (« ça roule ? » would be answered by the grammar as a courtesy).
         (
-            "ça roule ?",
+            "tu m'entends ?",
             "conversation",
             "Oui ! J'ai noté ton rendez-vous. Ton code du portail est 4521.",
             format!("Oui !\n{}", arthur_agents::turn::compose::NOTHING_DONE_NOT_LOOKED),

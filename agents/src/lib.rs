@@ -4,10 +4,12 @@
 //!
 //! This crate knows nothing of HTTP servers, audio devices or e-mail.
 
+pub mod ears;
 pub mod fr;
 pub mod llm;
 pub mod memory;
 pub mod prompts;
+pub mod redact;
 pub mod report;
 pub mod secret;
 pub mod text;

@@ -436,7 +436,7 @@ fn problem() -> impl Strategy<Value = (ArgProblem, Option<&'static str>)> {
         Just((ArgProblem::Empty, Some("vide"))),
         Just((ArgProblem::TooLong { max: 2000 }, Some("dépasse"))),
         Just((ArgProblem::BadDate, Some("date"))),
-        Just((ArgProblem::BadDateTime, Some("date et heure"))),
+        Just((ArgProblem::BadDateTime, Some("date avec une heure"))),
         Just((ArgProblem::NotPositive, Some("positif"))),
         Just((ArgProblem::NotAllowed, Some("permise"))),
     ]
@@ -449,16 +449,22 @@ fn refusal() -> impl Strategy<Value = (Refusal, Vec<Fact>)> {
             |(field, (problem, word))| {
                 let mut f = vec![];
                 if problem != ArgProblem::NotAnObject {
-                    f.push(Fact::Text(field.to_string()));
+                    // The field as the user reads it (« l'échéance »), not its JSON name.
+                    f.push(Fact::Text(arthur_agents::report::labels::field(field).to_string()));
                 }
                 f.extend(word.map(|w| Fact::Words(w, w)));
                 (Refusal::InvalidArguments(ArgError { field, problem }), f)
             }
         ),
-        word().prop_map(|name| (Refusal::UnknownTool { name: name.clone() }, vec![Fact::Text(name)])),
+        // Internal names (a tool the model made up, an agent) are not the user's words: the
+        // fact said is that the action is unknown or not allowed.
+        word().prop_map(|name| {
+            let f = vec![Fact::Words("je ne sais pas faire", "je ne sais pas faire")];
+            (Refusal::UnknownTool { name }, f)
+        }),
         Just((
             Refusal::ToolNotAllowed { name: "creer_projet", agent: "intendant" },
-            vec![Fact::Text("creer_projet".into()), Fact::Text("intendant".into())]
+            vec![Fact::Words("pas permise", "pas permise")]
         )),
         id().prop_map(|id| (Refusal::ReminderUnknown { id }, vec![Fact::Id(id)])),
         rappel().prop_map(|r| {

@@ -28,6 +28,10 @@ use super::machine::{
     self, End, EscalateWhy, FailReason, MergeFact, NotMergedWhy, Observation, Progress, QaFeedback, RouteQa, RunMode,
     RunObservation, RunPlan, Setback, Step,
 };
+pub use super::machine::{
+    code_decision, downgrade, is_no_code, CodeDecision, Contract, MAX_ISO_ITERATIONS, MAX_QA_ITERATIONS,
+    QA_EXIT_ISO_ONLY,
+};
 use super::mail::{split_cover, truncate_chars, EmailAddress, Mail};
 use super::notify::Notifier;
 use super::pty::{self, ClaudeArgs, ExitClass, LaunchSpec, RunOutcome};
@@ -51,12 +55,6 @@ pub const MAX_TURNS_RUN_LEGER: u32 = 40;
 pub const DEPLOY_TIMEOUT: Duration = Duration::from_secs(900);
 /// QA command timeout per route.
 pub const QA_TIMEOUT: Duration = Duration::from_secs(900);
-/// QA iterations before a human is asked (spec §9).
-pub const MAX_QA_ITERATIONS: u32 = 3;
-/// …when only the mock-up conformity failed.
-pub const MAX_ISO_ITERATIONS: u32 = 8;
-/// QA exit code meaning "only the mock-up conformity failed".
-pub const QA_EXIT_ISO_ONLY: i32 = 3;
 /// Lease time to live, renewed every minute while the run lasts.
 pub const LEASE_TTL_MINUTES: i64 = 5;
 /// The watchdog alerts on leases older than this.
@@ -147,38 +145,6 @@ impl PromptKind {
     }
 }
 
-/// The lane after the run (spec §9): question/negociation/conseil never code; run codes
-/// only with complexity plan.
-pub fn is_no_code(intent: Intent, complexity: Complexity) -> bool {
-    match intent {
-        Intent::Run => complexity != Complexity::Plan,
-        _ => true,
-    }
-}
-
-/// The contract's downgrade: applied only toward a no-code lane, only when the lane is not
-/// already no-code, complexity forced to leger.
-pub fn downgrade(intent: Intent, complexity: Complexity, reported: Option<Intent>) -> Option<(Intent, Complexity)> {
-    let reported = reported?;
-    if is_no_code(intent, complexity) || reported == Intent::Noise {
-        return None;
-    }
-    let target = (reported, Complexity::Leger);
-    (is_no_code(target.0, target.1) && target != (intent, complexity)).then_some(target)
-}
-
-/// The contract, read leniently: every field has a safe default.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Contract {
-    pub ok: bool,
-    pub intent: Option<Intent>,
-    pub tenant: Option<String>,
-    pub routes_to_qa: Vec<String>,
-    pub commits: Vec<String>,
-    pub summary_md: String,
-    pub draft_reply_for_user: Option<String>,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ContractSource {
     Read,
@@ -218,28 +184,6 @@ pub fn read_contract(path: &Path) -> (Contract, ContractSource) {
             Ok(c) => (c, ContractSource::Read),
             Err(e) => (Contract::default(), ContractSource::Invalid(e)),
         },
-    }
-}
-
-/// What the code lane does with a contract (spec §9.3).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CodeDecision {
-    /// Commits without a tenant or without routes: an anomaly.
-    MissingTenantOrRoutes,
-    /// Neither tenant nor commits: an analysis, treated as no-code.
-    Analysis,
-    Deploy {
-        tenant: String,
-        routes: Vec<String>,
-    },
-}
-
-pub fn code_decision(contract: &Contract, commits: usize) -> CodeDecision {
-    match (&contract.tenant, contract.routes_to_qa.is_empty(), commits) {
-        (None, _, 0) => CodeDecision::Analysis,
-        (Some(t), false, _) => CodeDecision::Deploy { tenant: t.clone(), routes: contract.routes_to_qa.clone() },
-        (Some(_), true, 0) => CodeDecision::Analysis,
-        _ => CodeDecision::MissingTenantOrRoutes,
     }
 }
 
@@ -494,14 +438,18 @@ impl Launcher {
         );
         let day = self.now().format("%Y-%m-%d");
         let body = format!(
-            "Bonjour,\n\n{n} e-mail(s) attendent d'être lancés, mais Atlas ne lance rien : Arthur tourne en root \
+            "Bonjour,\n\n{waiting}, mais Atlas ne lance rien : Arthur tourne en root \
              et Claude Code refuse le mode bypassPermissions en root (« --dangerously-skip-permissions cannot be used \
              with root/sudo privileges »).\n\nCe qu'il faut faire : lancer Arthur avec l'utilisateur du service \
              (systemd/arthur.service : User=arthur) ; ou, si la machine est un bac à sable jetable (conteneur de CI, \
              VM de test), mettre ATLAS_SANDBOXED=1 ; ou choisir un autre mode (ATLAS_PERMISSION_MODE=dontAsk avec \
              ATLAS_ALLOWED_TOOLS).\n\nLes e-mails restent dans la file : rien n'est perdu, ils partiront dès que \
              la configuration le permettra.\n\n— Atlas\n",
-            n = candidates
+            waiting = if candidates == 1 {
+                "1 e-mail attend d'être lancé".to_string()
+            } else {
+                format!("{candidates} e-mails attendent d'être lancés")
+            }
         );
         self.notifier()
             .notify_once(NewNotice {

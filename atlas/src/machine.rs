@@ -9,12 +9,111 @@
 //! turn limit or an API error is no success) live here, where a table of cases tests them
 //! without a PTY, git or SMTP.
 
-use super::launch::{
-    code_decision, downgrade, is_no_code, CodeDecision, Contract, MAX_ISO_ITERATIONS, MAX_QA_ITERATIONS,
-    QA_EXIT_ISO_ONLY,
-};
-use super::pty::ExitClass;
 use super::{Complexity, Intent};
+
+/// QA iterations before a human is asked (spec §9).
+pub const MAX_QA_ITERATIONS: u32 = 3;
+/// …when only the mock-up conformity failed.
+pub const MAX_ISO_ITERATIONS: u32 = 8;
+/// QA exit code meaning "only the mock-up conformity failed".
+pub const QA_EXIT_ISO_ONLY: i32 = 3;
+
+/// The lane after the run (spec §9): question/negociation/conseil never code; run codes
+/// only with complexity plan.
+pub fn is_no_code(intent: Intent, complexity: Complexity) -> bool {
+    match intent {
+        Intent::Run => complexity != Complexity::Plan,
+        _ => true,
+    }
+}
+
+/// The contract's downgrade: applied only toward a no-code lane, only when the lane is not
+/// already no-code, complexity forced to leger.
+pub fn downgrade(intent: Intent, complexity: Complexity, reported: Option<Intent>) -> Option<(Intent, Complexity)> {
+    let reported = reported?;
+    if is_no_code(intent, complexity) || reported == Intent::Noise {
+        return None;
+    }
+    let target = (reported, Complexity::Leger);
+    (is_no_code(target.0, target.1) && target != (intent, complexity)).then_some(target)
+}
+
+/// The contract, read leniently: every field has a safe default.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Contract {
+    pub ok: bool,
+    pub intent: Option<Intent>,
+    pub tenant: Option<String>,
+    pub routes_to_qa: Vec<String>,
+    pub commits: Vec<String>,
+    pub summary_md: String,
+    pub draft_reply_for_user: Option<String>,
+}
+
+/// What the code lane does with a contract (spec §9.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodeDecision {
+    /// Commits without a tenant or without routes: an anomaly.
+    MissingTenantOrRoutes,
+    /// Neither tenant nor commits: an analysis, treated as no-code.
+    Analysis,
+    Deploy {
+        tenant: String,
+        routes: Vec<String>,
+    },
+}
+
+pub fn code_decision(contract: &Contract, commits: usize) -> CodeDecision {
+    match (&contract.tenant, contract.routes_to_qa.is_empty(), commits) {
+        (None, _, 0) => CodeDecision::Analysis,
+        (Some(t), false, _) => CodeDecision::Deploy { tenant: t.clone(), routes: contract.routes_to_qa.clone() },
+        (Some(_), true, 0) => CodeDecision::Analysis,
+        _ => CodeDecision::MissingTenantOrRoutes,
+    }
+}
+
+/// How a run ended, with the exit code the spec's wrapper gave each case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitClass {
+    /// `result` with `is_error: false`.
+    Ok,
+    /// Killed after a silence of `idle_timeout` (no result): stuck, retryable.
+    Idle,
+    /// Killed by the hard timeout or Atlas' budget (no result): runaway, retryable.
+    HardTimeout,
+    /// A real failure: `result` with `is_error: true`, a crash, an exit without a result.
+    Error,
+    /// No result and an argument error on the terminal (`error: unknown option …`; exit 1 for
+    /// the real CLI, 2 for the spec's wrapper): claude refused its command line.
+    BadArguments,
+}
+
+impl ExitClass {
+    pub fn code(self) -> i32 {
+        match self {
+            ExitClass::Ok => 0,
+            ExitClass::Idle => 125,
+            ExitClass::HardTimeout => 124,
+            ExitClass::Error => 1,
+            ExitClass::BadArguments => 2,
+        }
+    }
+
+    /// Whether resuming the session may help (a timeout), as opposed to a real failure.
+    pub fn retryable(self) -> bool {
+        matches!(self, ExitClass::Idle | ExitClass::HardTimeout)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExitClass::Ok => "ok",
+            ExitClass::Idle => "idle",
+            ExitClass::HardTimeout => "hard_timeout",
+            ExitClass::Error => "error",
+            ExitClass::BadArguments => "bad_arguments",
+        }
+    }
+}
 
 /// Parkings after an unavailable API (or a refusal to run as root) before a human is asked
 /// (`ATLAS_API_RETRIES`).

@@ -506,7 +506,7 @@ pub fn parked_notice(row: &EmailRow, state: EmailState, why: &str) -> super::sto
     let body = format!(
         "Bonjour,\n\n\
          L'e-mail n° {id} (« {subject} », de {from}) est mis de côté : {step} échoue depuis {duration}, \
-         {attempts} tentative(s).\n\
+         {attempts}.\n\
          Dernière erreur : {why}\n\n\
          Rien n'est perdu : le message est conservé tel quel. Quand le problème est réglé :\n\
          arthur atlas retry {id}\n\
@@ -517,7 +517,7 @@ pub fn parked_notice(row: &EmailRow, state: EmailState, why: &str) -> super::sto
             Some(h) if h >= 1 => format!("{h} h"),
             _ => "moins d'une heure".to_string(),
         },
-        attempts = row.attempts,
+        attempts = arthur_agents::fr::count(row.attempts, "tentative", "tentatives"),
         why = one_line(why),
     );
     super::store::NewNotice {

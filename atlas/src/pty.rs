@@ -30,6 +30,9 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
+/// The machine owns the vocabulary of how a run ended; the PTY driver only reports it.
+pub use super::machine::ExitClass;
+
 /// No output at all for this long: the agent is stuck (`ATLAS_IDLE_TIMEOUT_S`).
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(1200);
 /// Absolute ceiling of one run (`ATLAS_HARD_TIMEOUT_S`).
@@ -90,49 +93,6 @@ impl LaunchSpec {
             budget: DEFAULT_BUDGET,
             grace_after_result: DEFAULT_GRACE_AFTER_RESULT,
             cols: DEFAULT_COLS,
-        }
-    }
-}
-
-/// How a run ended, with the exit code the spec's wrapper gave each case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitClass {
-    /// `result` with `is_error: false`.
-    Ok,
-    /// Killed after a silence of `idle_timeout` (no result): stuck, retryable.
-    Idle,
-    /// Killed by the hard timeout or Atlas' budget (no result): runaway, retryable.
-    HardTimeout,
-    /// A real failure: `result` with `is_error: true`, a crash, an exit without a result.
-    Error,
-    /// No result and an argument error on the terminal (`error: unknown option …`; exit 1 for
-    /// the real CLI, 2 for the spec's wrapper): claude refused its command line.
-    BadArguments,
-}
-
-impl ExitClass {
-    pub fn code(self) -> i32 {
-        match self {
-            ExitClass::Ok => 0,
-            ExitClass::Idle => 125,
-            ExitClass::HardTimeout => 124,
-            ExitClass::Error => 1,
-            ExitClass::BadArguments => 2,
-        }
-    }
-
-    /// Whether resuming the session may help (a timeout), as opposed to a real failure.
-    pub fn retryable(self) -> bool {
-        matches!(self, ExitClass::Idle | ExitClass::HardTimeout)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ExitClass::Ok => "ok",
-            ExitClass::Idle => "idle",
-            ExitClass::HardTimeout => "hard_timeout",
-            ExitClass::Error => "error",
-            ExitClass::BadArguments => "bad_arguments",
         }
     }
 }

@@ -142,10 +142,7 @@ impl SmtpAccount {
     /// `text` with every occurrence of the password replaced: a server or library message
     /// that echoes it cannot carry it into an error.
     fn scrub(&self, text: String) -> String {
-        match &self.password {
-            Some(p) if !p.expose().is_empty() => text.replace(p.expose(), "[REDACTED]"),
-            _ => text,
-        }
+        crate::redact::redact_known(&text, self.password.as_ref().map_or("", |p| p.expose()))
     }
 }
 
@@ -354,10 +351,18 @@ fn lane_words((intent, complexity): (Intent, Complexity)) -> String {
 pub fn merge_line(merge: &MergeFact) -> String {
     match merge {
         MergeFact::Merged { base, sha, commits } => {
-            format!("Fusion : intégré au tronc {} en {} ({commits} commit(s)).", one_line(base), short_sha(sha))
+            format!(
+                "Fusion : intégré au tronc {} en {} ({}).",
+                one_line(base),
+                short_sha(sha),
+                count(*commits, "commit", "commits")
+            )
         }
         MergeFact::InTrunk { commits } => {
-            format!("Fusion : sans objet — le run a travaillé directement dans le tronc ({commits} commit(s)).")
+            format!(
+                "Fusion : sans objet — le run a travaillé directement dans le tronc ({}).",
+                count(*commits, "commit", "commits")
+            )
         }
         MergeFact::NothingToMerge => "Fusion : rien à fusionner (aucun commit).".to_string(),
         MergeFact::NotAttempted { branch: Some(b) } => {
@@ -412,10 +417,10 @@ pub fn qa_line(qa: &QaFact) -> String {
         QaFact::NotReached => "QA : non atteinte.".to_string(),
         QaFact::NotConfigured => "QA : non configurée (ATLAS_QA_CMD) — rien n'a été vérifié.".to_string(),
         QaFact::Passed { routes: r, iterations } => {
-            format!("QA : passée, itération {iterations} ({} route(s) : {}).", r.len(), routes(r))
+            format!("QA : passée, itération {iterations} ({} : {}).", count(r.len(), "route", "routes"), routes(r))
         }
         QaFact::Failed { routes: r, iterations } => {
-            format!("QA : en échec à l'itération {iterations} ({} route(s) : {}).", r.len(), routes(r))
+            format!("QA : en échec à l'itération {iterations} ({} : {}).", count(r.len(), "route", "routes"), routes(r))
         }
     }
 }
@@ -458,10 +463,10 @@ fn end_detail(end: &End, retry_at: Option<(DateTime<Utc>, chrono::Duration)>) ->
         }
         End::TimedOut { .. } => String::new(),
         End::Escalated(EscalateWhy::QaBudget { iterations, iso_only: true }) => {
-            format!("écart à la maquette encore présent après {iterations} itération(s)")
+            format!("écart à la maquette encore présent après {}", count(*iterations, "itération", "itérations"))
         }
         End::Escalated(EscalateWhy::QaBudget { iterations, .. }) => {
-            format!("QA échouée après {iterations} itération(s) : un humain doit reprendre")
+            format!("QA échouée après {} : un humain doit reprendre", count(*iterations, "itération", "itérations"))
         }
         End::Escalated(EscalateWhy::Timeouts { attempts }) => {
             format!("délai dépassé à chacune des {attempts} tentatives ; les commits sont gardés sur la branche")
@@ -493,19 +498,25 @@ fn figure_line(r: &Recap) -> String {
     let cost = match r.cost_usd {
         Figure::Known(c) => format!("Coût : {}", format_cost(c)),
         Figure::Partial { known, missing } => {
-            format!("Coût : au moins {} ({missing} passe(s) sans événement « result » : inconnu)", format_cost(known))
+            format!(
+                "Coût : au moins {} ({} sans événement « result » : inconnu)",
+                format_cost(known),
+                count(missing, "passe", "passes")
+            )
         }
         Figure::Unknown => "Coût : inconnu (aucun événement « result »)".to_string(),
     };
     let turns = match r.turns {
         Figure::Known(t) => format!("Tours : {t}"),
-        Figure::Partial { known, missing } => format!("Tours : au moins {known} ({missing} passe(s) : inconnu)"),
+        Figure::Partial { known, missing } => {
+            format!("Tours : au moins {known} ({} : inconnu)", count(missing, "passe", "passes"))
+        }
         Figure::Unknown => "Tours : inconnu".to_string(),
     };
     let duration = match r.duration_s {
         Figure::Known(d) => format!("Durée : {}", format_duration(d)),
         Figure::Partial { known, missing } => {
-            format!("Durée : au moins {} ({missing} passe(s) : inconnue)", format_duration(known))
+            format!("Durée : au moins {} ({} : inconnue)", format_duration(known), count(missing, "passe", "passes"))
         }
         Figure::Unknown => "Durée : inconnue".to_string(),
     };
@@ -907,6 +918,11 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     one_line(&text)
+}
+
+/// "1 passe", "2 passes": a count with its noun agreed.
+fn count(n: impl TryInto<i64>, one: &str, many: &str) -> String {
+    arthur_agents::fr::count(n.try_into().unwrap_or(i64::MAX), one, many)
 }
 
 #[cfg(test)]

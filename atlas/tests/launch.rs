@@ -787,11 +787,7 @@ async fn the_emergency_switch_runs_in_the_trunk_and_the_journal_is_written_live(
     assert!(fallback.detail["reason"].as_str().unwrap().contains("ATLAS_WORKTREE=0"));
     let mails = t.smtp.wait_for_messages(1, Duration::from_secs(10));
     assert!(subject(&mails[0]).starts_with("[Atlas] terminé"), "{}", subject(&mails[0]));
-    assert!(
-        mails[0].text().contains("le run a travaillé directement dans le tronc (1 commit(s))"),
-        "{}",
-        mails[0].text()
-    );
+    assert!(mails[0].text().contains("le run a travaillé directement dans le tronc (1 commit)"), "{}", mails[0].text());
 }
 
 #[tokio::test(flavor = "multi_thread")]

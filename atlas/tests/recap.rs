@@ -123,7 +123,7 @@ fn detail_of(status: RunStatus) -> &'static str {
     match status {
         RunStatus::Failed => "le déploiement a échoué",
         RunStatus::TimedOut => "nouvel essai 1 sur 2 dans une heure",
-        RunStatus::Escalated => "écart à la maquette encore présent après 8 itération(s)",
+        RunStatus::Escalated => "écart à la maquette encore présent après 8 itérations",
         RunStatus::Parked => "l'API de Claude était surchargée (529) ; nouvel essai 1 sur 5 vers",
         _ => "",
     }
@@ -158,9 +158,9 @@ async fn the_recap_reaches_the_founder_only() {
     assert_eq!(parsed.subject(), Some(format!("[Atlas] terminé — Corriger le bouton du panier ({CLIENT})").as_str()));
     let text = mail.text();
     assert!(text.contains("Statut : terminé — le run a abouti et son travail est sur le tronc."), "{text}");
-    assert!(text.contains("Fusion : intégré au tronc main en 9876543 (2 commit(s))."), "{text}");
+    assert!(text.contains("Fusion : intégré au tronc main en 9876543 (2 commits)."), "{text}");
     assert!(text.contains("Déploiement : fait en préproduction (cible boutique)."), "{text}");
-    assert!(text.contains("QA : passée, itération 1 (1 route(s) : /boutique/panier ok)."), "{text}");
+    assert!(text.contains("QA : passée, itération 1 (1 route : /boutique/panier ok)."), "{text}");
     assert!(text.contains("0123456 — fix(panier): bouton visible sur mobile"), "{text}");
     assert!(text.contains("fedcba9 — test(panier): capture du bouton"), "{text}");
     assert!(text.contains("Coût : 0,42 $ · Tours : 12 · Durée : 3 min 05 s"), "{text}");

@@ -434,7 +434,8 @@ async fn a_timed_out_launch_is_requeued_with_its_count(fx: Fx) {
     let row = fx.store.email(id).await.unwrap().unwrap();
     assert_eq!((row.status, row.launch_retries), (EmailState::Classified, 1));
     assert!(!fx.store.schedule_launch_retry(id, json!({}), t0()).await.unwrap(), "only from spawned");
-    assert!(events(&fx, id).await.contains(&"retry_scheduled".to_string()));
+    let scheduled = events(&fx, id).await.iter().filter(|e| *e == "retry_scheduled").count();
+    assert_eq!(scheduled, 1, "the write that did not move the row wrote no audit");
     assert!(fx
         .store
         .transition(id, EmailState::Classified, EmailState::Spawned, "spawn_started", json!({}), t0())
@@ -1307,6 +1308,8 @@ async fn approval_is_a_guarded_decision(fx: Fx) {
     );
     assert!(fx.store.approve_launch(id, json!({"by": "web"}), t + minutes(3)).await.unwrap());
     assert!(!fx.store.approve_launch(id, json!({"by": "web"}), t + minutes(3)).await.unwrap(), "once");
+    let approvals = events(&fx, id).await.iter().filter(|e| *e == "launch_approved").count();
+    assert_eq!(approvals, 1, "an approval that changed nothing is not in the journal");
     let row = fx.store.email(id).await.unwrap().unwrap();
     assert_eq!((row.status, row.approved_at), (EmailState::Classified, Some(t + minutes(3))));
     assert_eq!(fx.store.launch_candidates(t, t0(), 10).await.unwrap().len(), 1, "approved: a candidate again");

@@ -1,6 +1,9 @@
 //! `cargo bench -p arthur-audio --bench stt`: transcription time and word error rate of the
 //! same 30 synthetic English commands with whisper-rs (this crate) and faster-whisper
-//! (Python), same base weights, 2 threads, greedy, side by side in one run.
+//! (Python), same base weights, 2 threads, greedy, side by side in one run; whisper-rs also
+//! with the levers of issue 29 (quantized weights made by `models/ggml_quantize.py`, flash
+//! attention, a smaller encoder context), each alone and together, and each one's ratio to
+//! faster-whisper int8 (goal ≤ 0.6×).
 //! Needs `models/fetch --offline`; the faster-whisper column needs `models/bench-setup`.
 
 #[path = "../tests/common/mod.rs"]
@@ -66,12 +69,33 @@ fn corpus(dir: &Path, commands: &[&str]) -> (Vec<Vec<f32>>, f64) {
     (clips, seconds)
 }
 
-fn whisper_rs(model: &Path, clips: &[Vec<f32>], audio_ctx: Option<i32>) -> (f64, Vec<String>) {
-    let options = SttOptions { language: "en".into(), threads: 2, audio_ctx, ..SttOptions::default() };
+fn whisper_rs(model: &Path, clips: &[Vec<f32>], options: SttOptions) -> (f64, Vec<String>) {
     let t = Transcriber::load(model, options).expect("model");
     let start = Instant::now();
     let texts = clips.iter().map(|c| t.transcribe(c).unwrap()).collect();
     (start.elapsed().as_secs_f64(), texts)
+}
+
+/// `base` quantized by `models/ggml_quantize.py`: the installed copy (`models/fetch`), else
+/// one made in the temporary directory.
+fn quantized(base: &Path, kind: &str) -> Option<PathBuf> {
+    let installed = base.with_file_name(format!("ggml-base-{kind}.bin"));
+    if installed.is_file() {
+        return Some(installed);
+    }
+    let out = std::env::temp_dir().join(format!("arthur-stt-bench-ggml-base-{kind}.bin"));
+    if !out.is_file() {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/ggml_quantize.py");
+        let python = std::env::var_os("HOME")
+            .map(|h| PathBuf::from(h).join(".cache/arthur/models-fetch/venv/bin/python"))
+            .filter(|p| p.is_file())
+            .unwrap_or_else(|| "python3".into());
+        let ok = Command::new(python).arg(script).arg(base).arg(&out).arg(kind).status().ok()?.success();
+        if !ok {
+            return None;
+        }
+    }
+    Some(out)
 }
 
 fn faster_whisper(corpus: &Path, compute: &str) -> Option<(f64, Vec<String>)> {
@@ -112,21 +136,60 @@ fn main() {
         println!("{name:<40} {secs:>10.2} {:>8.3} {:>8.1}", secs / audio_secs, wer(&commands, texts));
         secs
     };
-    let (s, t) = whisper_rs(&base, &clips, None);
-    let rs_full = row("whisper-rs (whisper.cpp), full window", s, &t);
-    let (s, t) = whisper_rs(&base, &clips, Some(500));
-    let rs_ctx = row("whisper-rs, audio_ctx=500", s, &t);
-    for compute in ["int8", "float32"] {
-        match faster_whisper(dir.path(), compute) {
+    let english = SttOptions { language: "en".into(), threads: 2, ..SttOptions::default() };
+    let adaptive = SttOptions { adaptive_audio_ctx: true, ..english.clone() };
+    let fitted = SttOptions { audio_ctx_floor: 200, ..adaptive.clone() };
+    let q8 = quantized(&base, "q8_0");
+    let q5 = quantized(&base, "q5_0");
+    let mut rows: Vec<(String, PathBuf, SttOptions)> = vec![
+        ("whisper-rs (whisper.cpp), full window".into(), base.clone(), english.clone()),
+        ("whisper-rs, adaptive audio_ctx (≥ 500)".into(), base.clone(), adaptive.clone()),
+        ("  + flash attention".into(), base.clone(), SttOptions { flash_attn: true, ..adaptive.clone() }),
+        ("  + audio_ctx fitted (≥ 200)".into(), base.clone(), fitted.clone()),
+    ];
+    for (kind, path) in [("q8_0", &q8), ("q5_0", &q5)] {
+        match path {
+            Some(p) => {
+                rows.push((format!("  + {kind} weights"), p.clone(), adaptive.clone()));
+                rows.push((
+                    format!("  + {kind} + flash attention"),
+                    p.clone(),
+                    SttOptions { flash_attn: true, ..adaptive.clone() },
+                ));
+                rows.push((
+                    format!("  + {kind} + flash attention + fitted"),
+                    p.clone(),
+                    SttOptions { flash_attn: true, ..fitted.clone() },
+                ));
+            }
+            None => println!("{kind}: could not be made (models/ggml_quantize.py failed)"),
+        }
+    }
+    // One run, side by side: faster-whisper first, then every whisper-rs row.
+    // STT_BENCH_FW=int8 leaves out faster-whisper float32 (the ratio's reference is int8).
+    let computes = std::env::var("STT_BENCH_FW").unwrap_or_else(|_| "int8,float32".into());
+    let fw: Vec<(&str, Option<Timed>)> = ["int8", "float32"]
+        .into_iter()
+        .filter(|c| computes.split(',').any(|w| w == *c))
+        .map(|c| (c, faster_whisper(dir.path(), c)))
+        .collect();
+    let int8 = fw.first().and_then(|(_, r)| r.as_ref().map(|r| r.0));
+    for (name, model, options) in rows {
+        let (s, t) = whisper_rs(&model, &clips, options);
+        row(&name, s, &t);
+        if let Some(fw) = int8 {
+            println!("{:<40} {:>10} ratio to faster-whisper int8: {:.2}× (goal ≤ 0.6×)", "", "", s / fw);
+        }
+    }
+    for (compute, result) in fw {
+        match result {
             Some((s, t)) => {
                 row(&format!("faster-whisper {compute}"), s, &t);
-                println!(
-                    "  ratio whisper-rs/faster-whisper {compute}: full {:.2}×, audio_ctx=500 {:.2}× (goal ≤ 1.0×)",
-                    rs_full / s,
-                    rs_ctx / s
-                );
             }
             None => println!("faster-whisper {compute}: unavailable (run models/bench-setup; errors above, if any)"),
         }
     }
 }
+
+/// A run's seconds and its transcripts.
+type Timed = (f64, Vec<String>);

@@ -7,6 +7,7 @@ pub const SAMPLE_RATE_HZ: u32 = 16_000;
 
 pub mod capture;
 pub mod clock;
+pub mod denoise;
 pub mod detect;
 pub mod earcon;
 pub mod echo;

@@ -26,7 +26,7 @@ pub enum SttError {
 }
 
 /// How the recogniser runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SttOptions {
     /// Whisper language code ("fr", "en", …); English-only models (`*.en`) need "en".
     pub language: String,
@@ -40,20 +40,73 @@ pub struct SttOptions {
     /// Without an explicit `audio_ctx`, size the encoder context to each utterance (see
     /// [`adaptive_audio_ctx`]): ~3.7× faster on short commands for the same accuracy.
     pub adaptive_audio_ctx: bool,
+    /// The smallest adaptive context, in frames of 20 ms ([`DEFAULT_AUDIO_CTX_FLOOR`]).
+    pub audio_ctx_floor: i32,
+    /// Beam search of this width instead of greedy decoding (`None`).
+    pub beam_size: Option<u32>,
+    /// whisper.cpp's flash attention (set when the model loads).
+    pub flash_attn: bool,
+    /// When to clean the utterance with the RNNoise denoiser before whisper.
+    pub denoise: Denoise,
 }
 
 impl Default for SttOptions {
     fn default() -> Self {
-        Self { language: "fr".to_owned(), threads: 2, initial_prompt: None, audio_ctx: None, adaptive_audio_ctx: false }
+        Self {
+            language: "fr".to_owned(),
+            threads: 2,
+            initial_prompt: None,
+            audio_ctx: None,
+            adaptive_audio_ctx: false,
+            audio_ctx_floor: DEFAULT_AUDIO_CTX_FLOOR,
+            beam_size: None,
+            flash_attn: false,
+            denoise: Denoise::Off,
+        }
     }
 }
 
+/// When the denoiser runs before whisper.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Denoise {
+    #[default]
+    Off,
+    Always,
+    /// Only when the room is loud: the utterance stands less than this many dB above the
+    /// background the detector measured ([`Room`]).
+    BelowSnrDb(f32),
+}
+
+/// What the speech detector knows of the room when an utterance closes
+/// (`vad::Utterance::level_db` and `background_db`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Room {
+    /// Mean power of the speech, dBFS.
+    pub level_db: f32,
+    /// The background's level, dBFS.
+    pub background_db: f32,
+}
+
+impl Room {
+    pub fn snr_db(&self) -> f32 {
+        self.level_db - self.background_db
+    }
+}
+
+/// The smallest adaptive encoder context: 500 frames (10 s), measured as accurate as the
+/// full window on short commands.
+pub const DEFAULT_AUDIO_CTX_FLOOR: i32 = 500;
+
 /// Encoder context for an utterance of `samples` at 16 kHz: the utterance plus 2 s of
-/// margin, never under 500 frames (10 s, measured as accurate as the full window on short
-/// commands) nor over 1500 (the full 30 s window).
+/// margin, never under [`DEFAULT_AUDIO_CTX_FLOOR`] nor over 1500 (the full 30 s window).
 pub fn adaptive_audio_ctx(samples: usize) -> i32 {
+    fitted_audio_ctx(samples, DEFAULT_AUDIO_CTX_FLOOR)
+}
+
+/// [`adaptive_audio_ctx`] with another floor (frames of 20 ms).
+pub fn fitted_audio_ctx(samples: usize, floor: i32) -> i32 {
     let secs = samples as f64 / f64::from(crate::SAMPLE_RATE_HZ) + 2.0;
-    ((secs / 30.0 * 1500.0).ceil() as i32).clamp(500, 1500)
+    ((secs / 30.0 * 1500.0).ceil() as i32).clamp(floor.clamp(1, 1500), 1500)
 }
 
 /// A loaded whisper model, ready to transcribe one utterance at a time.
@@ -86,6 +139,9 @@ impl Transcriber {
         if options.language.is_empty() || !options.language.chars().all(|c| c.is_ascii_lowercase()) {
             return Err(SttError::InvalidOption(format!("language {:?} is not a whisper code", options.language)));
         }
+        if options.beam_size == Some(0) {
+            return Err(SttError::InvalidOption("beam_size must be at least 1".to_owned()));
+        }
         if let Some(ctx) = options.audio_ctx {
             if !(1..=1500).contains(&ctx) {
                 return Err(SttError::InvalidOption(format!("audio_ctx {ctx} is outside 1..=1500")));
@@ -95,7 +151,9 @@ impl Transcriber {
         LOG_HOOKS.call_once(whisper_rs::install_logging_hooks);
         let started = Instant::now();
         let load_err = |source| SttError::Load { path: path.to_owned(), source };
-        let ctx = WhisperContext::new_with_params(path, WhisperContextParameters::default()).map_err(load_err)?;
+        let mut ctx_params = WhisperContextParameters::default();
+        ctx_params.flash_attn(options.flash_attn);
+        let ctx = WhisperContext::new_with_params(path, ctx_params).map_err(load_err)?;
         if !ctx.is_multilingual() && options.language != "en" {
             return Err(SttError::InvalidOption(format!(
                 "{} is an English-only model; language {:?} needs a multilingual one",
@@ -118,54 +176,96 @@ impl Transcriber {
         &self.options
     }
 
-    /// Transcribes one utterance (16 kHz mono samples in -1..1): greedy decoding, no
-    /// timestamps, one segment. Returns an empty string for silence and for whisper's known
-    /// hallucinations.
+    /// Transcribes one utterance (16 kHz mono samples in -1..1): greedy decoding (or beam
+    /// search, [`SttOptions::beam_size`]), no timestamps, one segment. Returns an empty
+    /// string for silence and for whisper's known hallucinations. Knows nothing of the room:
+    /// the denoiser runs only when it is [`Denoise::Always`] (see [`Self::transcribe_in`]).
     pub fn transcribe(&self, pcm_16k_mono: &[f32]) -> Result<String, SttError> {
+        self.transcribe_in(pcm_16k_mono, None)
+    }
+
+    /// [`Self::transcribe`] in a room the detector measured: the denoiser runs when
+    /// [`SttOptions::denoise`] says the room is loud enough for it.
+    pub fn transcribe_in(&self, pcm_16k_mono: &[f32], room: Option<Room>) -> Result<String, SttError> {
+        let prompt = self.options.initial_prompt.as_deref();
+        Ok(self.hypotheses(pcm_16k_mono, room, &[prompt])?.pop().unwrap_or_default())
+    }
+
+    /// Several readings of one utterance, one per prompt given (`None`: no prompt), in that
+    /// order; each is a whole decoding (the encoder runs again), so two prompts cost twice
+    /// the time. The caller judges them (for Arthur, the grammar: `arthur_agents::ears`).
+    pub fn hypotheses(
+        &self,
+        pcm_16k_mono: &[f32],
+        room: Option<Room>,
+        prompts: &[Option<&str>],
+    ) -> Result<Vec<String>, SttError> {
         // whisper.cpp refuses input shorter than 100 ms (and pads everything to 1 s anyway).
         if pcm_16k_mono.len() < crate::SAMPLE_RATE_HZ as usize / 10 {
-            return Ok(String::new());
+            return Ok(vec![String::new(); prompts.len()]);
         }
-        let started = Instant::now();
-        let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
-        params.set_n_threads(self.options.threads as i32);
-        params.set_language(Some(&self.options.language));
-        params.set_translate(false);
-        params.set_no_timestamps(true);
-        params.set_single_segment(true);
-        params.set_no_context(true);
-        params.set_suppress_blank(true);
-        params.set_print_special(false);
-        params.set_print_progress(false);
-        params.set_print_realtime(false);
-        params.set_print_timestamps(false);
-        if let Some(prompt) = self.options.initial_prompt.as_deref().filter(|p| !p.trim().is_empty()) {
-            params.set_initial_prompt(prompt);
-        }
-        match (self.options.audio_ctx, self.options.adaptive_audio_ctx) {
-            (Some(ctx), _) => params.set_audio_ctx(ctx),
-            (None, true) => params.set_audio_ctx(adaptive_audio_ctx(pcm_16k_mono.len())),
-            (None, false) => {}
-        }
+        let denoise = match self.options.denoise {
+            Denoise::Off => false,
+            Denoise::Always => true,
+            Denoise::BelowSnrDb(limit) => room.is_some_and(|r| r.snr_db() < limit),
+        };
+        let cleaned;
+        let pcm = if denoise {
+            cleaned = crate::denoise::denoise(pcm_16k_mono);
+            &cleaned[..]
+        } else {
+            pcm_16k_mono
+        };
+        let mut out = Vec::with_capacity(prompts.len());
         let mut state = self.state.lock().map_err(|_| SttError::Poisoned)?;
-        state.full(params, pcm_16k_mono)?;
-        let mut text = String::new();
-        for i in 0..state.full_n_segments() {
-            if let Some(segment) = state.get_segment(i) {
-                text.push_str(&segment.to_str_lossy()?);
+        for prompt in prompts {
+            let started = Instant::now();
+            let mut params = match self.options.beam_size {
+                Some(width) => {
+                    FullParams::new(SamplingStrategy::BeamSearch { beam_size: width as i32, patience: -1.0 })
+                }
+                None => FullParams::new(SamplingStrategy::Greedy { best_of: 1 }),
+            };
+            params.set_n_threads(self.options.threads as i32);
+            params.set_language(Some(&self.options.language));
+            params.set_translate(false);
+            params.set_no_timestamps(true);
+            params.set_single_segment(true);
+            params.set_no_context(true);
+            params.set_suppress_blank(true);
+            params.set_print_special(false);
+            params.set_print_progress(false);
+            params.set_print_realtime(false);
+            params.set_print_timestamps(false);
+            if let Some(prompt) = prompt.filter(|p| !p.trim().is_empty()) {
+                params.set_initial_prompt(prompt);
             }
+            match (self.options.audio_ctx, self.options.adaptive_audio_ctx) {
+                (Some(ctx), _) => params.set_audio_ctx(ctx),
+                (None, true) => params.set_audio_ctx(fitted_audio_ctx(pcm.len(), self.options.audio_ctx_floor)),
+                (None, false) => {}
+            }
+            state.full(params, pcm)?;
+            let mut text = String::new();
+            for i in 0..state.full_n_segments() {
+                if let Some(segment) = state.get_segment(i) {
+                    text.push_str(&segment.to_str_lossy()?);
+                }
+            }
+            let text = text.trim().to_owned();
+            let filtered = is_hallucination(&text);
+            tracing::debug!(
+                audio_ms = pcm.len() as u64 * 1000 / u64::from(crate::SAMPLE_RATE_HZ),
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                chars = text.chars().count(),
+                prompted = prompt.is_some(),
+                denoised = denoise,
+                filtered,
+                "whisper transcription"
+            );
+            out.push(if filtered { String::new() } else { text });
         }
-        drop(state);
-        let text = text.trim().to_owned();
-        let filtered = is_hallucination(&text);
-        tracing::debug!(
-            audio_ms = pcm_16k_mono.len() as u64 * 1000 / u64::from(crate::SAMPLE_RATE_HZ),
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            chars = text.chars().count(),
-            filtered,
-            "whisper transcription"
-        );
-        Ok(if filtered { String::new() } else { text })
+        Ok(out)
     }
 }
 
@@ -275,6 +375,8 @@ mod adaptive_tests {
         assert_eq!(super::adaptive_audio_ctx(16_000 * 3), 500);
         assert_eq!(super::adaptive_audio_ctx(16_000 * 18), 1000);
         assert_eq!(super::adaptive_audio_ctx(16_000 * 60), 1500);
+        assert_eq!(super::fitted_audio_ctx(16_000 * 3, 200), 250, "3 s + 2 s of margin");
+        assert_eq!(super::fitted_audio_ctx(16_000, 200), 200);
     }
 }
 

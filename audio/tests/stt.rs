@@ -170,7 +170,7 @@ fn word_error_rate_on(stt: &Transcriber, label: &str, corpus: &[(&'static str, V
 }
 
 fn english(audio_ctx: Option<i32>) -> SttOptions {
-    SttOptions { language: "en".to_owned(), threads: 2, initial_prompt: None, audio_ctx, adaptive_audio_ctx: false }
+    SttOptions { language: "en".to_owned(), threads: 2, audio_ctx, ..SttOptions::default() }
 }
 
 // Figures measured on the 2-core development machine (whisper-rs 0.16, f16 models from

@@ -240,6 +240,12 @@ impl Grammar {
         Ok(Self { intents, templates, vocabulary })
     }
 
+    /// Whether `word` (folded) is written in some template: the words a command can be
+    /// made of (the speech recogniser's context prompt is checked against them).
+    pub fn knows_word(&self, word: &str) -> bool {
+        self.vocabulary.contains(&fold(word))
+    }
+
     /// The names of the intents, in the data's order.
     pub fn intents(&self) -> impl Iterator<Item = &str> {
         self.intents.iter().map(|i| i.name.as_str())

@@ -94,7 +94,7 @@ async fn poll_list_show_and_report_through_the_command_line() {
     llm.push(verdict("noise", "leger", 0.95));
     llm.push(verdict("negociation", "leger", 0.88));
     let out = env.ok(&["atlas", "poll", "--once"]);
-    assert!(out.contains("3 nouveau(x)") && out.contains("1 bloqué(s)") && out.contains("2 classé(s)"), "{out}");
+    assert!(out.contains("3 nouveaux") && out.contains("1 bloqué") && out.contains("2 classés"), "{out}");
     assert!(imap.seen_flags().await.iter().all(|(_, s)| *s));
     // The classifier used the configured model name.
     assert!(llm.chat_requests().iter().all(|r| r.body["model"] == "mistral-small-2603"));
@@ -314,7 +314,7 @@ async fn kill_9_mid_intake_loses_nothing_and_duplicates_nothing() {
     assert!(stored_at_kill < n, "killed too late: {stored_at_kill} stored");
 
     let out = env.ok(&["atlas", "poll", "--once"]);
-    assert!(out.contains("classé(s)"), "{out}");
+    assert!(out.contains(" classé"), "{out}");
     let list = env.json(&["atlas", "list", "--json"]);
     let list = list.as_array().unwrap();
     assert_eq!(list.len(), n, "each message exactly once");
@@ -436,7 +436,7 @@ async fn launch_logs_and_database_never_hold_the_secrets_a_run_prints() {
     let out = env.arthur(&["atlas", "launch", "--once"]);
     let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
     assert!(out.status.success(), "{all}");
-    assert!(all.contains("1 lancé(s)"), "{all}");
+    assert!(all.contains("1 lancé,"), "{all}");
     let bytes = std::fs::read(env.data.path().join("arthur.db")).unwrap();
     let wal = std::fs::read(env.data.path().join("arthur.db-wal")).unwrap_or_default();
     for secret in [
@@ -510,7 +510,7 @@ async fn children_get_the_allowlisted_environment_and_none_of_arthurs_secrets() 
     env.ok(&["atlas", "poll", "--once"]);
     let out = env.arthur(&["atlas", "launch", "--once"]);
     let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
-    assert!(out.status.success() && all.contains("1 traité(s)"), "{all}");
+    assert!(out.status.success() && all.contains("1 traité,"), "{all}");
 
     let claude: std::collections::BTreeMap<String, String> =
         serde_json::from_str(&std::fs::read_to_string(dir.join("claude.env")).unwrap()).unwrap();
@@ -558,7 +558,7 @@ async fn the_doctor_says_who_may_launch_and_what_the_runs_see() {
     assert!(out.contains("en attente de ton accord : 0"), "{out}");
     assert!(out.contains("mis de côté après une journée d'erreurs : 0 (antivirus 0, classification 0)"), "{out}");
     assert!(out.contains("escaladés (un humain doit reprendre) : 0"), "{out}");
-    assert!(out.contains("2 nouvel(s) essai(s) après un délai dépassé"), "{out}");
+    assert!(out.contains("2 nouveaux essais après un délai dépassé"), "{out}");
     // A parked message is counted (its row put in that state as a day of errors would).
     let pool = sqlx::sqlite::SqlitePoolOptions::new()
         .connect(&format!("sqlite://{}", env.data.path().join("arthur.db").display()))
@@ -678,8 +678,17 @@ async fn serve_s_lock_watchdog_alerts_once_while_a_launch_cycle_runs() {
     .execute(&pool)
     .await
     .unwrap();
-    let mails = smtp.wait_for_messages(1, Duration::from_secs(20));
-    let alert = mails.iter().find(|m| m.parsed().subject().unwrap_or("").starts_with("[Atlas] verrou bloqué")).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let alert = loop {
+        let mails = smtp.wait_for_messages(1, Duration::from_secs(20));
+        if let Some(a) = mails.iter().find(|m| m.parsed().subject().unwrap_or("").starts_with("[Atlas] verrou bloqué"))
+        {
+            break a.clone();
+        }
+        let subjects: Vec<String> = mails.iter().map(|m| m.parsed().subject().unwrap_or("").to_string()).collect();
+        assert!(std::time::Instant::now() < deadline, "no lock alert among {subjects:?}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
     assert_eq!(alert.rcpt_tos, vec![FOUNDER.to_string()]);
     assert!(
         alert.text().contains("stuck-host:4242") && alert.text().contains(&format!("e-mail n° {other}")),

@@ -325,7 +325,7 @@ pub fn french_speech(text: &str, path: &std::path::Path) -> Vec<f32> {
     let raw = path.with_extension("raw.wav");
     let path_env = format!("{}:{}", voice.join("bin").display(), std::env::var("PATH").unwrap_or_default());
     let out = std::process::Command::new("espeak-ng")
-        .args(["-v", "mb-fr3", "-s", "140", "-w", raw.to_str().unwrap(), &said])
+        .args(["-v", "mb-fr3", "-s", "120", "-w", raw.to_str().unwrap(), &said])
         .env("ESPEAK_DATA_PATH", &voice)
         .env("PATH", path_env)
         .output()

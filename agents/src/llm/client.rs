@@ -540,12 +540,7 @@ fn snippet(bytes: &[u8]) -> String {
 
 /// Some providers echo the key in their error bodies: it never leaves this module.
 fn redact(text: &str, key: &Secret) -> String {
-    let key = key.expose();
-    if key.is_empty() {
-        text.to_string()
-    } else {
-        text.replace(key, "[REDACTED]")
-    }
+    crate::redact::redact_known(text, key.expose())
 }
 
 fn millis(d: Duration) -> u64 {

@@ -64,3 +64,41 @@ pub async fn export(store: &dyn MemoryStore, now: DateTime<Utc>) -> StoreResult<
         listes: store.lists().await?,
     })
 }
+
+/// `arthur export` without `--json`: the same content as text to read, one section per kind
+/// with its count, one line per item with every field that has a value (nothing left out,
+/// nothing reworded: the field names are the JSON's).
+pub fn to_text(e: &Export) -> Result<String, serde_json::Error> {
+    let value = serde_json::to_value(e)?;
+    let mut out = String::new();
+    let sections = [
+        ("notes", "Notes"),
+        ("rappels", "Rappels"),
+        ("preferences", "Préférences"),
+        ("souvenirs", "Souvenirs"),
+        ("projets", "Projets"),
+        ("decisions", "Décisions"),
+        ("sessions", "Sessions de travail"),
+        ("minuteurs", "Minuteurs"),
+        ("listes", "Listes"),
+    ];
+    for (key, title) in sections {
+        let items = value[key].as_array().cloned().unwrap_or_default();
+        out.push_str(&format!("{title} ({})\n", items.len()));
+        for item in &items {
+            let fields: Vec<String> = match item.as_object() {
+                Some(map) => map
+                    .iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(k, v)| match v {
+                        serde_json::Value::String(s) => format!("{k} : {s}"),
+                        other => format!("{k} : {other}"),
+                    })
+                    .collect(),
+                None => vec![item.to_string()],
+            };
+            out.push_str(&format!("  - {}\n", fields.join(" · ")));
+        }
+    }
+    Ok(out)
+}

@@ -59,8 +59,10 @@ pub fn field(name: &str) -> &'static str {
         "contient" => "les mots cherchés",
         "duree_secondes" => "la durée",
         "ajout_secondes" => "le temps à ajouter",
+        "delta_secondes" => "le temps à ajouter ou à retirer",
         "action" => "le changement demandé",
         "liste" => "la liste",
+        "tous" => "le choix de tous les arrêter",
         "element" => "l'élément",
         _ => "une donnée de la demande",
     }

@@ -272,17 +272,38 @@ macro_rules! sql_atlas_store {
             insert_audit(tx, Some(email_id), audit::CANCELLED_BY_FOUNDER, &detail, now).await
         }
 
-        /// A guarded status change (`from` → `to`); whether it happened.
-        async fn move_state(tx: &mut Conn, id: i64, from: EmailState, to: EmailState, now: &str) -> StoreResult<bool> {
-            Ok(sqlx::query("UPDATE atlas_emails SET status = $1, updated_at = $2 WHERE id = $3 AND status = $4")
+        /// The one guarded write: `update`, whose `WHERE` holds the guard (the state the row
+        /// must be in), then its audit — written only if the row moved, so the journal never
+        /// tells of a change that a concurrent writer won. Whether it moved.
+        async fn guarded<'q>(
+            tx: &mut Conn,
+            update: sqlx::query::Query<'q, $db, <$db as sqlx::Database>::Arguments<'q>>,
+            email_id: Option<i64>,
+            event: &str,
+            detail: &Value,
+            now: &str,
+        ) -> StoreResult<bool> {
+            let moved = update.execute(&mut *tx).await?.rows_affected() == 1;
+            if moved {
+                insert_audit(tx, email_id, event, detail, now).await?;
+            }
+            Ok(moved)
+        }
+
+        /// A guarded status change (`from` → `to`) and its audit; whether it happened.
+        async fn move_state(
+            tx: &mut Conn,
+            id: i64,
+            (from, to): (EmailState, EmailState),
+            (event, detail): (&str, &Value),
+            now: &str,
+        ) -> StoreResult<bool> {
+            let update = sqlx::query("UPDATE atlas_emails SET status = $1, updated_at = $2 WHERE id = $3 AND status = $4")
                 .bind(to.as_str())
                 .bind(now)
                 .bind(id)
-                .bind(from.as_str())
-                .execute(tx)
-                .await?
-                .rows_affected()
-                == 1)
+                .bind(from.as_str());
+            guarded(tx, update, Some(id), event, detail, now).await
         }
 
         #[async_trait]
@@ -384,7 +405,7 @@ macro_rules! sql_atlas_store {
                 let now = to_db(now);
                 let status = rules::state_after_scan(scan.verdict);
                 let mut tx: Tx = self.write_tx().await?;
-                let done = sqlx::query(
+                let update = sqlx::query(
                     "UPDATE atlas_emails SET status = $1, scan_verdict = $2, scanned_parts = $3, attachment_count = $4,
                        attempts = 0, retry_at = NULL, failing_since = NULL, updated_at = $5
                      WHERE id = $6 AND status = 'received'",
@@ -394,13 +415,9 @@ macro_rules! sql_atlas_store {
                 .bind(scan.scanned_parts as i64)
                 .bind(scan.attachments as i64)
                 .bind(&now)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected()
-                    == 1;
+                .bind(id);
+                let done = guarded(&mut tx, update, Some(id), audit::SCANNED, &scan.detail, &now).await?;
                 if done {
-                    insert_audit(&mut tx, Some(id), audit::SCANNED, &scan.detail, &now).await?;
                     if status == EmailState::Blocked {
                         insert_audit(&mut tx, Some(id), audit::CLASSIFY_BLOCKED_UNSAFE_ATTACHMENTS, &scan.detail, &now)
                             .await?;
@@ -495,39 +512,33 @@ macro_rules! sql_atlas_store {
                     }
                 };
                 let now = to_db(now);
-                sqlx::query(
+                let update = sqlx::query(
                     "UPDATE atlas_emails SET status = $1, attempts = 0, retry_at = NULL, failing_since = NULL, updated_at = $2
                      WHERE id = $3 AND status = $4",
                 )
                 .bind(to.as_str())
                 .bind(&now)
                 .bind(id)
-                .bind(from.as_str())
-                .execute(&mut *tx)
-                .await?;
-                insert_audit(&mut tx, Some(id), audit::RETRY_REQUESTED, &rules::requeue_detail(detail, from, to), &now)
-                    .await?;
+                .bind(from.as_str());
+                let detail = rules::requeue_detail(detail, from, to);
+                // Read and write are in one writer's transaction, so the row cannot move in
+                // between; the guard still decides, and a row that did not move is not audited.
+                let moved = guarded(&mut tx, update, Some(id), audit::RETRY_REQUESTED, &detail, &now).await?;
                 tx.commit().await?;
-                Ok(Requeue::Requeued { from, to })
+                Ok(if moved { Requeue::Requeued { from, to } } else { Requeue::NotParked(from) })
             }
 
             async fn schedule_launch_retry(&self, id: i64, detail: Value, now: DateTime<Utc>) -> StoreResult<bool> {
                 let now = to_db(now);
                 let mut tx: Tx = self.write_tx().await?;
-                let done = sqlx::query(
+                let update = sqlx::query(
                     "UPDATE atlas_emails SET status = 'classified', launch_retries = launch_retries + 1, retry_at = NULL,
                        updated_at = $1
                      WHERE id = $2 AND status = 'spawned'",
                 )
                 .bind(&now)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected()
-                    == 1;
-                if done {
-                    insert_audit(&mut tx, Some(id), audit::RETRY_SCHEDULED, &detail, &now).await?;
-                }
+                .bind(id);
+                let done = guarded(&mut tx, update, Some(id), audit::RETRY_SCHEDULED, &detail, &now).await?;
                 tx.commit().await?;
                 Ok(done)
             }
@@ -541,21 +552,16 @@ macro_rules! sql_atlas_store {
             ) -> StoreResult<bool> {
                 let now = to_db(now);
                 let mut tx: Tx = self.write_tx().await?;
-                let done = sqlx::query(
+                let retry_at = to_db(retry_at);
+                let update = sqlx::query(
                     "UPDATE atlas_emails SET status = 'classified', attempts = attempts + 1, retry_at = $1,
                        failing_since = COALESCE(failing_since, $2), updated_at = $2
                      WHERE id = $3 AND status = 'spawned'",
                 )
-                .bind(to_db(retry_at))
+                .bind(&retry_at)
                 .bind(&now)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected()
-                    == 1;
-                if done {
-                    insert_audit(&mut tx, Some(id), audit::RETRY_SCHEDULED, &detail, &now).await?;
-                }
+                .bind(id);
+                let done = guarded(&mut tx, update, Some(id), audit::RETRY_SCHEDULED, &detail, &now).await?;
                 tx.commit().await?;
                 Ok(done)
             }
@@ -892,7 +898,9 @@ macro_rules! sql_atlas_store {
                 let orphans = Self::orphaned_launches(&mut tx, &now).await?;
                 let mut ids = Vec::new();
                 for id in orphans {
-                    if !move_state(&mut tx, id, EmailState::Spawned, EmailState::Classified, &now).await? {
+                    let moves = (EmailState::Spawned, EmailState::Classified);
+                    let interrupted = (audit::LAUNCH_INTERRUPTED, &serde_json::json!({}));
+                    if !move_state(&mut tx, id, moves, interrupted, &now).await? {
                         continue;
                     }
                     sqlx::query(
@@ -906,7 +914,6 @@ macro_rules! sql_atlas_store {
                     sqlx::query("DELETE FROM atlas_leases WHERE email_id = $1").bind(id).execute(&mut *tx).await?;
                     // Back in the queue under the quiet window, not an old parking's time.
                     sqlx::query("UPDATE atlas_emails SET retry_at = NULL WHERE id = $1").bind(id).execute(&mut *tx).await?;
-                    insert_audit(&mut tx, Some(id), audit::LAUNCH_INTERRUPTED, &serde_json::json!({}), &now).await?;
                     ids.push(id);
                 }
                 tx.commit().await?;
@@ -924,10 +931,7 @@ macro_rules! sql_atlas_store {
             ) -> StoreResult<bool> {
                 let now = to_db(now);
                 let mut tx: Tx = self.write_tx().await?;
-                let done = move_state(&mut tx, id, from, to, &now).await?;
-                if done {
-                    insert_audit(&mut tx, Some(id), event, &detail, &now).await?;
-                }
+                let done = move_state(&mut tx, id, (from, to), (event, &detail), &now).await?;
                 tx.commit().await?;
                 Ok(done)
             }
@@ -1132,17 +1136,10 @@ macro_rules! sql_atlas_store {
 
             async fn set_auto_launch(&self, client_id: i64, allowed: bool, now: DateTime<Utc>) -> StoreResult<bool> {
                 let mut tx: Tx = self.write_tx().await?;
-                let done = sqlx::query("UPDATE atlas_clients SET auto_launch = $1 WHERE id = $2")
-                    .bind(allowed as i64)
-                    .bind(client_id)
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected()
-                    == 1;
-                if done {
-                    let detail = serde_json::json!({"client_id": client_id, "auto_launch": allowed});
-                    insert_audit(&mut tx, None, audit::CLIENT_AUTO_LAUNCH, &detail, &to_db(now)).await?;
-                }
+                let update =
+                    sqlx::query("UPDATE atlas_clients SET auto_launch = $1 WHERE id = $2").bind(allowed as i64).bind(client_id);
+                let detail = serde_json::json!({"client_id": client_id, "auto_launch": allowed});
+                let done = guarded(&mut tx, update, None, audit::CLIENT_AUTO_LAUNCH, &detail, &to_db(now)).await?;
                 tx.commit().await?;
                 Ok(done)
             }
@@ -1150,19 +1147,13 @@ macro_rules! sql_atlas_store {
             async fn approve_launch(&self, id: i64, detail: Value, now: DateTime<Utc>) -> StoreResult<bool> {
                 let now = to_db(now);
                 let mut tx: Tx = self.write_tx().await?;
-                let done = sqlx::query(
+                let update = sqlx::query(
                     "UPDATE atlas_emails SET status = 'classified', approved_at = $1, updated_at = $1
                      WHERE id = $2 AND status = 'awaiting_approval'",
                 )
                 .bind(&now)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected()
-                    == 1;
-                if done {
-                    insert_audit(&mut tx, Some(id), audit::LAUNCH_APPROVED, &detail, &now).await?;
-                }
+                .bind(id);
+                let done = guarded(&mut tx, update, Some(id), audit::LAUNCH_APPROVED, &detail, &now).await?;
                 tx.commit().await?;
                 Ok(done)
             }
@@ -1175,11 +1166,11 @@ macro_rules! sql_atlas_store {
             ) -> StoreResult<Option<Option<(&'static str, i64)>>> {
                 let now = to_db(now);
                 let mut tx: Tx = self.write_tx().await?;
-                if !move_state(&mut tx, id, EmailState::AwaitingApproval, EmailState::Cancelled, &now).await? {
+                let moves = (EmailState::AwaitingApproval, EmailState::Cancelled);
+                if !move_state(&mut tx, id, moves, (audit::LAUNCH_REFUSED, &detail), &now).await? {
                     tx.commit().await?;
                     return Ok(None);
                 }
-                insert_audit(&mut tx, Some(id), audit::LAUNCH_REFUSED, &detail, &now).await?;
                 let item = email_in(&mut tx, id).await?.and_then(|row| row.materialised);
                 if let Some(item) = item {
                     cancel_materialised(&mut tx, id, item, &now).await?;

@@ -1,7 +1,9 @@
-//! Secrets never reach the journal (spec §4.3): every stream-json event of a run is passed
-//! through [`redact_json`] (or its text through [`redact`]) before it is written, so database
-//! passwords, `.env` lines, private keys and API tokens that an agent printed are replaced by
-//! `[REDACTED:<kind>]`.
+//! The one redaction of the house. Secrets never reach the journal, the logs or an error
+//! (spec §4.3): every stream-json event of an Atlas run is passed through [`redact_json`] (or
+//! its text through [`redact`]) before it is written, so database passwords, `.env` lines,
+//! private keys and API tokens that an agent printed are replaced by `[REDACTED:<kind>]`; a
+//! database error quoting its URL, a provider echoing its key and an SMTP server echoing its
+//! password go through [`redact_known`] (the secret we hold, then every pattern).
 //!
 //! One combined regex finds every kind in a single pass of the lazy DFA; a clean event (the
 //! common case) costs one scan. A match only names a candidate: the code then refuses the
@@ -190,6 +192,13 @@ pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
         }
     }
     (current, total)
+}
+
+/// [`redact`], after replacing every occurrence of `secret` (a key or password this process
+/// holds, which may match no pattern) by `[REDACTED]`.
+pub fn redact_known(text: &str, secret: &str) -> String {
+    let text = if secret.is_empty() { Cow::Borrowed(text) } else { Cow::Owned(text.replace(secret, "[REDACTED]")) };
+    redact(&text).0.into_owned()
 }
 
 /// One left-to-right pass; `None` when nothing was replaced.

@@ -1,0 +1,172 @@
+//! What the ears expect after the wake word, for the speech recogniser: a context prompt
+//! made of the grammar's command words and the user's own names (whisper then spells them
+//! as Arthur knows them), and the grammar as a judge between several readings of one
+//! utterance (the one it parses as sure wins). Pure functions: the voice loop hands the
+//! prompt to `arthur_audio::stt` and the readings back here.
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+
+use arthur_french::Lexicon;
+
+use crate::understand::{understand, Reading};
+
+/// The words of the grammar's commands, as they are said: verbs and nouns of every intent
+/// (reminders, notes, lists, timers, work sessions, projects, memory, briefings). Each is
+/// a word of `templates/fr.toml` (tested), so the prompt never teaches whisper a word the
+/// grammar would not read.
+pub const COMMAND_WORDS: &[&str] = &[
+    "rappelle-moi",
+    "rappel",
+    "rappels",
+    "note",
+    "notes",
+    "liste",
+    "courses",
+    "ajoute",
+    "retire",
+    "minuteur",
+    "minutes",
+    "session",
+    "travail",
+    "pause",
+    "reprends",
+    "arrête",
+    "projet",
+    "projets",
+    "souviens-toi",
+    "préférences",
+    "cherche",
+    "bilan",
+    "semaine",
+    "demain",
+    "heures",
+];
+
+/// whisper keeps at most half its 448-token context for the prompt; French words are
+/// about two tokens, so names beyond this many characters are left out (the newest last).
+const MAX_PROMPT_CHARS: usize = 400;
+
+/// The context prompt: the wake word, the user's names (projects, lists, timers: those
+/// whisper would otherwise misspell), then the command words, as one line of text.
+pub fn context_prompt(wake_word: &str, lexicon: &Lexicon) -> String {
+    let mut prompt = format!("{wake_word}.");
+    let names = lexicon.projects.iter().chain(&lexicon.lists).chain(&lexicon.timers);
+    let mut seen = std::collections::HashSet::new();
+    for name in names.filter(|n| !n.trim().is_empty()) {
+        if !seen.insert(arthur_french::fold::fold(name)) {
+            continue;
+        }
+        if prompt.len() + name.len() + 2 > MAX_PROMPT_CHARS / 2 {
+            break;
+        }
+        prompt.push(' ');
+        prompt.push_str(name.trim());
+        prompt.push(',');
+    }
+    if prompt.ends_with(',') {
+        prompt.pop();
+        prompt.push('.');
+    }
+    for word in COMMAND_WORDS {
+        if prompt.len() + word.len() + 2 > MAX_PROMPT_CHARS {
+            break;
+        }
+        prompt.push(' ');
+        prompt.push_str(word);
+        prompt.push(',');
+    }
+    if prompt.ends_with(',') {
+        prompt.pop();
+        prompt.push('.');
+    }
+    prompt
+}
+
+/// How surely the grammar reads a transcript: sure, unsure, incomplete, not a command.
+fn rank(reading: &Reading) -> u8 {
+    match reading {
+        Reading::Sure(_) => 3,
+        Reading::Unsure { .. } => 2,
+        Reading::Incomplete { .. } => 1,
+        Reading::NotCommand => 0,
+    }
+}
+
+/// The reading to keep among several of one utterance (in the recogniser's order of
+/// preference): the first the grammar is surest of; the first one when it reads none of
+/// them as a command (free speech keeps the recogniser's own choice).
+pub fn choose(hypotheses: &[String], now: DateTime<Utc>, tz: Tz, lexicon: &Lexicon) -> usize {
+    let mut best: Option<(usize, u8)> = None;
+    for (i, text) in hypotheses.iter().enumerate() {
+        if text.trim().is_empty() {
+            continue;
+        }
+        let r = rank(&understand(text, now, tz, lexicon).reading);
+        if best.is_none_or(|(_, b)| r > b) {
+            best = Some((i, r));
+        }
+    }
+    best.map_or(0, |(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arthur_french::Grammar;
+    use chrono::TimeZone;
+
+    fn now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap()
+    }
+
+    #[test]
+    fn every_command_word_is_a_word_of_the_grammar() {
+        let g = Grammar::french();
+        for w in COMMAND_WORDS {
+            for part in w.split(['-', '\'']) {
+                assert!(g.knows_word(part), "{part:?} (of {w:?}) is in no template");
+            }
+        }
+    }
+
+    #[test]
+    fn the_prompt_has_the_wake_word_the_names_and_the_commands() {
+        let lexicon = Lexicon {
+            projects: vec!["Atlas".into(), "jardin".into(), "Atlas".into()],
+            lists: vec!["courses".into()],
+            timers: vec![],
+        };
+        let p = context_prompt("Arthur", &lexicon);
+        assert!(p.starts_with("Arthur. Atlas, jardin, courses."), "{p}");
+        assert_eq!(p.matches("Atlas").count(), 1, "a name once: {p}");
+        assert!(p.contains("minuteur") && p.contains("rappelle-moi"), "{p}");
+        assert!(p.len() <= MAX_PROMPT_CHARS);
+    }
+
+    #[test]
+    fn many_names_never_push_the_prompt_past_its_budget() {
+        let lexicon =
+            Lexicon { projects: (0..200).map(|i| format!("projet numéro {i}")).collect(), ..Default::default() };
+        let p = context_prompt("Arthur", &lexicon);
+        assert!(p.len() <= MAX_PROMPT_CHARS, "{} chars", p.len());
+        assert!(p.contains("minuteur"), "the command words keep their room: {p}");
+    }
+
+    #[test]
+    fn the_judge_prefers_the_reading_the_grammar_is_sure_of() {
+        let lexicon = Lexicon { projects: vec!["jardin".into()], ..Default::default() };
+        let tz = chrono_tz::Europe::Paris;
+        let heard = vec!["Arthur, je fais une post.".to_string(), "Arthur, je fais une pause.".to_string()];
+        assert_eq!(choose(&heard, now(), tz, &lexicon), 1);
+        // Free speech: neither is a command; the recogniser's first choice stays.
+        let free = vec!["Le plombier passe jeudi.".to_string(), "Le plombier passe jeudis.".to_string()];
+        assert_eq!(choose(&free, now(), tz, &lexicon), 0);
+        // An empty reading never wins, even first.
+        let empty = vec![String::new(), "Quelle heure est-il ?".to_string()];
+        assert_eq!(choose(&empty, now(), tz, &lexicon), 1);
+        let silent_first = vec![String::new(), "Le plombier passe jeudi.".to_string()];
+        assert_eq!(choose(&silent_first, now(), tz, &lexicon), 1);
+        assert_eq!(choose(&[], now(), tz, &lexicon), 0);
+    }
+}
