@@ -8,7 +8,8 @@
 //!   speaker are files: the kitchen's command starts with Arthur's wake word, the living
 //!   room's with « Hey Jarvis » heard by the satellite's own wake word engine (the real
 //!   wyoming-openwakeword 1.8.2); each receipt is spoken on the satellite that heard the
-//!   command, a timer rings where the user last spoke, a satellite that goes away is retried.
+//!   command, a timer rings and a due reminder is said where the user last spoke, a
+//!   satellite that goes away is shown in /healthz and by the doctor, retried, and back.
 //!
 //! The Python programs run from the venvs `scripts/setup` makes in
 //! `~/.cache/arthur/wyoming/{client,satellite,openwakeword}`.
@@ -450,6 +451,17 @@ async fn two_satellites_one_on_arthurs_wake_word_one_on_its_own_each_answered_wh
     })
     .await;
     assert!(gone["last_error"].is_string() && gone["retry_at"].is_string(), "{gone}");
+    // The doctor says so too, and that the living room answers.
+    let doctor = common::arthur_command()
+        .arg("doctor")
+        .env("ARTHUR_CONFIG", dir.path().join("arthur.toml"))
+        .env("ARTHUR_DATA_DIR", &data)
+        .env("ARTHUR_WYOMING_SATELLITES", format!("127.0.0.1:{kitchen_port},127.0.0.1:{salon_port}"))
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert!(report.contains(&format!("[--] satellite 127.0.0.1:{kitchen_port} : injoignable")), "{report}");
+    assert!(report.contains(&format!("[ok] satellite 127.0.0.1:{salon_port} (salon) : joignable")), "{report}");
     std::fs::remove_file(kitchen.join("GO")).unwrap(); // back, it says nothing
     let _kitchen_again = satellite(&kitchen, "cuisine", kitchen_port, None);
     let back = eventually("the kitchen back", Duration::from_secs(90), dir.path(), async || {

@@ -8,9 +8,10 @@
 //! state is published for `/healthz` and `arthur doctor`.
 //!
 //! What the loop consumes is narrow, [`SatelliteEnds`]: a stream of 16 kHz frames, a speaker,
-//! and a wake flag. The stream never stops: while the satellite sends nothing (waiting for
-//! its own wake word, or gone), silence comes at the pace of the wall clock, so the loop's
-//! audio clock — and an answer being played — goes on.
+//! and where in that stream the satellite's own wake word was heard. The stream never stops:
+//! while the satellite sends nothing (waiting for its own wake word, or gone), silence comes
+//! at the pace of the wall clock, so the loop's audio clock — and an answer being played —
+//! goes on.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -276,7 +277,7 @@ async fn session(deps: &SatelliteDeps, shutdown: &CancellationToken) -> Result<(
     })
     .await
     .map_err(|_| "no info within 10 s of describe".to_string())??;
-    let name = info.data.get("satellite").and_then(|s| s.get("name")).and_then(Value::as_str).map(str::to_string);
+    let name = satellite_name(&info.data);
     if info.data.get("satellite").is_none_or(Value::is_null) {
         tracing::warn!(satellite = %link.address, "this Wyoming service says it is no satellite; trying anyway");
     }
@@ -467,6 +468,14 @@ async fn fill(feed: Arc<Mutex<Feed>>, shutdown: CancellationToken) {
     }
 }
 
+/// The name a satellite gives itself in its `info`, as data: shown on /healthz and printed
+/// by the doctor on a terminal, so without control characters, and 64 characters at most.
+fn satellite_name(info: &serde_json::Map<String, Value>) -> Option<String> {
+    let raw = info.get("satellite")?.get("name")?.as_str()?;
+    let name: String = raw.chars().filter(|c| !c.is_control()).take(64).collect();
+    (!name.trim().is_empty()).then(|| name.trim().to_string())
+}
+
 /// Asks the satellite at `address` for its `info` (doctor): its name, or why not.
 pub async fn probe(address: &str, within: Duration) -> Result<Option<String>, String> {
     let attempt = async {
@@ -481,7 +490,7 @@ pub async fn probe(address: &str, within: Duration) -> Result<Option<String>, St
                     if satellite.is_none_or(Value::is_null) {
                         return Err("it answers, but says it is no satellite".to_string());
                     }
-                    return Ok(satellite.and_then(|s| s.get("name")).and_then(Value::as_str).map(str::to_string));
+                    return Ok(satellite_name(&e.data));
                 }
                 Ok(Some(_)) => continue,
                 Ok(None) => return Err("closed before answering".to_string()),
@@ -523,5 +532,15 @@ mod tests {
         feed.push(&[0.1; 480]);
         assert_eq!(rx.try_recv().unwrap()[0], 0.1, "the satellite's audio again");
         assert_eq!(fed.load(Ordering::Acquire), 14 * 480, "every sample handed over is counted");
+    }
+
+    #[test]
+    fn a_satellites_name_is_kept_as_printable_data() {
+        let info = |name: &str| json!({"satellite": {"name": name}}).as_object().unwrap().clone();
+        assert_eq!(satellite_name(&info("cuisine")), Some("cuisine".into()));
+        assert_eq!(satellite_name(&info("\u{1b}[2Jcui\nsine")), Some("[2Jcuisine".into()));
+        assert_eq!(satellite_name(&info(&"x".repeat(500))).map(|n| n.len()), Some(64));
+        assert_eq!(satellite_name(&info(" \t ")), None);
+        assert_eq!(satellite_name(json!({"satellite": null}).as_object().unwrap()), None);
     }
 }
