@@ -350,6 +350,16 @@ impl Ears<'_> {
         self.start + Duration::from_secs_f64(self.secs())
     }
 
+    /// Hears the frames already waiting (what came in while a transcription and a turn ran),
+    /// so an answer starts at the present of the audio: behind a backlog, a recording's
+    /// queued frames would play it in a burst and leave no time to interrupt it.
+    fn catch_up(&mut self, speaker: &mut dyn Speaker) {
+        while let Ok(mut frame) = self.frames.try_recv() {
+            self.samples += frame.len() as u64;
+            self.hear(&mut frame, speaker);
+        }
+    }
+
     async fn next(&mut self) -> Option<Vec<f32>> {
         if self.ended {
             return None;
@@ -1217,6 +1227,7 @@ impl<'a> VoiceLoop<'a> {
                             foreground: true,
                             stages: None,
                         };
+                        ears.catch_up(speaker);
                         match self.speak(&result.spoken, &mut ears, speaker, Some(keys)).await? {
                             Spoken::Finished => speaker.enqueue(&earcon_pcm(earcon::done()))?,
                             Spoken::Key(key) => {

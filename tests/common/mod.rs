@@ -350,14 +350,14 @@ fn dirs_cache() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache"))
 }
 
-/// The model's side of "remind me to call the bank": route, `creer_rappel`, a closing line.
+/// The model's side of "remind me to call the bank": route, `creer_rappel` (the receipt,
+/// composed by code, ends the turn: no third call).
 pub fn script_bank_reminder(llm: &ScriptedLlm) {
     llm.push(route("intendant", "QUOTIDIEN", "ecriture"));
     llm.push(Reply::tool_calls(
         "",
         &[("creer_rappel", r#"{"texte": "appeler la banque", "echeance": "2099-12-01T09:00"}"#)],
     ));
-    llm.push(Reply::text("Autre chose ?"));
 }
 
 /// A private PulseAudio server with a null sink `arthur_null` (48 kHz stereo, consumed in
