@@ -9,6 +9,8 @@ mod basics_tools;
 mod memory_tools;
 mod project_tools;
 mod session_tools;
+#[cfg(test)]
+mod snapshot;
 
 use std::sync::Arc;
 
