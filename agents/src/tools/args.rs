@@ -1,9 +1,11 @@
 //! Tool arguments are parsed once, here, into typed values; every way they can be wrong is
-//! a bounded [`ArgError`] that becomes a typed refusal, never a panic or free text.
+//! a bounded [`ArgError`] that becomes a typed refusal, never a panic or free text. Each
+//! tool declares its arguments once, as a named struct ([`tool_args!`]): the JSON Schema the
+//! model sees and the parsing are both derived from that one list, so they cannot drift.
 
 use chrono_tz::Tz;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use crate::time::{DueAt, IsoDate};
 
@@ -198,6 +200,150 @@ impl Args {
         DueAt::parse_with_kind(raw, tz).ok_or(ArgError::new(field, ArgProblem::BadDateTime))
     }
 }
+
+/// One kind of argument: how the JSON Schema describes it and how a call's value is read.
+pub trait ArgField {
+    /// What the tool receives.
+    type Value;
+    /// Listed in the schema's `required`.
+    const REQUIRED: bool;
+    /// Its JSON Schema; `description` is empty when the name says it all.
+    fn schema(description: &str) -> Value;
+    fn read(args: &Args, field: &'static str, tz: Tz) -> Result<Self::Value, ArgError>;
+}
+
+/// A tool's arguments as one named struct: the schema and the parsing come from the same
+/// declaration ([`tool_args!`]); `()` is a tool without arguments.
+pub trait ToolArgs: Sized {
+    fn schema() -> Value;
+    /// Reads the fields in their declared order: the first wrong one is the refusal.
+    fn read(args: &Args, tz: Tz) -> Result<Self, ArgError>;
+}
+
+impl ToolArgs for () {
+    fn schema() -> Value {
+        object_schema(&[])
+    }
+    fn read(_: &Args, _: Tz) -> Result<Self, ArgError> {
+        Ok(())
+    }
+}
+
+/// Declares a tool's arguments once: `name: Kind` (or `name: Kind = "description"`) per
+/// field, the JSON name being the Rust one. Gives the struct, its schema and its parsing.
+macro_rules! tool_args {
+    ($(#[$meta:meta])* pub struct $name:ident {
+        $($(#[$fmeta:meta])* $field:ident : $kind:ty $(= $desc:literal)?),* $(,)?
+    }) => {
+        $(#[$meta])*
+        #[derive(Debug)]
+        pub struct $name {
+            $($(#[$fmeta])* pub $field: <$kind as $crate::tools::args::ArgField>::Value,)*
+        }
+
+        impl $crate::tools::args::ToolArgs for $name {
+            fn schema() -> ::serde_json::Value {
+                $crate::tools::args::object_schema(&[$((
+                    stringify!($field),
+                    <$kind as $crate::tools::args::ArgField>::schema(concat!("" $(, $desc)?)),
+                    <$kind as $crate::tools::args::ArgField>::REQUIRED,
+                )),*])
+            }
+            fn read(
+                args: &$crate::tools::args::Args,
+                tz: ::chrono_tz::Tz,
+            ) -> Result<Self, $crate::tools::args::ArgError> {
+                Ok(Self { $($field: <$kind as $crate::tools::args::ArgField>::read(args, stringify!($field), tz)?,)* })
+            }
+        }
+    };
+}
+pub(crate) use tool_args;
+
+/// JSON Schema of an object: `(name, schema, required)` per property.
+pub fn object_schema(properties: &[(&str, Value, bool)]) -> Value {
+    let props: Map<String, Value> = properties.iter().map(|(k, v, _)| (k.to_string(), v.clone())).collect();
+    let required: Vec<&str> = properties.iter().filter(|(_, _, r)| *r).map(|(k, _, _)| *k).collect();
+    // Compact on purpose: every byte here is sent with every model call.
+    if required.is_empty() {
+        json!({"type": "object", "properties": props})
+    } else {
+        json!({"type": "object", "properties": props, "required": required})
+    }
+}
+
+/// A property of one JSON type; the description only when the name does not say it all.
+pub fn typed_schema(ty: &str, description: &str) -> Value {
+    if description.is_empty() {
+        json!({"type": ty})
+    } else {
+        json!({"type": ty, "description": description})
+    }
+}
+
+/// A string out of a closed list.
+pub fn enum_schema(values: &[&str]) -> Value {
+    json!({"type": "string", "enum": values})
+}
+
+/// Declares a kind of argument over one [`Args`] accessor.
+macro_rules! arg_kind {
+    ($(#[$meta:meta])* $kind:ident: $value:ty, $json:literal, required = $req:literal, |$a:ident, $f:ident, $tz:pat_param| $read:expr) => {
+        $(#[$meta])*
+        pub struct $kind;
+        impl ArgField for $kind {
+            type Value = $value;
+            const REQUIRED: bool = $req;
+            fn schema(description: &str) -> Value {
+                typed_schema($json, description)
+            }
+            fn read($a: &Args, $f: &'static str, $tz: Tz) -> Result<$value, ArgError> {
+                $read
+            }
+        }
+    };
+}
+
+arg_kind!(
+    /// A required, non-empty text of at most [`MAX_TEXT_CHARS`].
+    Text: String, "string", required = true, |a, f, _| a.text(f)
+);
+arg_kind!(
+    /// A required name of at most [`MAX_NAME_CHARS`].
+    Name: String, "string", required = true, |a, f, _| a.name(f)
+);
+arg_kind!(
+    /// An optional text; empty counts as absent.
+    OptText: Option<String>, "string", required = false, |a, f, _| a.opt_text(f)
+);
+arg_kind!(
+    /// An optional name (or filter words); empty counts as absent.
+    OptName: Option<String>, "string", required = false, |a, f, _| a.opt_name(f)
+);
+arg_kind!(
+    /// A required positive id.
+    Id: i64, "integer", required = true, |a, f, _| a.id(f)
+);
+arg_kind!(
+    /// An optional whole number.
+    OptInt: Option<i64>, "integer", required = false, |a, f, _| a.opt_int(f)
+);
+arg_kind!(
+    /// An optional yes/no, no when absent.
+    Flag: bool, "boolean", required = false, |a, f, _| Ok(a.opt_bool(f)?.unwrap_or(false))
+);
+arg_kind!(
+    /// A required ISO date.
+    Date: IsoDate, "string", required = true, |a, f, _| a.date(f)
+);
+arg_kind!(
+    /// An optional ISO date.
+    OptDate: Option<IsoDate>, "string", required = false, |a, f, _| a.opt_date(f)
+);
+arg_kind!(
+    /// A required due date-time in the user's zone, and whether it was a bare date.
+    Due: (DueAt, bool), "string", required = true, |a, f, tz| a.due(f, tz)
+);
 
 #[cfg(test)]
 mod tests {

@@ -2,8 +2,10 @@
 //! deleting a note or a reminder. Every receipt is read back from the store; every refusal
 //! is a bounded variant that says nothing was written.
 
+use chrono_tz::Tz;
 use serde_json::Value;
 
+use super::args::{enum_schema, tool_args, typed_schema, ArgField, Flag, Name, OptInt, OptName, Text};
 use super::*;
 use crate::memory::{ListAdd, ListClear, ListRemove, TimerCancel, TimerChange, TimerEdit, TimerStart, TimerTarget};
 
@@ -42,12 +44,95 @@ fn target(nom: Option<String>) -> TimerTarget {
     nom.map(TimerTarget::Named).unwrap_or(TimerTarget::Only)
 }
 
-fn item(a: &Args) -> Result<String, ArgError> {
-    let raw = a.text("element")?;
-    if raw.chars().count() > MAX_ITEM_CHARS {
-        return Err(ArgError::new("element", ArgProblem::TooLong { max: MAX_ITEM_CHARS }));
+/// A list item: a text of at most [`MAX_ITEM_CHARS`].
+pub struct Item;
+
+impl ArgField for Item {
+    type Value = String;
+    const REQUIRED: bool = true;
+    fn schema(description: &str) -> Value {
+        Text::schema(description)
     }
-    Ok(raw)
+    fn read(a: &Args, field: &'static str, tz: Tz) -> Result<String, ArgError> {
+        let raw = Text::read(a, field, tz)?;
+        if raw.chars().count() > MAX_ITEM_CHARS {
+            return Err(ArgError::new(field, ArgProblem::TooLong { max: MAX_ITEM_CHARS }));
+        }
+        Ok(raw)
+    }
+}
+
+/// A timer's duration: 1 s to [`MAX_TIMER_SECS`].
+pub struct TimerSecs;
+
+impl ArgField for TimerSecs {
+    type Value = i64;
+    const REQUIRED: bool = true;
+    fn schema(description: &str) -> Value {
+        typed_schema("integer", description)
+    }
+    fn read(a: &Args, field: &'static str, _: Tz) -> Result<i64, ArgError> {
+        a.int_in(field, 1..=MAX_TIMER_SECS)
+    }
+}
+
+/// What to do with a timer instead of changing its time: `pause` or `reprendre` (the
+/// synonyms a model sends are checked with the delta, in [`ModifierMinuteurArgs::edit`]).
+pub struct TimerAction;
+
+impl ArgField for TimerAction {
+    type Value = Option<String>;
+    const REQUIRED: bool = false;
+    fn schema(_: &str) -> Value {
+        enum_schema(&["pause", "reprendre"])
+    }
+    fn read(a: &Args, field: &'static str, _: Tz) -> Result<Option<String>, ArgError> {
+        a.opt_name(field)
+    }
+}
+
+tool_args! {
+    pub struct DemarrerMinuteurArgs { duree_secondes: TimerSecs, nom: OptName }
+}
+
+tool_args! {
+    /// A timer by its name, or the only one running.
+    pub struct ByNom { nom: OptName }
+}
+
+tool_args! {
+    pub struct ModifierMinuteurArgs {
+        nom: OptName,
+        delta_secondes: OptInt = "négatif pour retirer",
+        action: TimerAction,
+    }
+}
+
+impl ModifierMinuteurArgs {
+    /// One change: a non-zero delta within a week, or an action, not both.
+    fn edit(&self) -> Result<TimerEdit, ArgError> {
+        Ok(match (self.delta_secondes, self.action.as_deref()) {
+            (Some(0), _) => return Err(ArgError::new("delta_secondes", ArgProblem::NotAllowed)),
+            (Some(d), None) if d.abs() <= MAX_TIMER_SECS => TimerEdit::Add(d),
+            (Some(_), None) => return Err(ArgError::new("delta_secondes", ArgProblem::NotAllowed)),
+            (None, Some("pause")) => TimerEdit::Pause,
+            (None, Some("reprendre" | "reprise" | "relancer")) => TimerEdit::Resume,
+            (None, Some(_)) | (Some(_), Some(_)) => return Err(ArgError::new("action", ArgProblem::NotAllowed)),
+            (None, None) => return Err(ArgError::new("delta_secondes", ArgProblem::Missing)),
+        })
+    }
+}
+
+tool_args! {
+    pub struct AnnulerMinuteurArgs { nom: OptName, tous: Flag }
+}
+
+tool_args! {
+    pub struct ListeElement { liste: Name, element: Item }
+}
+
+tool_args! {
+    pub struct ByListe { liste: Name }
 }
 
 pub struct DemarrerMinuteur;
@@ -56,18 +141,13 @@ pub struct DemarrerMinuteur;
 impl Tool for DemarrerMinuteur {
     const NAME: &'static str = "demarrer_minuteur";
     const PAGE: Page = Page::Minuteurs;
-    type Args = (i64, Option<String>);
+    type Args = DemarrerMinuteurArgs;
 
     fn description(&self) -> &'static str {
         "Lance un minuteur de cuisine (plusieurs à la fois, nommés ou non)."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("duree_secondes", integer_prop("")), ("nom", string_prop(""))], &["duree_secondes"])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        Ok((a.int_in("duree_secondes", 1..=MAX_TIMER_SECS)?, a.opt_name("nom")?))
-    }
-    async fn run(&self, ctx: &ToolContext, (secs, nom): Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<Outcome, StoreError> {
+        let DemarrerMinuteurArgs { duree_secondes: secs, nom } = args;
         Ok(match ctx.store.start_timer(nom.as_deref(), secs, ctx.now()).await? {
             TimerStart::Started(minuteur) => Outcome::Done(Receipt::TimerStarted { minuteur }),
             TimerStart::NameTaken(minuteur) => Outcome::Refused(Refusal::TimerNameTaken { minuteur }),
@@ -81,18 +161,12 @@ pub struct ListerMinuteurs;
 impl Tool for ListerMinuteurs {
     const NAME: &'static str = "lister_minuteurs";
     const PAGE: Page = Page::Minuteurs;
-    type Args = Option<String>;
+    type Args = ByNom;
 
     fn description(&self) -> &'static str {
         "Dit le temps qui reste sur les minuteurs (ou sur celui qui est nommé)."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("nom", string_prop(""))], &[])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        a.opt_name("nom")
-    }
-    async fn run(&self, ctx: &ToolContext, nom: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, ByNom { nom }: Self::Args) -> Result<Outcome, StoreError> {
         let active = ctx.store.active_timers().await?;
         let minuteurs = match &nom {
             None => active,
@@ -111,37 +185,17 @@ pub struct ModifierMinuteur;
 impl Tool for ModifierMinuteur {
     const NAME: &'static str = "modifier_minuteur";
     const PAGE: Page = Page::Minuteurs;
-    type Args = (Option<String>, TimerEdit);
+    type Args = ModifierMinuteurArgs;
 
     fn description(&self) -> &'static str {
         "Ajoute ou retire du temps à un minuteur (delta_secondes, négatif pour retirer), ou le met en pause / le relance (action)."
     }
-    fn parameters(&self) -> Value {
-        object_schema(
-            &[
-                ("nom", string_prop("")),
-                ("delta_secondes", integer_prop("négatif pour retirer")),
-                ("action", serde_json::json!({"type": "string", "enum": ["pause", "reprendre"]})),
-            ],
-            &[],
-        )
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        let nom = a.opt_name("nom")?;
-        let delta = a.opt_int("delta_secondes")?;
-        let action = a.opt_name("action")?;
-        let edit = match (delta, action.as_deref()) {
-            (Some(0), _) => return Err(ArgError::new("delta_secondes", ArgProblem::NotAllowed)),
-            (Some(d), None) if d.abs() <= MAX_TIMER_SECS => TimerEdit::Add(d),
-            (Some(_), None) => return Err(ArgError::new("delta_secondes", ArgProblem::NotAllowed)),
-            (None, Some("pause")) => TimerEdit::Pause,
-            (None, Some("reprendre" | "reprise" | "relancer")) => TimerEdit::Resume,
-            (None, Some(_)) | (Some(_), Some(_)) => return Err(ArgError::new("action", ArgProblem::NotAllowed)),
-            (None, None) => return Err(ArgError::new("delta_secondes", ArgProblem::Missing)),
+    async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<Outcome, StoreError> {
+        let edit = match args.edit() {
+            Ok(edit) => edit,
+            Err(e) => return Ok(Outcome::Refused(Refusal::InvalidArguments(e))),
         };
-        Ok((nom, edit))
-    }
-    async fn run(&self, ctx: &ToolContext, (nom, edit): Self::Args) -> Result<Outcome, StoreError> {
+        let nom = args.nom;
         let now = ctx.now();
         Ok(match ctx.store.change_timer(&target(nom), edit, now).await? {
             TimerChange::Applied { before, after } => Outcome::Done(Receipt::TimerChanged { before, after, now }),
@@ -156,18 +210,16 @@ pub struct AnnulerMinuteur;
 impl Tool for AnnulerMinuteur {
     const NAME: &'static str = "annuler_minuteur";
     const PAGE: Page = Page::Minuteurs;
-    type Args = (Option<String>, bool);
+    type Args = AnnulerMinuteurArgs;
 
     fn description(&self) -> &'static str {
         "Annule un minuteur (nommé, ou le seul en cours), ou tous avec tous=true."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("nom", string_prop("")), ("tous", serde_json::json!({"type": "boolean"}))], &[])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        Ok((a.opt_name("nom")?, a.opt_bool("tous")?.unwrap_or(false)))
-    }
-    async fn run(&self, ctx: &ToolContext, (nom, tous): Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(
+        &self,
+        ctx: &ToolContext,
+        AnnulerMinuteurArgs { nom, tous }: Self::Args,
+    ) -> Result<Outcome, StoreError> {
         let t = target(nom);
         let which = if tous { None } else { Some(&t) };
         Ok(match ctx.store.cancel_timers(which, ctx.now()).await? {
@@ -184,18 +236,12 @@ pub struct AjouterAListe;
 impl Tool for AjouterAListe {
     const NAME: &'static str = "ajouter_a_liste";
     const PAGE: Page = Page::Listes;
-    type Args = (String, String);
+    type Args = ListeElement;
 
     fn description(&self) -> &'static str {
         "Ajoute un élément à une liste nommée (courses, tâches, ou une nouvelle). Les listes ne sont pas des notes."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("liste", string_prop("")), ("element", string_prop(""))], &["liste", "element"])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        Ok((a.name("liste")?, item(a)?))
-    }
-    async fn run(&self, ctx: &ToolContext, (liste, element): Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, ListeElement { liste, element }: Self::Args) -> Result<Outcome, StoreError> {
         Ok(match ctx.store.add_list_item(&liste, &element, ctx.now()).await? {
             ListAdd::Added { liste, element, new_list } => {
                 Outcome::Done(Receipt::ListItemAdded { liste, element, new_list })
@@ -213,18 +259,12 @@ pub struct RetirerDeListe;
 impl Tool for RetirerDeListe {
     const NAME: &'static str = "retirer_de_liste";
     const PAGE: Page = Page::Listes;
-    type Args = (String, String);
+    type Args = ListeElement;
 
     fn description(&self) -> &'static str {
         "Retire un élément d'une liste nommée."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("liste", string_prop("")), ("element", string_prop(""))], &["liste", "element"])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        Ok((a.name("liste")?, item(a)?))
-    }
-    async fn run(&self, ctx: &ToolContext, (liste, element): Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, ListeElement { liste, element }: Self::Args) -> Result<Outcome, StoreError> {
         Ok(match ctx.store.remove_list_item(&liste, &element).await? {
             ListRemove::Removed { liste, element } => Outcome::Done(Receipt::ListItemRemoved { liste, element }),
             ListRemove::NoList { nom } => Outcome::Refused(Refusal::ListUnknown { nom }),
@@ -243,18 +283,12 @@ pub struct LireListe;
 impl Tool for LireListe {
     const NAME: &'static str = "lire_liste";
     const PAGE: Page = Page::Listes;
-    type Args = String;
+    type Args = ByListe;
 
     fn description(&self) -> &'static str {
         "Lit une liste nommée."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("liste", string_prop(""))], &["liste"])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        a.name("liste")
-    }
-    async fn run(&self, ctx: &ToolContext, nom: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, ByListe { liste: nom }: Self::Args) -> Result<Outcome, StoreError> {
         Ok(match ctx.store.list(&nom).await? {
             Some(liste) => Outcome::Done(Receipt::List { liste }),
             // The usual lists exist before anything was added: empty, not unknown.
@@ -282,18 +316,12 @@ pub struct ViderListe;
 impl Tool for ViderListe {
     const NAME: &'static str = "vider_liste";
     const PAGE: Page = Page::Listes;
-    type Args = String;
+    type Args = ByListe;
 
     fn description(&self) -> &'static str {
         "Vide une liste nommée (à confirmer avec la personne avant)."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("liste", string_prop(""))], &["liste"])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        a.name("liste")
-    }
-    async fn run(&self, ctx: &ToolContext, nom: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, ByListe { liste: nom }: Self::Args) -> Result<Outcome, StoreError> {
         Ok(match ctx.store.clear_list(&nom).await? {
             ListClear::Cleared { liste } => Outcome::Done(Receipt::ListCleared { liste }),
             ListClear::NoList { nom } => Outcome::Refused(Refusal::ListUnknown { nom }),
@@ -307,18 +335,12 @@ pub struct SupprimerRappel;
 impl Tool for SupprimerRappel {
     const NAME: &'static str = "supprimer_rappel";
     const PAGE: Page = Page::Rappels;
-    type Args = i64;
+    type Args = ById;
 
     fn description(&self) -> &'static str {
         "Supprime un rappel par son numéro (pour un rappel enregistré par erreur)."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("id", integer_prop(""))], &["id"])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        a.id("id")
-    }
-    async fn run(&self, ctx: &ToolContext, id: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, ById { id }: Self::Args) -> Result<Outcome, StoreError> {
         Ok(match ctx.store.delete_rappel(id).await? {
             Some(rappel) => Outcome::Done(Receipt::ReminderDeleted { rappel }),
             None => Outcome::Refused(Refusal::ReminderUnknown { id }),
@@ -332,18 +354,12 @@ pub struct SupprimerNote;
 impl Tool for SupprimerNote {
     const NAME: &'static str = "supprimer_note";
     const PAGE: Page = Page::Notes;
-    type Args = i64;
+    type Args = ById;
 
     fn description(&self) -> &'static str {
         "Supprime une note par son numéro."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("id", integer_prop(""))], &["id"])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        a.id("id")
-    }
-    async fn run(&self, ctx: &ToolContext, id: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, ById { id }: Self::Args) -> Result<Outcome, StoreError> {
         Ok(match ctx.store.delete_note(id).await? {
             Some(note) => Outcome::Done(Receipt::NoteDeleted { note }),
             None => Outcome::Refused(Refusal::NoteUnknown { id }),

@@ -1,8 +1,10 @@
 //! Tools over notes, reminders, preferences, souvenirs, work time and the briefings.
 
 use chrono::Duration;
+use chrono_tz::Tz;
 use serde_json::Value;
 
+use super::args::{enum_schema, tool_args, ArgField, Date, Due, Flag, OptDate, OptName, Text};
 use super::*;
 use crate::memory::{briefing, worktime, AddPreference, Deactivate, MarkDone};
 use crate::text::normalise;
@@ -41,24 +43,22 @@ pub(super) fn register(tools: &mut Vec<Box<dyn DynTool>>) {
     tools.push(Box::new(MemoriserSouvenir));
 }
 
+tool_args! {
+    pub struct CreerNoteArgs { texte: Text, projet: OptName }
+}
+
 pub struct CreerNote;
 
 #[async_trait]
 impl Tool for CreerNote {
     const NAME: &'static str = "creer_note";
     const PAGE: Page = Page::Notes;
-    type Args = (String, Option<String>);
+    type Args = CreerNoteArgs;
 
     fn description(&self) -> &'static str {
         "Crée une note (mémo sans effet sur ton comportement)."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("texte", string_prop("")), ("projet", string_prop(""))], &["texte"])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        Ok((a.text("texte")?, a.opt_name("projet")?))
-    }
-    async fn run(&self, ctx: &ToolContext, (texte, projet): Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, CreerNoteArgs { texte, projet }: Self::Args) -> Result<Outcome, StoreError> {
         let projet_id = match projet {
             None => None,
             Some(nom) => match lookup_project(ctx, &nom).await? {
@@ -71,24 +71,26 @@ impl Tool for CreerNote {
     }
 }
 
+tool_args! {
+    pub struct ListerNotesArgs { projet: OptName, contient: OptName }
+}
+
 pub struct ListerNotes;
 
 #[async_trait]
 impl Tool for ListerNotes {
     const NAME: &'static str = "lister_notes";
     const PAGE: Page = Page::Notes;
-    type Args = (Option<String>, Option<String>);
+    type Args = ListerNotesArgs;
 
     fn description(&self) -> &'static str {
         "Liste les notes (filtres : projet, mots)."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("projet", string_prop("")), ("contient", string_prop(""))], &[])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        Ok((a.opt_name("projet")?, a.opt_name("contient")?))
-    }
-    async fn run(&self, ctx: &ToolContext, (projet, contient): Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(
+        &self,
+        ctx: &ToolContext,
+        ListerNotesArgs { projet, contient }: Self::Args,
+    ) -> Result<Outcome, StoreError> {
         let (projet_id, projet) = match projet {
             None => (None, None),
             Some(nom) => match lookup_project(ctx, &nom).await? {
@@ -104,29 +106,23 @@ impl Tool for ListerNotes {
     }
 }
 
+tool_args! {
+    pub struct CreerRappelArgs { texte: Text, echeance: Due = "AAAA-MM-JJTHH:MM, heure locale" }
+}
+
 pub struct CreerRappel;
 
 #[async_trait]
 impl Tool for CreerRappel {
     const NAME: &'static str = "creer_rappel";
     const PAGE: Page = Page::Rappels;
-    type Args = (String, crate::time::DueAt, bool);
+    type Args = CreerRappelArgs;
 
     fn description(&self) -> &'static str {
         "Crée un rappel daté (chose à faire)."
     }
-    fn parameters(&self) -> Value {
-        object_schema(
-            &[("texte", string_prop("")), ("echeance", string_prop("AAAA-MM-JJTHH:MM, heure locale"))],
-            &["texte", "echeance"],
-        )
-    }
-    fn parse(&self, a: &Args, ctx: &ToolContext) -> Result<Self::Args, ArgError> {
-        let texte = a.text("texte")?;
-        let (due, bare) = a.due("echeance", ctx.tz)?;
-        Ok((texte, due, bare))
-    }
-    async fn run(&self, ctx: &ToolContext, (texte, due, bare): Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<Outcome, StoreError> {
+        let CreerRappelArgs { texte, echeance: (due, bare) } = args;
         let now = ctx.now();
         if due.0 < now - Duration::seconds(PAST_DUE_GRACE_SECS) {
             return Ok(Outcome::Refused(Refusal::DueDateInPast { echeance: due.0 }));
@@ -136,34 +132,30 @@ impl Tool for CreerRappel {
     }
 }
 
+tool_args! {
+    /// Read in this order (the filter, then `inclure_faits`): the first wrong one is said.
+    pub struct ListerRappelsArgs {
+        debut: OptDate = "AAAA-MM-JJ",
+        fin: OptDate = "AAAA-MM-JJ",
+        contient: OptName,
+        inclure_faits: Flag,
+    }
+}
+
 pub struct ListerRappels;
 
 #[async_trait]
 impl Tool for ListerRappels {
     const NAME: &'static str = "lister_rappels";
     const PAGE: Page = Page::Rappels;
-    type Args = (bool, ReminderFilter);
+    type Args = ListerRappelsArgs;
 
     fn description(&self) -> &'static str {
         "Liste les rappels à faire (filtres : échéance entre debut et fin, mots)."
     }
-    fn parameters(&self) -> Value {
-        object_schema(
-            &[
-                ("inclure_faits", serde_json::json!({"type": "boolean"})),
-                ("debut", string_prop("AAAA-MM-JJ")),
-                ("fin", string_prop("AAAA-MM-JJ")),
-                ("contient", string_prop("")),
-            ],
-            &[],
-        )
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        let filter =
-            ReminderFilter { debut: a.opt_date("debut")?, fin: a.opt_date("fin")?, contient: a.opt_name("contient")? };
-        Ok((a.opt_bool("inclure_faits")?.unwrap_or(false), filter))
-    }
-    async fn run(&self, ctx: &ToolContext, (include_done, filter): Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<Outcome, StoreError> {
+        let ListerRappelsArgs { debut, fin, contient, inclure_faits: include_done } = args;
+        let filter = ReminderFilter { debut, fin, contient };
         if let (Some(debut), Some(fin)) = (filter.debut, filter.fin) {
             if fin.0 < debut.0 {
                 return Ok(Outcome::Refused(Refusal::InvertedRange { debut, fin }));
@@ -186,18 +178,12 @@ pub struct MarquerRappelFait;
 impl Tool for MarquerRappelFait {
     const NAME: &'static str = "marquer_rappel_fait";
     const PAGE: Page = Page::Rappels;
-    type Args = i64;
+    type Args = ById;
 
     fn description(&self) -> &'static str {
         "Marque un rappel comme fait."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("id", integer_prop(""))], &["id"])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        a.id("id")
-    }
-    async fn run(&self, ctx: &ToolContext, id: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, ById { id }: Self::Args) -> Result<Outcome, StoreError> {
         Ok(match ctx.store.mark_rappel_done(id, ctx.now()).await? {
             MarkDone::Marked(rappel) => Outcome::Done(Receipt::ReminderDone { rappel }),
             MarkDone::NotFound => Outcome::Refused(Refusal::ReminderUnknown { id }),
@@ -206,33 +192,57 @@ impl Tool for MarquerRappelFait {
     }
 }
 
+/// `jour` or `semaine` (the default), whatever the case and the accents.
+pub struct Periode;
+
+impl ArgField for Periode {
+    type Value = BriefingKind;
+    const REQUIRED: bool = false;
+    fn schema(_: &str) -> Value {
+        enum_schema(&["jour", "semaine"])
+    }
+    fn read(a: &Args, field: &'static str, _: Tz) -> Result<BriefingKind, ArgError> {
+        match a.opt_name(field)?.as_deref().map(crate::text::normalise).as_deref() {
+            None | Some("semaine") => Ok(BriefingKind::Weekly),
+            Some("jour") => Ok(BriefingKind::Daily),
+            Some(_) => Err(ArgError::new(field, ArgProblem::NotAllowed)),
+        }
+    }
+}
+
+tool_args! {
+    pub struct LireBriefingArgs { periode: Periode }
+}
+
 pub struct LireBriefingHebdo;
 
 #[async_trait]
 impl Tool for LireBriefingHebdo {
     const NAME: &'static str = "lire_briefing_hebdo";
     const PAGE: Page = Page::Sessions;
-    type Args = BriefingKind;
+    type Args = LireBriefingArgs;
 
     fn description(&self) -> &'static str {
         "Lit le briefing du jour ou de la semaine."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("periode", serde_json::json!({"type": "string", "enum": ["jour", "semaine"]}))], &[])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        match a.opt_name("periode")?.as_deref().map(crate::text::normalise).as_deref() {
-            None | Some("semaine") => Ok(BriefingKind::Weekly),
-            Some("jour") => Ok(BriefingKind::Daily),
-            Some(_) => Err(ArgError::new("periode", ArgProblem::NotAllowed)),
-        }
-    }
-    async fn run(&self, ctx: &ToolContext, kind: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(
+        &self,
+        ctx: &ToolContext,
+        LireBriefingArgs { periode: kind }: Self::Args,
+    ) -> Result<Outcome, StoreError> {
         let text = match kind {
             BriefingKind::Weekly => briefing::weekly(ctx.store.as_ref(), ctx.now(), ctx.tz).await?,
             BriefingKind::Daily => briefing::daily(ctx.store.as_ref(), ctx.now(), ctx.tz).await?,
         };
         Ok(Outcome::Briefing(Briefing { kind, text }))
+    }
+}
+
+tool_args! {
+    pub struct LireTempsTravailArgs {
+        debut: Date = "AAAA-MM-JJ",
+        fin: OptDate = "AAAA-MM-JJ inclus, défaut debut",
+        projet: OptName,
     }
 }
 
@@ -242,25 +252,13 @@ pub struct LireTempsTravail;
 impl Tool for LireTempsTravail {
     const NAME: &'static str = "lire_temps_travail";
     const PAGE: Page = Page::Sessions;
-    type Args = (IsoDate, Option<IsoDate>, Option<String>);
+    type Args = LireTempsTravailArgs;
 
     fn description(&self) -> &'static str {
         "Lit le temps de travail mesuré sur des jours passés ou aujourd'hui."
     }
-    fn parameters(&self) -> Value {
-        object_schema(
-            &[
-                ("debut", string_prop("AAAA-MM-JJ")),
-                ("fin", string_prop("AAAA-MM-JJ inclus, défaut debut")),
-                ("projet", string_prop("")),
-            ],
-            &["debut"],
-        )
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        Ok((a.date("debut")?, a.opt_date("fin")?, a.opt_name("projet")?))
-    }
-    async fn run(&self, ctx: &ToolContext, (debut, fin, projet): Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<Outcome, StoreError> {
+        let LireTempsTravailArgs { debut, fin, projet } = args;
         let fin = fin.unwrap_or(debut);
         if fin < debut {
             return Ok(Outcome::Refused(Refusal::InvertedRange { debut, fin }));
@@ -301,18 +299,12 @@ pub struct MemoriserPreference;
 impl Tool for MemoriserPreference {
     const NAME: &'static str = "memoriser_preference";
     const PAGE: Page = Page::Preferences;
-    type Args = String;
+    type Args = ByTexte;
 
     fn description(&self) -> &'static str {
         "Mémorise une préférence durable sur ta façon de répondre (plafonnée)."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("texte", string_prop(""))], &["texte"])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        a.text("texte")
-    }
-    async fn run(&self, ctx: &ToolContext, texte: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, ByTexte { texte }: Self::Args) -> Result<Outcome, StoreError> {
         let cap = ctx.preferences_cap;
         Ok(match ctx.store.add_preference(&texte, cap, ctx.now()).await? {
             AddPreference::Added { preference, active } => {
@@ -335,12 +327,6 @@ impl Tool for ListerPreferences {
     fn description(&self) -> &'static str {
         "Liste les préférences avec leur numéro."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[], &[])
-    }
-    fn parse(&self, _: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        Ok(())
-    }
     async fn run(&self, ctx: &ToolContext, (): Self::Args) -> Result<Outcome, StoreError> {
         let preferences = ctx.store.list_preferences().await?;
         let active = u32::try_from(preferences.iter().filter(|p| p.active).count()).unwrap_or(u32::MAX);
@@ -354,18 +340,12 @@ pub struct DesactiverPreference;
 impl Tool for DesactiverPreference {
     const NAME: &'static str = "desactiver_preference";
     const PAGE: Page = Page::Preferences;
-    type Args = i64;
+    type Args = ById;
 
     fn description(&self) -> &'static str {
         "Désactive une préférence (seule façon d'en retirer une)."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("id", integer_prop(""))], &["id"])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        a.id("id")
-    }
-    async fn run(&self, ctx: &ToolContext, id: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, ById { id }: Self::Args) -> Result<Outcome, StoreError> {
         Ok(match ctx.store.deactivate_preference(id, ctx.now()).await? {
             Deactivate::Deactivated(preference) => Outcome::Done(Receipt::PreferenceDeactivated { preference }),
             Deactivate::NotFound => Outcome::Refused(Refusal::PreferenceUnknown { id }),
@@ -376,24 +356,22 @@ impl Tool for DesactiverPreference {
     }
 }
 
+tool_args! {
+    pub struct ChercherArgs { requete: Text }
+}
+
 pub struct ChercherDansMemoire;
 
 #[async_trait]
 impl Tool for ChercherDansMemoire {
     const NAME: &'static str = "chercher_dans_memoire";
     const PAGE: Page = Page::Souvenirs;
-    type Args = String;
+    type Args = ChercherArgs;
 
     fn description(&self) -> &'static str {
         "Cherche dans les souvenirs. À utiliser avant de dire que tu ne sais pas."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("requete", string_prop(""))], &["requete"])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        a.text("requete")
-    }
-    async fn run(&self, ctx: &ToolContext, requete: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, ChercherArgs { requete }: Self::Args) -> Result<Outcome, StoreError> {
         let reason = match &ctx.embedder {
             None => KeywordReason::NoEmbeddingProvider,
             Some(embedder) => match vector_search(ctx, embedder.as_ref(), &requete).await {
@@ -562,18 +540,12 @@ pub struct MemoriserSouvenir;
 impl Tool for MemoriserSouvenir {
     const NAME: &'static str = "memoriser_souvenir";
     const PAGE: Page = Page::Souvenirs;
-    type Args = String;
+    type Args = ByTexte;
 
     fn description(&self) -> &'static str {
         "Mémorise un souvenir durable (fait de vie), retrouvable par chercher_dans_memoire."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("texte", string_prop(""))], &["texte"])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        a.text("texte")
-    }
-    async fn run(&self, ctx: &ToolContext, texte: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, ByTexte { texte }: Self::Args) -> Result<Outcome, StoreError> {
         // The text is never lost for want of an embedding: it is stored either way and
         // embedded at the next vector search.
         let embedding = match &ctx.embedder {

@@ -20,7 +20,7 @@ use chrono_tz::Tz;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use args::{ArgError, ArgProblem, Args, Expected};
+pub use args::{ArgError, ArgProblem, Args, Expected, ToolArgs};
 pub use memory_tools::{contains_words, cosine};
 pub use outcome::{
     Briefing, BriefingKind, Failure, KeywordReason, Outcome, Page, Receipt, Refusal, ReminderFilter, SearchHit,
@@ -64,12 +64,11 @@ pub trait Tool: Send + Sync + 'static {
     const NAME: &'static str;
     /// The page where what this tool touches can be checked.
     const PAGE: Page;
-    type Args: Send;
+    /// Its arguments, declared once with [`args::tool_args!`]: the JSON Schema (with exactly
+    /// the names of the external interface) and the parsing both come from it.
+    type Args: ToolArgs + Send;
 
     fn description(&self) -> &'static str;
-    /// JSON Schema of the arguments, with exactly the names of the external interface.
-    fn parameters(&self) -> Value;
-    fn parse(&self, args: &Args, ctx: &ToolContext) -> Result<Self::Args, ArgError>;
     async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<Outcome, StoreError>;
 }
 
@@ -92,10 +91,10 @@ impl<T: Tool> DynTool for T {
         T::PAGE
     }
     fn definition(&self) -> ToolDefinition {
-        ToolDefinition { name: T::NAME, description: self.description(), parameters: self.parameters() }
+        ToolDefinition { name: T::NAME, description: self.description(), parameters: T::Args::schema() }
     }
     async fn invoke(&self, ctx: &ToolContext, raw: &Value) -> Outcome {
-        let parsed = Args::parse(raw).and_then(|a| self.parse(&a, ctx));
+        let parsed = Args::parse(raw).and_then(|a| T::Args::read(&a, ctx.tz));
         let args = match parsed {
             Ok(args) => args,
             Err(e) => return Outcome::Refused(Refusal::InvalidArguments(e)),
@@ -252,32 +251,14 @@ impl ToolBox {
     }
 }
 
-/// JSON Schema of an object with the given properties; `required` lists the mandatory ones.
-pub(crate) fn object_schema(properties: &[(&str, Value)], required: &[&str]) -> Value {
-    let props: serde_json::Map<String, Value> = properties.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-    // Compact on purpose: every byte here is sent with every model call.
-    if required.is_empty() {
-        serde_json::json!({"type": "object", "properties": props})
-    } else {
-        serde_json::json!({"type": "object", "properties": props, "required": required})
-    }
+args::tool_args! {
+    /// The tools that take one number (a note, a reminder, a preference).
+    pub struct ById { id: args::Id }
 }
 
-/// A string property; the description only when the name does not say it all.
-pub(crate) fn string_prop(description: &str) -> Value {
-    if description.is_empty() {
-        serde_json::json!({"type": "string"})
-    } else {
-        serde_json::json!({"type": "string", "description": description})
-    }
-}
-
-pub(crate) fn integer_prop(description: &str) -> Value {
-    if description.is_empty() {
-        serde_json::json!({"type": "integer"})
-    } else {
-        serde_json::json!({"type": "integer", "description": description})
-    }
+args::tool_args! {
+    /// The tools that store one text (a preference, a souvenir).
+    pub struct ByTexte { texte: args::Text }
 }
 
 /// A project must exist for tools that attach to it.

@@ -1,8 +1,10 @@
 //! Tools over projects and their decisions (the Mentor's own).
 
 use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
 use serde_json::Value;
 
+use super::args::{enum_schema, tool_args, ArgField, Name, OptName, OptText, Text};
 use super::*;
 use crate::memory::{worktime, CreateProjet, ProjetChanges, Statut, UpdateProjet};
 
@@ -14,9 +16,38 @@ pub(super) fn register(tools: &mut Vec<Box<dyn DynTool>>) {
     tools.push(Box::new(ActerDecision));
 }
 
-fn statut_schema() -> Value {
-    let values: Vec<&str> = Statut::ALL.iter().map(|s| s.as_str()).collect();
-    serde_json::json!({"type": "string", "enum": values})
+/// A project's status, one of [`Statut::ALL`].
+pub struct OptStatut;
+
+impl ArgField for OptStatut {
+    type Value = Option<Statut>;
+    const REQUIRED: bool = false;
+    fn schema(_: &str) -> Value {
+        enum_schema(&Statut::ALL.map(|s| s.as_str()))
+    }
+    fn read(a: &Args, field: &'static str, _: Tz) -> Result<Option<Statut>, ArgError> {
+        match a.opt_name(field)? {
+            None => Ok(None),
+            Some(raw) => Statut::parse(&raw).map(Some).ok_or(ArgError::new(field, ArgProblem::NotAllowed)),
+        }
+    }
+}
+
+tool_args! {
+    pub struct ByNomProjet { nom: Name }
+}
+
+tool_args! {
+    pub struct CreerProjetArgs { nom: Name, description: OptText, phase: OptName }
+}
+
+tool_args! {
+    /// The status is read first: a wrong status is said before a missing name.
+    pub struct ModifierProjetArgs { statut: OptStatut, nom: Name, description: OptText, phase: OptName }
+}
+
+tool_args! {
+    pub struct ActerDecisionArgs { projet: Name, texte: Text }
 }
 
 pub struct ListerProjets;
@@ -30,12 +61,6 @@ impl Tool for ListerProjets {
     fn description(&self) -> &'static str {
         "Liste les projets."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[], &[])
-    }
-    fn parse(&self, _: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        Ok(())
-    }
     async fn run(&self, ctx: &ToolContext, (): Self::Args) -> Result<Outcome, StoreError> {
         Ok(Outcome::Done(Receipt::Projects { projets: ctx.store.list_projets().await? }))
     }
@@ -47,18 +72,12 @@ pub struct LireProjet;
 impl Tool for LireProjet {
     const NAME: &'static str = "lire_projet";
     const PAGE: Page = Page::Projets;
-    type Args = String;
+    type Args = ByNomProjet;
 
     fn description(&self) -> &'static str {
         "Lit un projet : phase, statut, décisions, temps passé."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("nom", string_prop(""))], &["nom"])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        a.name("nom")
-    }
-    async fn run(&self, ctx: &ToolContext, nom: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, ByNomProjet { nom }: Self::Args) -> Result<Outcome, StoreError> {
         let projet = match lookup_project(ctx, &nom).await? {
             Ok(p) => p,
             Err(refusal) => return Ok(Outcome::Refused(refusal)),
@@ -79,21 +98,13 @@ pub struct CreerProjet;
 impl Tool for CreerProjet {
     const NAME: &'static str = "creer_projet";
     const PAGE: Page = Page::Projets;
-    type Args = (String, Option<String>, Option<String>);
+    type Args = CreerProjetArgs;
 
     fn description(&self) -> &'static str {
         "Crée un projet."
     }
-    fn parameters(&self) -> Value {
-        object_schema(
-            &[("nom", string_prop("")), ("description", string_prop("")), ("phase", string_prop(""))],
-            &["nom"],
-        )
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        Ok((a.name("nom")?, a.opt_text("description")?, a.opt_name("phase")?))
-    }
-    async fn run(&self, ctx: &ToolContext, (nom, description, phase): Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<Outcome, StoreError> {
+        let CreerProjetArgs { nom, description, phase } = args;
         Ok(match ctx.store.create_projet(&nom, description.as_deref(), phase.as_deref(), ctx.now()).await? {
             CreateProjet::Created(projet) => Outcome::Done(Receipt::ProjectCreated { projet }),
             CreateProjet::Duplicate(projet) => Outcome::Refused(Refusal::ProjectDuplicate { projet }),
@@ -107,33 +118,14 @@ pub struct ModifierProjet;
 impl Tool for ModifierProjet {
     const NAME: &'static str = "modifier_projet";
     const PAGE: Page = Page::Projets;
-    type Args = (String, ProjetChanges);
+    type Args = ModifierProjetArgs;
 
     fn description(&self) -> &'static str {
         "Modifie description, phase ou statut d'un projet."
     }
-    fn parameters(&self) -> Value {
-        object_schema(
-            &[
-                ("nom", string_prop("")),
-                ("description", string_prop("")),
-                ("phase", string_prop("")),
-                ("statut", statut_schema()),
-            ],
-            &["nom"],
-        )
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        let statut = match a.opt_name("statut")? {
-            None => None,
-            Some(raw) => Some(Statut::parse(&raw).ok_or(ArgError::new("statut", ArgProblem::NotAllowed))?),
-        };
-        Ok((
-            a.name("nom")?,
-            ProjetChanges { description: a.opt_text("description")?, phase: a.opt_name("phase")?, statut },
-        ))
-    }
-    async fn run(&self, ctx: &ToolContext, (nom, changes): Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<Outcome, StoreError> {
+        let ModifierProjetArgs { statut, nom, description, phase } = args;
+        let changes = ProjetChanges { description, phase, statut };
         if changes.is_empty() {
             return Ok(Outcome::Refused(Refusal::NothingToChange));
         }
@@ -154,18 +146,16 @@ pub struct ActerDecision;
 impl Tool for ActerDecision {
     const NAME: &'static str = "acter_decision";
     const PAGE: Page = Page::Projets;
-    type Args = (String, String);
+    type Args = ActerDecisionArgs;
 
     fn description(&self) -> &'static str {
         "Acte une décision sur un projet."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("projet", string_prop("")), ("texte", string_prop(""))], &["projet", "texte"])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        Ok((a.name("projet")?, a.text("texte")?))
-    }
-    async fn run(&self, ctx: &ToolContext, (nom, texte): Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(
+        &self,
+        ctx: &ToolContext,
+        ActerDecisionArgs { projet: nom, texte }: Self::Args,
+    ) -> Result<Outcome, StoreError> {
         let projet = match lookup_project(ctx, &nom).await? {
             Ok(p) => p,
             Err(refusal) => return Ok(Outcome::Refused(refusal)),

@@ -1,7 +1,6 @@
 //! The chrono: start, pause, resume and stop a work session attached to a project.
 
-use serde_json::Value;
-
+use super::args::{tool_args, Name};
 use super::*;
 use crate::memory::{worktime, ChronoChange};
 
@@ -24,24 +23,26 @@ fn chrono_outcome(change: ChronoChange, done: impl FnOnce(crate::memory::Session
     }
 }
 
+tool_args! {
+    pub struct DemarrerSessionArgs { projet: Name }
+}
+
 pub struct DemarrerSession;
 
 #[async_trait]
 impl Tool for DemarrerSession {
     const NAME: &'static str = "demarrer_session";
     const PAGE: Page = Page::Sessions;
-    type Args = String;
+    type Args = DemarrerSessionArgs;
 
     fn description(&self) -> &'static str {
         "Démarre le chrono de travail sur un projet."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[("projet", string_prop(""))], &["projet"])
-    }
-    fn parse(&self, a: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        a.name("projet")
-    }
-    async fn run(&self, ctx: &ToolContext, nom: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(
+        &self,
+        ctx: &ToolContext,
+        DemarrerSessionArgs { projet: nom }: Self::Args,
+    ) -> Result<Outcome, StoreError> {
         let projet = match lookup_project(ctx, &nom).await? {
             Ok(p) => p,
             Err(refusal) => return Ok(Outcome::Refused(refusal)),
@@ -64,12 +65,6 @@ impl Tool for SuspendreSession {
     fn description(&self) -> &'static str {
         "Met en pause le chrono en cours."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[], &[])
-    }
-    fn parse(&self, _: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        Ok(())
-    }
     async fn run(&self, ctx: &ToolContext, (): Self::Args) -> Result<Outcome, StoreError> {
         Ok(chrono_outcome(ctx.store.pause_session(ctx.now()).await?, |session| Receipt::SessionPaused { session }))
     }
@@ -86,12 +81,6 @@ impl Tool for ReprendreSession {
     fn description(&self) -> &'static str {
         "Reprend le chrono en pause."
     }
-    fn parameters(&self) -> Value {
-        object_schema(&[], &[])
-    }
-    fn parse(&self, _: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        Ok(())
-    }
     async fn run(&self, ctx: &ToolContext, (): Self::Args) -> Result<Outcome, StoreError> {
         Ok(chrono_outcome(ctx.store.resume_session(ctx.now()).await?, |session| Receipt::SessionResumed { session }))
     }
@@ -107,12 +96,6 @@ impl Tool for ArreterSession {
 
     fn description(&self) -> &'static str {
         "Arrête le chrono en cours."
-    }
-    fn parameters(&self) -> Value {
-        object_schema(&[], &[])
-    }
-    fn parse(&self, _: &Args, _: &ToolContext) -> Result<Self::Args, ArgError> {
-        Ok(())
     }
     async fn run(&self, ctx: &ToolContext, (): Self::Args) -> Result<Outcome, StoreError> {
         let now = ctx.now();
