@@ -229,12 +229,12 @@ impl ToolArgs for () {
     }
 }
 
-/// Declares a tool's arguments once: `name: Kind` (or `name: Kind = "description"`) per
-/// field, the JSON name being the Rust one. Gives the struct, its schema and its parsing.
+/// Declares tools' arguments once: `name: Kind` (or `name: Kind = "description"`) per
+/// field, the JSON name being the Rust one. Gives each struct, its schema and its parsing.
 macro_rules! tool_args {
-    ($(#[$meta:meta])* pub struct $name:ident {
+    ($($(#[$meta:meta])* pub struct $name:ident {
         $($(#[$fmeta:meta])* $field:ident : $kind:ty $(= $desc:literal)?),* $(,)?
-    }) => {
+    })*) => {$(
         $(#[$meta])*
         #[derive(Debug)]
         pub struct $name {
@@ -256,7 +256,7 @@ macro_rules! tool_args {
                 Ok(Self { $($field: <$kind as $crate::tools::args::ArgField>::read(args, stringify!($field), tz)?,)* })
             }
         }
-    };
+    )*};
 }
 pub(crate) use tool_args;
 
@@ -286,69 +286,83 @@ pub fn enum_schema(values: &[&str]) -> Value {
     json!({"type": "string", "enum": values})
 }
 
-/// Declares a kind of argument over one [`Args`] accessor.
+/// Declares a kind of argument: the value a tool receives, whether it is required, its
+/// schema from the field's description, and how it is read from the call.
 macro_rules! arg_kind {
-    ($(#[$meta:meta])* $kind:ident: $value:ty, $json:literal, required = $req:literal, |$a:ident, $f:ident, $tz:pat_param| $read:expr) => {
+    ($(
+        $(#[$meta:meta])*
+        $kind:ident: $value:ty, required = $req:literal,
+        schema |$d:ident| $schema:expr, read |$a:ident, $f:ident, $tz:pat_param| $read:expr;
+    )*) => {$(
         $(#[$meta])*
         pub struct $kind;
-        impl ArgField for $kind {
+        impl $crate::tools::args::ArgField for $kind {
             type Value = $value;
             const REQUIRED: bool = $req;
-            fn schema(description: &str) -> Value {
-                typed_schema($json, description)
+            fn schema($d: &str) -> ::serde_json::Value {
+                $schema
             }
-            fn read($a: &Args, $f: &'static str, $tz: Tz) -> Result<$value, ArgError> {
+            fn read(
+                $a: &$crate::tools::args::Args,
+                $f: &'static str,
+                $tz: ::chrono_tz::Tz,
+            ) -> Result<$value, $crate::tools::args::ArgError> {
                 $read
             }
         }
-    };
+    )*};
 }
+pub(crate) use arg_kind;
 
-arg_kind!(
+arg_kind! {
     /// A required, non-empty text of at most [`MAX_TEXT_CHARS`].
-    Text: String, "string", required = true, |a, f, _| a.text(f)
-);
-arg_kind!(
+    Text: String, required = true, schema |d| typed_schema("string", d), read |a, f, _| a.text(f);
     /// A required name of at most [`MAX_NAME_CHARS`].
-    Name: String, "string", required = true, |a, f, _| a.name(f)
-);
-arg_kind!(
+    Name: String, required = true, schema |d| typed_schema("string", d), read |a, f, _| a.name(f);
     /// An optional text; empty counts as absent.
-    OptText: Option<String>, "string", required = false, |a, f, _| a.opt_text(f)
-);
-arg_kind!(
+    OptText: Option<String>, required = false, schema |d| typed_schema("string", d), read |a, f, _| a.opt_text(f);
     /// An optional name (or filter words); empty counts as absent.
-    OptName: Option<String>, "string", required = false, |a, f, _| a.opt_name(f)
-);
-arg_kind!(
+    OptName: Option<String>, required = false, schema |d| typed_schema("string", d), read |a, f, _| a.opt_name(f);
     /// A required positive id.
-    Id: i64, "integer", required = true, |a, f, _| a.id(f)
-);
-arg_kind!(
+    Id: i64, required = true, schema |d| typed_schema("integer", d), read |a, f, _| a.id(f);
     /// An optional whole number.
-    OptInt: Option<i64>, "integer", required = false, |a, f, _| a.opt_int(f)
-);
-arg_kind!(
+    OptInt: Option<i64>, required = false, schema |d| typed_schema("integer", d), read |a, f, _| a.opt_int(f);
     /// An optional yes/no, no when absent.
-    Flag: bool, "boolean", required = false, |a, f, _| Ok(a.opt_bool(f)?.unwrap_or(false))
-);
-arg_kind!(
+    Flag: bool, required = false, schema |d| typed_schema("boolean", d),
+        read |a, f, _| Ok(a.opt_bool(f)?.unwrap_or(false));
     /// A required ISO date.
-    Date: IsoDate, "string", required = true, |a, f, _| a.date(f)
-);
-arg_kind!(
+    Date: IsoDate, required = true, schema |d| typed_schema("string", d), read |a, f, _| a.date(f);
     /// An optional ISO date.
-    OptDate: Option<IsoDate>, "string", required = false, |a, f, _| a.opt_date(f)
-);
-arg_kind!(
+    OptDate: Option<IsoDate>, required = false, schema |d| typed_schema("string", d), read |a, f, _| a.opt_date(f);
     /// A required due date-time in the user's zone, and whether it was a bare date.
-    Due: (DueAt, bool), "string", required = true, |a, f, tz| a.due(f, tz)
-);
+    Due: (DueAt, bool), required = true, schema |d| typed_schema("string", d), read |a, f, tz| a.due(f, tz);
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    tool_args! {
+        pub struct Sample { b: OptInt = "en secondes", a: Text }
+    }
+
+    #[test]
+    fn the_schema_and_the_parsing_come_from_one_declaration() {
+        assert_eq!(
+            Sample::schema(),
+            json!({"type": "object", "required": ["a"], "properties": {
+                "a": {"type": "string"}, "b": {"type": "integer", "description": "en secondes"}}})
+        );
+        let tz = chrono_tz::UTC;
+        let s = Sample::read(&Args::parse(&json!({"a": " x ", "b": "3"})).unwrap(), tz).unwrap();
+        assert_eq!((s.a.as_str(), s.b), ("x", Some(3)));
+        // Read in the declared order: the first wrong field is the one said.
+        let e = Sample::read(&Args::parse(&json!({"b": "trois"})).unwrap(), tz).unwrap_err();
+        assert_eq!(e, ArgError::new("b", ArgProblem::WrongType { expected: Expected::Integer }));
+        let e = Sample::read(&Args::parse(&json!({})).unwrap(), tz).unwrap_err();
+        assert_eq!(e, ArgError::new("a", ArgProblem::Missing));
+    }
 
     #[test]
     fn ids_accept_digit_strings_and_refuse_the_rest() {

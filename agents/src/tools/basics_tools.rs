@@ -2,10 +2,7 @@
 //! deleting a note or a reminder. Every receipt is read back from the store; every refusal
 //! is a bounded variant that says nothing was written.
 
-use chrono_tz::Tz;
-use serde_json::Value;
-
-use super::args::{enum_schema, tool_args, typed_schema, ArgField, Flag, Name, OptInt, OptName, Text};
+use super::args::{arg_kind, enum_schema, tool_args, typed_schema, Flag, Name, OptInt, OptName, Text};
 use super::*;
 use crate::memory::{ListAdd, ListClear, ListRemove, TimerCancel, TimerChange, TimerEdit, TimerStart, TimerTarget};
 
@@ -44,68 +41,36 @@ fn target(nom: Option<String>) -> TimerTarget {
     nom.map(TimerTarget::Named).unwrap_or(TimerTarget::Only)
 }
 
-/// A list item: a text of at most [`MAX_ITEM_CHARS`].
-pub struct Item;
-
-impl ArgField for Item {
-    type Value = String;
-    const REQUIRED: bool = true;
-    fn schema(description: &str) -> Value {
-        Text::schema(description)
-    }
-    fn read(a: &Args, field: &'static str, tz: Tz) -> Result<String, ArgError> {
-        let raw = Text::read(a, field, tz)?;
+arg_kind! {
+    /// A list item: a text of at most [`MAX_ITEM_CHARS`].
+    Item: String, required = true, schema |d| Text::schema(d), read |a, f, tz| {
+        let raw = Text::read(a, f, tz)?;
         if raw.chars().count() > MAX_ITEM_CHARS {
-            return Err(ArgError::new(field, ArgProblem::TooLong { max: MAX_ITEM_CHARS }));
+            return Err(ArgError::new(f, ArgProblem::TooLong { max: MAX_ITEM_CHARS }));
         }
         Ok(raw)
-    }
-}
-
-/// A timer's duration: 1 s to [`MAX_TIMER_SECS`].
-pub struct TimerSecs;
-
-impl ArgField for TimerSecs {
-    type Value = i64;
-    const REQUIRED: bool = true;
-    fn schema(description: &str) -> Value {
-        typed_schema("integer", description)
-    }
-    fn read(a: &Args, field: &'static str, _: Tz) -> Result<i64, ArgError> {
-        a.int_in(field, 1..=MAX_TIMER_SECS)
-    }
-}
-
-/// What to do with a timer instead of changing its time: `pause` or `reprendre` (the
-/// synonyms a model sends are checked with the delta, in [`ModifierMinuteurArgs::edit`]).
-pub struct TimerAction;
-
-impl ArgField for TimerAction {
-    type Value = Option<String>;
-    const REQUIRED: bool = false;
-    fn schema(_: &str) -> Value {
-        enum_schema(&["pause", "reprendre"])
-    }
-    fn read(a: &Args, field: &'static str, _: Tz) -> Result<Option<String>, ArgError> {
-        a.opt_name(field)
-    }
+    };
+    /// A timer's duration: 1 s to [`MAX_TIMER_SECS`].
+    TimerSecs: i64, required = true, schema |d| typed_schema("integer", d),
+        read |a, f, _| a.int_in(f, 1..=MAX_TIMER_SECS);
+    /// What to do with a timer instead of changing its time: `pause` or `reprendre` (the
+    /// synonyms a model sends are checked with the delta, in [`ModifierMinuteurArgs::edit`]).
+    TimerAction: Option<String>, required = false, schema |_d| enum_schema(&["pause", "reprendre"]),
+        read |a, f, _| a.opt_name(f);
 }
 
 tool_args! {
     pub struct DemarrerMinuteurArgs { duree_secondes: TimerSecs, nom: OptName }
-}
-
-tool_args! {
     /// A timer by its name, or the only one running.
     pub struct ByNom { nom: OptName }
-}
-
-tool_args! {
     pub struct ModifierMinuteurArgs {
         nom: OptName,
         delta_secondes: OptInt = "négatif pour retirer",
         action: TimerAction,
     }
+    pub struct AnnulerMinuteurArgs { nom: OptName, tous: Flag }
+    pub struct ListeElement { liste: Name, element: Item }
+    pub struct ByListe { liste: Name }
 }
 
 impl ModifierMinuteurArgs {
@@ -121,18 +86,6 @@ impl ModifierMinuteurArgs {
             (None, None) => return Err(ArgError::new("delta_secondes", ArgProblem::Missing)),
         })
     }
-}
-
-tool_args! {
-    pub struct AnnulerMinuteurArgs { nom: OptName, tous: Flag }
-}
-
-tool_args! {
-    pub struct ListeElement { liste: Name, element: Item }
-}
-
-tool_args! {
-    pub struct ByListe { liste: Name }
 }
 
 pub struct DemarrerMinuteur;

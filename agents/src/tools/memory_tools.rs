@@ -1,10 +1,8 @@
 //! Tools over notes, reminders, preferences, souvenirs, work time and the briefings.
 
 use chrono::Duration;
-use chrono_tz::Tz;
-use serde_json::Value;
 
-use super::args::{enum_schema, tool_args, ArgField, Date, Due, Flag, OptDate, OptName, Text};
+use super::args::{arg_kind, enum_schema, tool_args, Date, Due, Flag, OptDate, OptName, Text};
 use super::*;
 use crate::memory::{briefing, worktime, AddPreference, Deactivate, MarkDone};
 use crate::text::normalise;
@@ -192,22 +190,14 @@ impl Tool for MarquerRappelFait {
     }
 }
 
-/// `jour` or `semaine` (the default), whatever the case and the accents.
-pub struct Periode;
-
-impl ArgField for Periode {
-    type Value = BriefingKind;
-    const REQUIRED: bool = false;
-    fn schema(_: &str) -> Value {
-        enum_schema(&["jour", "semaine"])
-    }
-    fn read(a: &Args, field: &'static str, _: Tz) -> Result<BriefingKind, ArgError> {
-        match a.opt_name(field)?.as_deref().map(crate::text::normalise).as_deref() {
+arg_kind! {
+    /// `jour` or `semaine` (the default), whatever the case and the accents.
+    Periode: BriefingKind, required = false, schema |_d| enum_schema(&["jour", "semaine"]),
+        read |a, f, _| match a.opt_name(f)?.as_deref().map(crate::text::normalise).as_deref() {
             None | Some("semaine") => Ok(BriefingKind::Weekly),
             Some("jour") => Ok(BriefingKind::Daily),
-            Some(_) => Err(ArgError::new(field, ArgProblem::NotAllowed)),
-        }
-    }
+            Some(_) => Err(ArgError::new(f, ArgProblem::NotAllowed)),
+        };
 }
 
 tool_args! {

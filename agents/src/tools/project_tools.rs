@@ -1,12 +1,9 @@
 //! Tools over projects and their decisions (the Mentor's own).
 
-use chrono::{DateTime, Utc};
-use chrono_tz::Tz;
-use serde_json::Value;
-
-use super::args::{enum_schema, tool_args, ArgField, Name, OptName, OptText, Text};
+use super::args::{arg_kind, enum_schema, tool_args, Name, OptName, OptText, Text};
 use super::*;
 use crate::memory::{worktime, CreateProjet, ProjetChanges, Statut, UpdateProjet};
+use chrono::{DateTime, Utc};
 
 pub(super) fn register(tools: &mut Vec<Box<dyn DynTool>>) {
     tools.push(Box::new(ListerProjets));
@@ -16,37 +13,20 @@ pub(super) fn register(tools: &mut Vec<Box<dyn DynTool>>) {
     tools.push(Box::new(ActerDecision));
 }
 
-/// A project's status, one of [`Statut::ALL`].
-pub struct OptStatut;
-
-impl ArgField for OptStatut {
-    type Value = Option<Statut>;
-    const REQUIRED: bool = false;
-    fn schema(_: &str) -> Value {
-        enum_schema(&Statut::ALL.map(|s| s.as_str()))
-    }
-    fn read(a: &Args, field: &'static str, _: Tz) -> Result<Option<Statut>, ArgError> {
-        match a.opt_name(field)? {
+arg_kind! {
+    /// A project's status, one of [`Statut::ALL`].
+    OptStatut: Option<Statut>, required = false, schema |_d| enum_schema(&Statut::ALL.map(|s| s.as_str())),
+        read |a, f, _| match a.opt_name(f)? {
             None => Ok(None),
-            Some(raw) => Statut::parse(&raw).map(Some).ok_or(ArgError::new(field, ArgProblem::NotAllowed)),
-        }
-    }
+            Some(raw) => Statut::parse(&raw).map(Some).ok_or(ArgError::new(f, ArgProblem::NotAllowed)),
+        };
 }
 
 tool_args! {
     pub struct ByNomProjet { nom: Name }
-}
-
-tool_args! {
     pub struct CreerProjetArgs { nom: Name, description: OptText, phase: OptName }
-}
-
-tool_args! {
     /// The status is read first: a wrong status is said before a missing name.
     pub struct ModifierProjetArgs { statut: OptStatut, nom: Name, description: OptText, phase: OptName }
-}
-
-tool_args! {
     pub struct ActerDecisionArgs { projet: Name, texte: Text }
 }
 
