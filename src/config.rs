@@ -1,5 +1,8 @@
 //! Typed settings: built-in defaults, then `arthur.toml`, then the environment (the names of
-//! docs/interface.md §2). Secrets are wrapped so that printing the settings never prints a key.
+//! docs/interface.md §2). Each setting is declared once, in one table ([`SETTINGS`]): its
+//! variable, its file key, its type and default; the file's shape, the reading and where each
+//! value came from are derived from it. Secrets are wrapped so that printing the settings
+//! never prints a key.
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +11,6 @@ use arthur_agents::tools::DEFAULT_PREFERENCES_CAP;
 use arthur_atlas::child_env::ChildEnv;
 use arthur_atlas::settings::AtlasSettings;
 use chrono_tz::Tz;
-use serde::Deserialize;
 
 pub const DEFAULT_TIMEZONE: &str = "Europe/Paris";
 pub const DEFAULT_WEB_ADDR: &str = "127.0.0.1:8737";
@@ -32,6 +34,8 @@ pub enum ConfigError {
     Invalid { name: &'static str, value: String, expected: &'static str },
     #[error("no data directory: set ARTHUR_DATA_DIR (no home directory was found)")]
     NoDataDir,
+    #[error("invalid config file {path}: unknown key {key:?}")]
+    UnknownKey { path: PathBuf, key: String },
 }
 
 /// One language-model provider: present only when its API key is set.
@@ -99,13 +103,13 @@ pub enum VadSetting {
 }
 
 impl VadSetting {
-    fn parse(raw: String) -> Result<Self, ConfigError> {
+    fn parse(name: &'static str, raw: String) -> Result<Self, ConfigError> {
         match raw.trim().to_lowercase().as_str() {
             "" | "auto" => Ok(Self::Auto),
             "silero" => Ok(Self::Silero),
             "earshot" => Ok(Self::Earshot),
             "energy" => Ok(Self::Energy),
-            _ => Err(ConfigError::Invalid { name: "ARTHUR_VAD", value: raw, expected: "silero, earshot or energy" }),
+            _ => Err(ConfigError::Invalid { name, value: raw, expected: "silero, earshot or energy" }),
         }
     }
 }
@@ -186,129 +190,365 @@ impl Settings {
     }
 }
 
-// ---- the file, as written by the user (every field optional) ----
+// ---- the table: every setting declared once ----
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One setting as the table declares it (its variable, its `arthur.toml` key, whether it
+/// is secret): what `arthur doctor` and the tests know of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SettingInfo {
+    /// Its environment variable (docs/interface.md §2).
+    pub env: &'static str,
+    /// Its key in `arthur.toml`, dotted (`atlas.budget_s` is `[atlas] budget_s`).
+    pub file_key: Option<&'static str>,
+    /// Never printed: it is held in a [`Secret`].
+    pub secret: bool,
+}
+
+/// Declares the settings: one line each, `field: Type = "VARIABLE", file "key", default
+/// value;` (no `default`: the value is optional), then the variables read elsewhere. Gives
+/// [`SETTINGS`], the resolved `Values` and their reading, environment over file over
+/// default, with where each came from.
+macro_rules! settings {
+    (@key) => { None };
+    (@key $key:literal) => { Some($key) };
+    (@ty $ty:ty) => { Option<$ty> };
+    (@ty $ty:ty, $default:expr) => { $ty };
+    (@value $v:ident) => { $v };
+    (@value $v:ident, $default:expr) => { $v.unwrap_or_else(|| IntoSetting::into_setting($default)) };
+    ($(
+        $(#[doc = $doc:literal])*
+        $field:ident: $ty:ty = $env:literal $(, file $key:literal)? $(, default $default:expr)?;
+    )*
+    @elsewhere $($other:literal),*;
+    ) => {
+        /// Every setting, in the table's order.
+        pub const SETTINGS: &[SettingInfo] = &[$(SettingInfo {
+            env: $env,
+            file_key: settings!(@key $($key)?),
+            secret: <$ty as SettingValue>::SECRET,
+        },)* $(SettingInfo { env: $other, file_key: None, secret: false }),*];
+
+        /// Every setting's value: environment, else file, else default.
+        struct Values {
+            $($(#[doc = $doc])* $field: settings!(@ty $ty $(, $default)?),)*
+        }
+
+        impl Values {
+            fn read(file: &FileSettings, env: &dyn Env) -> Result<(Self, Vec<(&'static str, Origin)>), ConfigError> {
+                let mut origins = Vec::new();
+                $(
+                    let ($field, origin) = read_setting::<$ty>($env, settings!(@key $($key)?), file, env)?;
+                    origins.push(($env, origin));
+                    let $field = settings!(@value $field $(, $default)?);
+                )*
+                $(origins.push(($other, if env.var($other).is_some() { Origin::Environment } else { Origin::Default }));)*
+                Ok((Self { $($field),* }, origins))
+            }
+        }
+    };
+}
+
+settings! {
+    // Arthur
+    data_dir: PathBuf = "ARTHUR_DATA_DIR", file "data_dir";
+    database_url: String = "ARTHUR_DATABASE_URL", file "database_url";
+    timezone: Tz = "ARTHUR_TIMEZONE", file "timezone", default DEFAULT_TIMEZONE;
+    /// At least 1.
+    preferences_cap: u32 = "ARTHUR_PREFERENCES_CAP", file "memory.preferences_cap", default DEFAULT_PREFERENCES_CAP;
+    web_addr: String = "ARTHUR_WEB_ADDR", file "web.addr", default DEFAULT_WEB_ADDR;
+    web_token: Secret = "ARTHUR_WEB_TOKEN", file "web.token";
+    demo: bool = "ARTHUR_DEMO", file "demo", default false;
+    local_first: bool = "ARTHUR_LOCAL_FIRST", file "understanding.local_first", default true;
+    // Providers and models
+    mistral_api_key: Secret = "MISTRAL_API_KEY", file "providers.mistral.api_key";
+    mistral_base_url: String = "MISTRAL_BASE_URL", file "providers.mistral.base_url", default DEFAULT_MISTRAL_BASE_URL;
+    anthropic_api_key: Secret = "ANTHROPIC_API_KEY", file "providers.anthropic.api_key";
+    anthropic_base_url: String = "ANTHROPIC_BASE_URL", file "providers.anthropic.base_url",
+        default DEFAULT_ANTHROPIC_BASE_URL;
+    openai_api_key: Secret = "OPENAI_API_KEY", file "providers.openai.api_key";
+    openai_base_url: String = "OPENAI_BASE_URL", file "providers.openai.base_url", default DEFAULT_OPENAI_BASE_URL;
+    router_model: String = "ARTHUR_ROUTER_MODEL", file "models.router", default DEFAULT_ROUTER_MODEL;
+    chat_model: String = "ARTHUR_CHAT_MODEL", file "models.chat", default DEFAULT_CHAT_MODEL;
+    embed_model: String = "ARTHUR_EMBED_MODEL", file "models.embed", default DEFAULT_EMBED_MODEL;
+    classifier_model: String = "ATLAS_CLASSIFIER_MODEL", file "models.atlas_classifier",
+        default DEFAULT_CLASSIFIER_MODEL;
+    // Voice
+    stt_lang: String = "ARTHUR_STT_LANG", file "voice.stt_lang", default "fr";
+    whisper_model: PathBuf = "ARTHUR_WHISPER_MODEL", file "voice.whisper_model";
+    piper_voice: PathBuf = "ARTHUR_PIPER_VOICE", file "voice.piper_voice";
+    input_device: String = "ARTHUR_AUDIO_INPUT", file "voice.input_device";
+    barge_in: bool = "ARTHUR_BARGE_IN", file "voice.barge_in", default true;
+    /// Else the XDG data home's (see [`model_dir_in`]).
+    model_dir: PathBuf = "ARTHUR_MODEL_DIR", file "voice.model_dir";
+    /// Else the one in the model directory.
+    onnxruntime: PathBuf = "ORT_DYLIB_PATH", file "voice.onnxruntime";
+    vad: VadSetting = "ARTHUR_VAD", file "voice.vad", default VadSetting::Auto;
+    // Atlas
+    imap_url: Secret = "ATLAS_IMAP_URL", file "atlas.imap_url";
+    smtp_url: Secret = "ATLAS_SMTP_URL", file "atlas.smtp_url";
+    founder_email: String = "ATLAS_FOUNDER_EMAIL", file "atlas.founder_email";
+    mailbox_email: String = "ATLAS_MAILBOX_EMAIL", file "atlas.mailbox_email";
+    repo: PathBuf = "ATLAS_REPO", file "atlas.repo";
+    claude_bin: String = "ATLAS_CLAUDE_BIN", file "atlas.claude_bin", default "claude";
+    deploy_cmd: String = "ATLAS_DEPLOY_CMD", file "atlas.deploy_cmd";
+    qa_cmd: String = "ATLAS_QA_CMD", file "atlas.qa_cmd";
+    disabled: bool = "ATLAS_DISABLED", file "atlas.disabled", default false;
+    idle_timeout_s: u64 = "ATLAS_IDLE_TIMEOUT_S", file "atlas.idle_timeout_s", default 1200;
+    hard_timeout_s: u64 = "ATLAS_HARD_TIMEOUT_S", file "atlas.hard_timeout_s", default 6600;
+    budget_s: u64 = "ATLAS_BUDGET_S", file "atlas.budget_s", default 2400;
+    clamd_addr: String = "ATLAS_CLAMD_ADDR", file "atlas.clamd_addr";
+    clamscan_db: PathBuf = "ATLAS_CLAMSCAN_DB", file "atlas.clamscan_db";
+    dkim_keys: PathBuf = "ATLAS_DKIM_KEYS", file "atlas.dkim_keys";
+    base_branch: String = "ATLAS_BASE_BRANCH", file "atlas.base_branch";
+    permission_mode: String = "ATLAS_PERMISSION_MODE", file "atlas.permission_mode", default "bypassPermissions";
+    claude_model: String = "ATLAS_CLAUDE_MODEL", file "atlas.claude_model";
+    allowed_tools: String = "ATLAS_ALLOWED_TOOLS", file "atlas.allowed_tools";
+    founder_signature: String = "ATLAS_FOUNDER_SIGNATURE", file "atlas.founder_signature";
+    strict_mcp: bool = "ATLAS_STRICT_MCP", file "atlas.strict_mcp", default true;
+    trust_unsigned_founder: bool = "ATLAS_TRUST_UNSIGNED_FOUNDER", file "atlas.trust_unsigned_founder", default false;
+    child_env: ChildEnv = "ATLAS_CHILD_ENV", file "atlas.child_env", default ChildEnv::default();
+    max_retries: u32 = "ATLAS_MAX_RETRIES", file "atlas.max_retries", default 2;
+    worktree: bool = "ATLAS_WORKTREE", file "atlas.worktree", default true;
+    sandboxed: bool = "ATLAS_SANDBOXED", file "atlas.sandboxed", default false;
+    api_retries: u32 = "ATLAS_API_RETRIES", file "atlas.api_retries",
+        default arthur_atlas::machine::DEFAULT_MAX_SETBACKS;
+    // Wyoming
+    wyoming_addr: ListenAddr = "ARTHUR_WYOMING_ADDR", file "wyoming.addr";
+    satellites: Satellites = "ARTHUR_WYOMING_SATELLITES", file "wyoming.satellites", default Satellites::default();
+    // Environment only, read by `model_dir_in` and before the rest (the file's path).
+    @elsewhere "XDG_DATA_HOME", "ARTHUR_CONFIG";
+}
+
+/// One setting's value: read from its variable, or from its file key.
+trait SettingValue: Sized {
+    /// Held in a [`Secret`]: never printed, and a blank one in the file counts as unset.
+    const SECRET: bool = false;
+    fn from_env(name: &'static str, raw: String) -> Result<Self, ConfigError>;
+    /// `None`: the file's value counts as unset. By default a text, read as in the environment.
+    fn from_file(key: &'static str, value: toml::Value) -> Result<Option<Self>, ConfigError> {
+        Self::from_env(key, file_text(key, value)?).map(Some)
+    }
+}
+
+/// A default written as the table writes it (`"fr"` for a `String`).
+trait IntoSetting<T> {
+    fn into_setting(self) -> T;
+}
+
+impl<T> IntoSetting<T> for T {
+    fn into_setting(self) -> T {
+        self
+    }
+}
+
+impl IntoSetting<String> for &'static str {
+    fn into_setting(self) -> String {
+        self.to_string()
+    }
+}
+
+impl IntoSetting<Tz> for &'static str {
+    fn into_setting(self) -> Tz {
+        self.parse().unwrap_or(Tz::UTC)
+    }
+}
+
+/// Environment over file over nothing; a bad file value is an error even when the
+/// environment overrides it.
+fn read_setting<T: SettingValue>(
+    var: &'static str,
+    key: Option<&'static str>,
+    file: &FileSettings,
+    env: &dyn Env,
+) -> Result<(Option<T>, Origin), ConfigError> {
+    let in_file = match key.and_then(|k| Some((k, file.values.get(k)?))) {
+        Some((k, value)) => T::from_file(k, value.clone())?,
+        None => None,
+    };
+    Ok(match env.var(var) {
+        Some(raw) => (Some(T::from_env(var, raw)?), Origin::Environment),
+        None if in_file.is_some() => (in_file, Origin::File),
+        None => (None, Origin::Default),
+    })
+}
+
+fn file_text(key: &'static str, value: toml::Value) -> Result<String, ConfigError> {
+    match value {
+        toml::Value::String(s) => Ok(s),
+        other => Err(ConfigError::Invalid { name: key, value: other.to_string(), expected: "a text" }),
+    }
+}
+
+fn file_list(key: &'static str, value: toml::Value) -> Result<Vec<String>, ConfigError> {
+    let wrong = |v: &toml::Value| ConfigError::Invalid { name: key, value: v.to_string(), expected: "a list of texts" };
+    match &value {
+        toml::Value::Array(items) => {
+            items.iter().map(|i| i.as_str().map(str::to_string).ok_or_else(|| wrong(&value))).collect()
+        }
+        _ => Err(wrong(&value)),
+    }
+}
+
+impl SettingValue for String {
+    fn from_env(_: &'static str, raw: String) -> Result<Self, ConfigError> {
+        Ok(raw)
+    }
+}
+
+impl SettingValue for PathBuf {
+    fn from_env(_: &'static str, raw: String) -> Result<Self, ConfigError> {
+        Ok(PathBuf::from(raw))
+    }
+}
+
+impl SettingValue for Secret {
+    const SECRET: bool = true;
+    fn from_env(_: &'static str, raw: String) -> Result<Self, ConfigError> {
+        Ok(Secret::new(raw))
+    }
+    fn from_file(key: &'static str, value: toml::Value) -> Result<Option<Self>, ConfigError> {
+        Ok(Some(file_text(key, value)?).filter(|s| !s.trim().is_empty()).map(Secret::new))
+    }
+}
+
+impl SettingValue for bool {
+    fn from_env(name: &'static str, raw: String) -> Result<Self, ConfigError> {
+        parse_bool(name, raw)
+    }
+    fn from_file(key: &'static str, value: toml::Value) -> Result<Option<Self>, ConfigError> {
+        match value {
+            toml::Value::Boolean(b) => Ok(Some(b)),
+            other => Err(ConfigError::Invalid { name: key, value: other.to_string(), expected: "true or false" }),
+        }
+    }
+}
+
+macro_rules! whole_number_setting {
+    ($($t:ty),*) => {$(
+        impl SettingValue for $t {
+            fn from_env(name: &'static str, raw: String) -> Result<Self, ConfigError> {
+                parse_num(name, raw)
+            }
+            fn from_file(key: &'static str, value: toml::Value) -> Result<Option<Self>, ConfigError> {
+                match value {
+                    toml::Value::Integer(i) if <$t>::try_from(i).is_ok() => Ok(<$t>::try_from(i).ok()),
+                    other => {
+                        Err(ConfigError::Invalid { name: key, value: other.to_string(), expected: "a whole number" })
+                    }
+                }
+            }
+        }
+    )*};
+}
+whole_number_setting!(u32, u64);
+
+impl SettingValue for Tz {
+    fn from_env(_: &'static str, raw: String) -> Result<Self, ConfigError> {
+        raw.parse().map_err(|_| ConfigError::TimeZone(raw))
+    }
+}
+
+impl SettingValue for VadSetting {
+    fn from_env(name: &'static str, raw: String) -> Result<Self, ConfigError> {
+        VadSetting::parse(name, raw)
+    }
+}
+
+impl SettingValue for ChildEnv {
+    fn from_env(name: &'static str, raw: String) -> Result<Self, ConfigError> {
+        ChildEnv::parse(&raw).map_err(|e| ConfigError::Invalid {
+            name,
+            value: e.0,
+            expected: "environment variable names separated by commas",
+        })
+    }
+    fn from_file(key: &'static str, value: toml::Value) -> Result<Option<Self>, ConfigError> {
+        ChildEnv::from_names(&file_list(key, value)?).map(Some).map_err(|e| ConfigError::Invalid {
+            name: key,
+            value: e.0,
+            expected: "a list of environment variable names",
+        })
+    }
+}
+
+/// Where the Wyoming server listens: a bare port is on loopback.
+struct ListenAddr(String);
+
+impl SettingValue for ListenAddr {
+    fn from_env(name: &'static str, raw: String) -> Result<Self, ConfigError> {
+        arthur_wyoming::addr::listen_addr(&raw).map(ListenAddr).map_err(|e| ConfigError::Invalid {
+            name,
+            value: e.value,
+            expected: "a port (on loopback) or host:port",
+        })
+    }
+}
+
+/// The Wyoming satellites, each checked: separated by commas or spaces in the environment,
+/// a list in the file.
+#[derive(Default)]
+struct Satellites(Vec<String>);
+
+impl Satellites {
+    fn checked(name: &'static str, raw: &[String]) -> Result<Self, ConfigError> {
+        raw.iter()
+            .map(|one| {
+                arthur_wyoming::addr::satellite_addr(one).map_err(|e| ConfigError::Invalid {
+                    name,
+                    value: e.value,
+                    expected: "host:port of wyoming-satellite, separated by commas",
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Satellites)
+    }
+}
+
+impl SettingValue for Satellites {
+    fn from_env(name: &'static str, raw: String) -> Result<Self, ConfigError> {
+        let each: Vec<String> = raw.split([',', ' ']).filter(|s| !s.trim().is_empty()).map(str::to_string).collect();
+        Self::checked(name, &each)
+    }
+    fn from_file(key: &'static str, value: toml::Value) -> Result<Option<Self>, ConfigError> {
+        Self::checked(key, &file_list(key, value)?).map(Some)
+    }
+}
+
+// ---- the file, as written by the user ----
+
+/// `arthur.toml`, every value by its dotted key; a key the table does not know is refused.
+#[derive(Debug, Default)]
 struct FileSettings {
-    data_dir: Option<PathBuf>,
-    database_url: Option<String>,
-    timezone: Option<String>,
-    demo: Option<bool>,
-    #[serde(default)]
-    memory: FileMemory,
-    #[serde(default)]
-    understanding: FileUnderstanding,
-    #[serde(default)]
-    web: FileWeb,
-    #[serde(default)]
-    providers: FileProviders,
-    #[serde(default)]
-    models: FileModels,
-    #[serde(default)]
-    voice: FileVoice,
-    #[serde(default)]
-    atlas: FileAtlas,
-    #[serde(default)]
-    wyoming: FileWyoming,
+    values: std::collections::BTreeMap<String, toml::Value>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileWyoming {
-    addr: Option<String>,
-    satellites: Option<Vec<String>>,
+/// Why a configuration file was refused (the path is added by [`read_file`]).
+#[derive(Debug)]
+enum FileError {
+    Toml(toml::de::Error),
+    UnknownKey(String),
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileMemory {
-    preferences_cap: Option<u32>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileUnderstanding {
-    local_first: Option<bool>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileWeb {
-    addr: Option<String>,
-    token: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileProvider {
-    api_key: Option<String>,
-    base_url: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileProviders {
-    #[serde(default)]
-    mistral: FileProvider,
-    #[serde(default)]
-    anthropic: FileProvider,
-    #[serde(default)]
-    openai: FileProvider,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileModels {
-    router: Option<String>,
-    chat: Option<String>,
-    embed: Option<String>,
-    atlas_classifier: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileVoice {
-    stt_lang: Option<String>,
-    whisper_model: Option<PathBuf>,
-    piper_voice: Option<PathBuf>,
-    input_device: Option<String>,
-    barge_in: Option<bool>,
-    model_dir: Option<PathBuf>,
-    onnxruntime: Option<PathBuf>,
-    vad: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileAtlas {
-    imap_url: Option<String>,
-    smtp_url: Option<String>,
-    founder_email: Option<String>,
-    mailbox_email: Option<String>,
-    repo: Option<PathBuf>,
-    claude_bin: Option<String>,
-    deploy_cmd: Option<String>,
-    qa_cmd: Option<String>,
-    disabled: Option<bool>,
-    idle_timeout_s: Option<u64>,
-    hard_timeout_s: Option<u64>,
-    budget_s: Option<u64>,
-    clamd_addr: Option<String>,
-    clamscan_db: Option<PathBuf>,
-    dkim_keys: Option<PathBuf>,
-    base_branch: Option<String>,
-    permission_mode: Option<String>,
-    claude_model: Option<String>,
-    allowed_tools: Option<String>,
-    strict_mcp: Option<bool>,
-    founder_signature: Option<String>,
-    trust_unsigned_founder: Option<bool>,
-    child_env: Option<Vec<String>>,
-    max_retries: Option<u32>,
-    worktree: Option<bool>,
-    sandboxed: Option<bool>,
-    api_retries: Option<u32>,
+impl FileSettings {
+    fn parse(text: &str) -> Result<Self, FileError> {
+        fn flatten(prefix: &str, table: toml::Table, into: &mut std::collections::BTreeMap<String, toml::Value>) {
+            for (key, value) in table {
+                let path = if prefix.is_empty() { key } else { format!("{prefix}.{key}") };
+                match value {
+                    toml::Value::Table(inner) => flatten(&path, inner, into),
+                    leaf => {
+                        into.insert(path, leaf);
+                    }
+                }
+            }
+        }
+        let mut values = std::collections::BTreeMap::new();
+        flatten("", toml::from_str(text).map_err(FileError::Toml)?, &mut values);
+        if let Some(unknown) = values.keys().find(|k| !SETTINGS.iter().any(|s| s.file_key == Some(k.as_str()))) {
+            return Err(FileError::UnknownKey(unknown.clone()));
+        }
+        Ok(Self { values })
+    }
 }
 
 /// Reads environment variables; an empty value counts as unset.
@@ -373,278 +613,94 @@ impl Settings {
         Self::merge(file, env, config_file)
     }
 
+    /// The public shape from the table's values, with the defaults that derive from others.
     fn merge(file: FileSettings, env: &dyn Env, config_file: Option<PathBuf>) -> Result<Self, ConfigError> {
-        let origins = origins(&file, env);
-        let data_dir = env
-            .var("ARTHUR_DATA_DIR")
-            .map(PathBuf::from)
-            .or(file.data_dir)
-            .or_else(default_data_dir)
-            .ok_or(ConfigError::NoDataDir)?;
-        let database_url = env
-            .var("ARTHUR_DATABASE_URL")
-            .or(file.database_url)
-            .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("arthur.db").display()));
-        let tz_name = env.var("ARTHUR_TIMEZONE").or(file.timezone).unwrap_or_else(|| DEFAULT_TIMEZONE.to_string());
-        let timezone: Tz = tz_name.parse().map_err(|_| ConfigError::TimeZone(tz_name.clone()))?;
-        let preferences_cap = match env.var("ARTHUR_PREFERENCES_CAP") {
-            Some(raw) => parse_num("ARTHUR_PREFERENCES_CAP", raw)?,
-            None => file.memory.preferences_cap.unwrap_or(DEFAULT_PREFERENCES_CAP),
-        };
-        if preferences_cap == 0 {
+        let (v, origins) = Values::read(&file, env)?;
+        let data_dir = v.data_dir.or_else(default_data_dir).ok_or(ConfigError::NoDataDir)?;
+        let database_url =
+            v.database_url.unwrap_or_else(|| format!("sqlite://{}", data_dir.join("arthur.db").display()));
+        if v.preferences_cap == 0 {
             return Err(ConfigError::Invalid { name: "preferences_cap", value: "0".into(), expected: "at least 1" });
         }
-
-        let provider = |key_var: &str, url_var: &str, f: FileProvider, default_url: &str| {
-            let key = env.var(key_var).or(f.api_key.filter(|k| !k.trim().is_empty()))?;
-            let base_url = env.var(url_var).or(f.base_url).unwrap_or_else(|| default_url.to_string());
-            Some(Provider { api_key: Secret::new(key), base_url: base_url.trim_end_matches('/').to_string() })
+        // A provider exists only with its key.
+        let provider = |api_key: Option<Secret>, base_url: String| {
+            Some(Provider { api_key: api_key?, base_url: base_url.trim_end_matches('/').to_string() })
         };
-        let fp = file.providers;
-        let providers = Providers {
-            mistral: provider("MISTRAL_API_KEY", "MISTRAL_BASE_URL", fp.mistral, DEFAULT_MISTRAL_BASE_URL),
-            anthropic: provider("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", fp.anthropic, DEFAULT_ANTHROPIC_BASE_URL),
-            openai: provider("OPENAI_API_KEY", "OPENAI_BASE_URL", fp.openai, DEFAULT_OPENAI_BASE_URL),
-        };
-        let fm = file.models;
-        let models = Models {
-            router: env.var("ARTHUR_ROUTER_MODEL").or(fm.router).unwrap_or_else(|| DEFAULT_ROUTER_MODEL.into()),
-            chat: env.var("ARTHUR_CHAT_MODEL").or(fm.chat).unwrap_or_else(|| DEFAULT_CHAT_MODEL.into()),
-            embed: env.var("ARTHUR_EMBED_MODEL").or(fm.embed).unwrap_or_else(|| DEFAULT_EMBED_MODEL.into()),
-            atlas_classifier: env
-                .var("ATLAS_CLASSIFIER_MODEL")
-                .or(fm.atlas_classifier)
-                .unwrap_or_else(|| DEFAULT_CLASSIFIER_MODEL.into()),
-        };
-        let fv = file.voice;
-        let model_dir =
-            fv.model_dir.clone().filter(|_| env.var("ARTHUR_MODEL_DIR").is_none()).or_else(|| model_dir_in(env));
-        let onnxruntime = env
-            .var("ORT_DYLIB_PATH")
-            .map(PathBuf::from)
-            .or(fv.onnxruntime.clone())
-            .or_else(|| model_dir.as_deref().and_then(arthur_audio::piper::onnxruntime_in));
-        let voice = Voice {
-            stt_lang: env.var("ARTHUR_STT_LANG").or(fv.stt_lang).unwrap_or_else(|| "fr".into()),
-            whisper_model: env.var("ARTHUR_WHISPER_MODEL").map(PathBuf::from).or(fv.whisper_model),
-            piper_voice: env.var("ARTHUR_PIPER_VOICE").map(PathBuf::from).or(fv.piper_voice),
-            input_device: env.var("ARTHUR_AUDIO_INPUT").or(fv.input_device),
-            barge_in: match env.var("ARTHUR_BARGE_IN") {
-                Some(raw) => parse_bool("ARTHUR_BARGE_IN", raw)?,
-                None => fv.barge_in.unwrap_or(true),
-            },
-            model_dir,
-            onnxruntime,
-            vad: match env.var("ARTHUR_VAD").or(fv.vad) {
-                Some(raw) => VadSetting::parse(raw)?,
-                None => VadSetting::Auto,
-            },
-        };
-        let fa = file.atlas;
-        let num = |name: &'static str, file_value: Option<u64>, default: u64| -> Result<u64, ConfigError> {
-            match env.var(name) {
-                Some(raw) => parse_num(name, raw),
-                None => Ok(file_value.unwrap_or(default)),
-            }
-        };
-        let atlas = AtlasSettings {
-            imap_url: env.var("ATLAS_IMAP_URL").or(fa.imap_url).map(Secret::new),
-            smtp_url: env.var("ATLAS_SMTP_URL").or(fa.smtp_url).map(Secret::new),
-            founder_email: env.var("ATLAS_FOUNDER_EMAIL").or(fa.founder_email),
-            mailbox_email: env.var("ATLAS_MAILBOX_EMAIL").or(fa.mailbox_email),
-            repo: env.var("ATLAS_REPO").map(PathBuf::from).or(fa.repo),
-            claude_bin: env.var("ATLAS_CLAUDE_BIN").or(fa.claude_bin).unwrap_or_else(|| "claude".into()),
-            deploy_cmd: env.var("ATLAS_DEPLOY_CMD").or(fa.deploy_cmd),
-            qa_cmd: env.var("ATLAS_QA_CMD").or(fa.qa_cmd),
-            disabled: match env.var("ATLAS_DISABLED") {
-                Some(raw) => parse_bool("ATLAS_DISABLED", raw)?,
-                None => fa.disabled.unwrap_or(false),
-            },
-            idle_timeout_s: num("ATLAS_IDLE_TIMEOUT_S", fa.idle_timeout_s, 1200)?,
-            hard_timeout_s: num("ATLAS_HARD_TIMEOUT_S", fa.hard_timeout_s, 6600)?,
-            budget_s: num("ATLAS_BUDGET_S", fa.budget_s, 2400)?,
-            clamd_addr: env.var("ATLAS_CLAMD_ADDR").or(fa.clamd_addr),
-            clamscan_db: env.var("ATLAS_CLAMSCAN_DB").map(PathBuf::from).or(fa.clamscan_db),
-            dkim_keys: env.var("ATLAS_DKIM_KEYS").map(PathBuf::from).or(fa.dkim_keys),
-            base_branch: env.var("ATLAS_BASE_BRANCH").or(fa.base_branch),
-            permission_mode: env
-                .var("ATLAS_PERMISSION_MODE")
-                .or(fa.permission_mode)
-                .unwrap_or_else(|| "bypassPermissions".into()),
-            claude_model: env.var("ATLAS_CLAUDE_MODEL").or(fa.claude_model),
-            allowed_tools: env.var("ATLAS_ALLOWED_TOOLS").or(fa.allowed_tools),
-            founder_signature: env.var("ATLAS_FOUNDER_SIGNATURE").or(fa.founder_signature),
-            strict_mcp: match env.var("ATLAS_STRICT_MCP") {
-                Some(raw) => parse_bool("ATLAS_STRICT_MCP", raw)?,
-                None => fa.strict_mcp.unwrap_or(true),
-            },
-            trust_unsigned_founder: match env.var("ATLAS_TRUST_UNSIGNED_FOUNDER") {
-                Some(raw) => parse_bool("ATLAS_TRUST_UNSIGNED_FOUNDER", raw)?,
-                None => fa.trust_unsigned_founder.unwrap_or(false),
-            },
-            child_env: match env.var("ATLAS_CHILD_ENV") {
-                Some(raw) => ChildEnv::parse(&raw).map_err(|e| ConfigError::Invalid {
-                    name: "ATLAS_CHILD_ENV",
-                    value: e.0,
-                    expected: "environment variable names separated by commas",
-                })?,
-                None => ChildEnv::from_names(&fa.child_env.clone().unwrap_or_default()).map_err(|e| {
-                    ConfigError::Invalid {
-                        name: "atlas.child_env",
-                        value: e.0,
-                        expected: "a list of environment variable names",
-                    }
-                })?,
-            },
-            max_retries: match env.var("ATLAS_MAX_RETRIES") {
-                Some(raw) => parse_num("ATLAS_MAX_RETRIES", raw)?,
-                None => fa.max_retries.unwrap_or(2),
-            },
-            worktree: match env.var("ATLAS_WORKTREE") {
-                Some(raw) => parse_bool("ATLAS_WORKTREE", raw)?,
-                None => fa.worktree.unwrap_or(true),
-            },
-            sandboxed: match env.var("ATLAS_SANDBOXED") {
-                Some(raw) => parse_bool("ATLAS_SANDBOXED", raw)?,
-                None => fa.sandboxed.unwrap_or(false),
-            },
-            api_retries: match env.var("ATLAS_API_RETRIES") {
-                Some(raw) => parse_num("ATLAS_API_RETRIES", raw)?,
-                None => fa.api_retries.unwrap_or(arthur_atlas::machine::DEFAULT_MAX_SETBACKS),
-            },
-        };
-        let wyoming = Wyoming {
-            addr: match env.var("ARTHUR_WYOMING_ADDR").or(file.wyoming.addr.clone()) {
-                Some(raw) => Some(arthur_wyoming::addr::listen_addr(&raw).map_err(|e| ConfigError::Invalid {
-                    name: "ARTHUR_WYOMING_ADDR",
-                    value: e.value,
-                    expected: "a port (on loopback) or host:port",
-                })?),
-                None => None,
-            },
-            satellites: match env.var("ARTHUR_WYOMING_SATELLITES") {
-                Some(raw) => raw.split([',', ' ']).filter(|s| !s.trim().is_empty()).map(str::to_string).collect(),
-                None => file.wyoming.satellites.clone().unwrap_or_default(),
-            }
-            .iter()
-            .map(|raw| {
-                arthur_wyoming::addr::satellite_addr(raw).map_err(|e| ConfigError::Invalid {
-                    name: "ARTHUR_WYOMING_SATELLITES",
-                    value: e.value,
-                    expected: "host:port of wyoming-satellite, separated by commas",
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?,
-        };
+        let model_dir = v.model_dir.or_else(|| model_dir_in(env));
+        let onnxruntime = v.onnxruntime.or_else(|| model_dir.as_deref().and_then(arthur_audio::piper::onnxruntime_in));
         Ok(Settings {
             data_dir,
             database_url,
-            timezone,
-            preferences_cap,
-            web_addr: env.var("ARTHUR_WEB_ADDR").or(file.web.addr).unwrap_or_else(|| DEFAULT_WEB_ADDR.into()),
-            web_token: env.var("ARTHUR_WEB_TOKEN").or(file.web.token).filter(|t| !t.trim().is_empty()).map(Secret::new),
-            demo: match env.var("ARTHUR_DEMO") {
-                Some(raw) => parse_bool("ARTHUR_DEMO", raw)?,
-                None => file.demo.unwrap_or(false),
+            timezone: v.timezone,
+            preferences_cap: v.preferences_cap,
+            web_addr: v.web_addr,
+            web_token: v.web_token,
+            demo: v.demo,
+            local_first: v.local_first,
+            providers: Providers {
+                mistral: provider(v.mistral_api_key, v.mistral_base_url),
+                anthropic: provider(v.anthropic_api_key, v.anthropic_base_url),
+                openai: provider(v.openai_api_key, v.openai_base_url),
             },
-            local_first: match env.var("ARTHUR_LOCAL_FIRST") {
-                Some(raw) => parse_bool("ARTHUR_LOCAL_FIRST", raw)?,
-                None => file.understanding.local_first.unwrap_or(true),
+            models: Models {
+                router: v.router_model,
+                chat: v.chat_model,
+                embed: v.embed_model,
+                atlas_classifier: v.classifier_model,
             },
-            providers,
-            models,
-            voice,
-            atlas,
-            wyoming,
+            voice: Voice {
+                stt_lang: v.stt_lang,
+                whisper_model: v.whisper_model,
+                piper_voice: v.piper_voice,
+                input_device: v.input_device,
+                barge_in: v.barge_in,
+                model_dir,
+                onnxruntime,
+                vad: v.vad,
+            },
+            atlas: AtlasSettings {
+                imap_url: v.imap_url,
+                smtp_url: v.smtp_url,
+                founder_email: v.founder_email,
+                mailbox_email: v.mailbox_email,
+                repo: v.repo,
+                claude_bin: v.claude_bin,
+                deploy_cmd: v.deploy_cmd,
+                qa_cmd: v.qa_cmd,
+                disabled: v.disabled,
+                idle_timeout_s: v.idle_timeout_s,
+                hard_timeout_s: v.hard_timeout_s,
+                budget_s: v.budget_s,
+                clamd_addr: v.clamd_addr,
+                clamscan_db: v.clamscan_db,
+                dkim_keys: v.dkim_keys,
+                base_branch: v.base_branch,
+                permission_mode: v.permission_mode,
+                claude_model: v.claude_model,
+                allowed_tools: v.allowed_tools,
+                strict_mcp: v.strict_mcp,
+                founder_signature: v.founder_signature,
+                trust_unsigned_founder: v.trust_unsigned_founder,
+                child_env: v.child_env,
+                max_retries: v.max_retries,
+                worktree: v.worktree,
+                sandboxed: v.sandboxed,
+                api_retries: v.api_retries,
+            },
+            wyoming: Wyoming { addr: v.wyoming_addr.map(|a| a.0), satellites: v.satellites.0 },
             config_file,
             origins,
         })
     }
 }
 
-/// Each setting by its environment variable, and whether the file set it: the one list of
-/// what `merge` reads, so that `arthur doctor` can say where each value came from.
-fn origins(file: &FileSettings, env: &dyn Env) -> Vec<(&'static str, Origin)> {
-    let (fp, fm, fv, fa, fw) = (&file.providers, &file.models, &file.voice, &file.atlas, &file.wyoming);
-    let keys = |p: &FileProvider| p.api_key.as_deref().is_some_and(|k| !k.trim().is_empty());
-    let table: [(&'static str, bool); 57] = [
-        ("ARTHUR_DATA_DIR", file.data_dir.is_some()),
-        ("ARTHUR_DATABASE_URL", file.database_url.is_some()),
-        ("ARTHUR_TIMEZONE", file.timezone.is_some()),
-        ("ARTHUR_PREFERENCES_CAP", file.memory.preferences_cap.is_some()),
-        ("ARTHUR_WEB_ADDR", file.web.addr.is_some()),
-        ("ARTHUR_WEB_TOKEN", file.web.token.is_some()),
-        ("ARTHUR_DEMO", file.demo.is_some()),
-        ("ARTHUR_LOCAL_FIRST", file.understanding.local_first.is_some()),
-        ("MISTRAL_API_KEY", keys(&fp.mistral)),
-        ("MISTRAL_BASE_URL", fp.mistral.base_url.is_some()),
-        ("ANTHROPIC_API_KEY", keys(&fp.anthropic)),
-        ("ANTHROPIC_BASE_URL", fp.anthropic.base_url.is_some()),
-        ("OPENAI_API_KEY", keys(&fp.openai)),
-        ("OPENAI_BASE_URL", fp.openai.base_url.is_some()),
-        ("ARTHUR_ROUTER_MODEL", fm.router.is_some()),
-        ("ARTHUR_CHAT_MODEL", fm.chat.is_some()),
-        ("ARTHUR_EMBED_MODEL", fm.embed.is_some()),
-        ("ATLAS_CLASSIFIER_MODEL", fm.atlas_classifier.is_some()),
-        ("ARTHUR_STT_LANG", fv.stt_lang.is_some()),
-        ("ARTHUR_WHISPER_MODEL", fv.whisper_model.is_some()),
-        ("ARTHUR_PIPER_VOICE", fv.piper_voice.is_some()),
-        ("ARTHUR_AUDIO_INPUT", fv.input_device.is_some()),
-        ("ARTHUR_BARGE_IN", fv.barge_in.is_some()),
-        ("ARTHUR_MODEL_DIR", fv.model_dir.is_some()),
-        ("ORT_DYLIB_PATH", fv.onnxruntime.is_some()),
-        ("ARTHUR_VAD", fv.vad.is_some()),
-        ("ATLAS_IMAP_URL", fa.imap_url.is_some()),
-        ("ATLAS_SMTP_URL", fa.smtp_url.is_some()),
-        ("ATLAS_FOUNDER_EMAIL", fa.founder_email.is_some()),
-        ("ATLAS_MAILBOX_EMAIL", fa.mailbox_email.is_some()),
-        ("ATLAS_REPO", fa.repo.is_some()),
-        ("ATLAS_CLAUDE_BIN", fa.claude_bin.is_some()),
-        ("ATLAS_DEPLOY_CMD", fa.deploy_cmd.is_some()),
-        ("ATLAS_QA_CMD", fa.qa_cmd.is_some()),
-        ("ATLAS_DISABLED", fa.disabled.is_some()),
-        ("ATLAS_IDLE_TIMEOUT_S", fa.idle_timeout_s.is_some()),
-        ("ATLAS_HARD_TIMEOUT_S", fa.hard_timeout_s.is_some()),
-        ("ATLAS_BUDGET_S", fa.budget_s.is_some()),
-        ("ATLAS_CLAMD_ADDR", fa.clamd_addr.is_some()),
-        ("ATLAS_CLAMSCAN_DB", fa.clamscan_db.is_some()),
-        ("ATLAS_DKIM_KEYS", fa.dkim_keys.is_some()),
-        ("ATLAS_BASE_BRANCH", fa.base_branch.is_some()),
-        ("ATLAS_PERMISSION_MODE", fa.permission_mode.is_some()),
-        ("ATLAS_CLAUDE_MODEL", fa.claude_model.is_some()),
-        ("ATLAS_ALLOWED_TOOLS", fa.allowed_tools.is_some()),
-        ("ATLAS_FOUNDER_SIGNATURE", fa.founder_signature.is_some()),
-        ("ATLAS_STRICT_MCP", fa.strict_mcp.is_some()),
-        ("ATLAS_TRUST_UNSIGNED_FOUNDER", fa.trust_unsigned_founder.is_some()),
-        ("ATLAS_CHILD_ENV", fa.child_env.is_some()),
-        ("ATLAS_MAX_RETRIES", fa.max_retries.is_some()),
-        ("ATLAS_WORKTREE", fa.worktree.is_some()),
-        ("ATLAS_SANDBOXED", fa.sandboxed.is_some()),
-        ("ATLAS_API_RETRIES", fa.api_retries.is_some()),
-        ("ARTHUR_WYOMING_ADDR", fw.addr.is_some()),
-        ("ARTHUR_WYOMING_SATELLITES", fw.satellites.is_some()),
-        ("XDG_DATA_HOME", false),
-        ("ARTHUR_CONFIG", false),
-    ];
-    table
-        .into_iter()
-        .map(|(var, in_file)| {
-            let origin = if env.var(var).is_some() {
-                Origin::Environment
-            } else if in_file {
-                Origin::File
-            } else {
-                Origin::Default
-            };
-            (var, origin)
-        })
-        .collect()
-}
-
 fn read_file(path: &Path) -> Result<FileSettings, ConfigError> {
     let text =
         std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
-    toml::from_str(&text).map_err(|source| ConfigError::Parse { path: path.to_path_buf(), source: Box::new(source) })
+    FileSettings::parse(&text).map_err(|e| match e {
+        FileError::Toml(source) => ConfigError::Parse { path: path.to_path_buf(), source: Box::new(source) },
+        FileError::UnknownKey(key) => ConfigError::UnknownKey { path: path.to_path_buf(), key },
+    })
 }
 
 #[cfg(test)]
@@ -689,12 +745,12 @@ mod tests {
         assert_eq!(s.voice.model_dir, Some(PathBuf::from("/x/arthur/models")));
         assert_eq!(s.voice.vad, VadSetting::Energy);
         // The file names the model dir; ONNX Runtime is found in it; the environment wins.
-        let file: FileSettings = toml::from_str(&format!("[voice]\nmodel_dir = \"{dir}\"\nvad = \"earshot\"")).unwrap();
+        let file = FileSettings::parse(&format!("[voice]\nmodel_dir = \"{dir}\"\nvad = \"earshot\"")).unwrap();
         let s = Settings::merge(file, &env(&[("ARTHUR_DATA_DIR", "/d"), ("HOME", "/h")]), None).unwrap();
         assert_eq!(s.voice.model_dir.as_deref(), Some(models.path()));
         assert_eq!(s.voice.onnxruntime, Some(models.path().join(arthur_audio::piper::ONNXRUNTIME_FILE)));
         assert_eq!(s.voice.vad, VadSetting::Earshot);
-        let file: FileSettings = toml::from_str(&format!("[voice]\nmodel_dir = \"{dir}\"")).unwrap();
+        let file = FileSettings::parse(&format!("[voice]\nmodel_dir = \"{dir}\"")).unwrap();
         let over = env(&[("ARTHUR_DATA_DIR", "/d"), ("ARTHUR_MODEL_DIR", "/m"), ("ORT_DYLIB_PATH", "/o/libort.so")]);
         let s = Settings::merge(file, &over, None).unwrap();
         assert_eq!(s.voice.model_dir, Some(PathBuf::from("/m")));
@@ -707,7 +763,7 @@ mod tests {
 
     #[test]
     fn each_setting_says_where_it_came_from() {
-        let file: FileSettings = toml::from_str(
+        let file = FileSettings::parse(
             "timezone = \"America/Montreal\"\n[web]\naddr = \"127.0.0.1:9000\"\n[atlas]\nmax_retries = 3",
         )
         .unwrap();
@@ -724,22 +780,59 @@ mod tests {
         assert_eq!(s.origin("ARTHUR_BARGE_IN"), Origin::Default);
         assert_eq!(s.set_from(Origin::Environment), ["ARTHUR_DATA_DIR", "ARTHUR_WEB_ADDR", "MISTRAL_API_KEY"]);
         assert_eq!(s.set_from(Origin::File), ["ARTHUR_TIMEZONE", "ATLAS_MAX_RETRIES"]);
-        // Every variable the origins list names is one `merge` reads: none is invented.
-        let source = include_str!("config.rs");
-        let code = &source[..source.find("#[cfg(test)]").unwrap()];
-        for (var, _) in &s.origins {
-            // Once in the origins' table, at least once where it is read.
-            let named = code.matches(&format!("\"{var}\"")).count();
-            assert!(named >= 2, "{var} is read by the settings (named {named} times)");
+        // Every setting of the table says where it came from, in the table's order.
+        let vars: Vec<&str> = s.origins.iter().map(|(v, _)| *v).collect();
+        assert_eq!(vars, SETTINGS.iter().map(|i| i.env).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn every_setting_is_in_the_interface_once_with_its_file_key() {
+        let doc = include_str!("../docs/interface.md");
+        let mut seen = std::collections::HashSet::new();
+        for setting in SETTINGS {
+            assert!(seen.insert(setting.env), "{} declared twice", setting.env);
+            let key = match setting.file_key.map(|k| k.rsplit_once('.').unwrap_or(("", k))) {
+                None => "—".to_string(),
+                Some(("", key)) => format!("`{key}`"),
+                Some((section, key)) => format!("`[{section}] {key}`"),
+            };
+            let row = format!("| `{}` | {key}", setting.env);
+            assert!(doc.contains(&row), "docs/interface.md §2 has no row starting {row:?}");
         }
+        let keys: Vec<_> = SETTINGS.iter().filter_map(|s| s.file_key).collect();
+        assert_eq!(keys.len(), keys.iter().collect::<std::collections::HashSet<_>>().len(), "a file key twice");
+    }
+
+    #[test]
+    fn secrets_are_the_keys_tokens_and_mail_urls_and_never_printed() {
+        for setting in SETTINGS {
+            let looks_secret = setting.env.ends_with("_KEY")
+                || setting.env.ends_with("_TOKEN")
+                || ["ATLAS_IMAP_URL", "ATLAS_SMTP_URL"].contains(&setting.env);
+            assert_eq!(setting.secret, looks_secret, "{}", setting.env);
+        }
+        let sentinels: Vec<(&str, String)> =
+            SETTINGS.iter().filter(|s| s.secret).map(|s| (s.env, format!("sentinel-{}", s.env))).collect();
+        assert!(sentinels.len() >= 6);
+        let env = |k: &str| match k {
+            "ARTHUR_DATA_DIR" => Some("/d".to_string()),
+            _ => sentinels.iter().find(|(v, _)| *v == k).map(|(_, s)| s.clone()),
+        };
+        let s = Settings::merge(FileSettings::default(), &env, None).unwrap();
+        let printed = format!("{s:?}");
+        for (var, sentinel) in &sentinels {
+            assert!(!printed.contains(sentinel.as_str()), "{var} printed");
+            assert_eq!(s.origin(var), Origin::Environment, "{var} was read");
+        }
+        assert!(s.providers.mistral.is_some() && s.web_token.is_some() && s.atlas.imap_url.is_some());
     }
 
     #[test]
     fn wyoming_is_off_by_default_on_loopback_for_a_bare_port_and_checked() {
         let s = Settings::merge(FileSettings::default(), &env(&[("ARTHUR_DATA_DIR", "/d")]), None).unwrap();
         assert_eq!(s.wyoming, Wyoming::default(), "off by default, no satellite");
-        let file: FileSettings =
-            toml::from_str("[wyoming]\naddr = \"10300\"\nsatellites = [\"cuisine.local\", \"10.0.0.5:10701\"]")
+        let file =
+            FileSettings::parse("[wyoming]\naddr = \"10300\"\nsatellites = [\"cuisine.local\", \"10.0.0.5:10701\"]")
                 .unwrap();
         let s = Settings::merge(file, &env(&[("ARTHUR_DATA_DIR", "/d")]), None).unwrap();
         assert_eq!(s.wyoming.addr.as_deref(), Some("127.0.0.1:10300"), "a bare port stays on this machine");
@@ -762,7 +855,7 @@ mod tests {
 
     #[test]
     fn environment_overrides_the_file() {
-        let file: FileSettings = toml::from_str(
+        let file = FileSettings::parse(
             r#"
             timezone = "America/Montreal"
             [memory]
@@ -802,7 +895,14 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("ATLAS_BUDGET_S"));
-        assert!(toml::from_str::<FileSettings>("typo_key = 1").is_err(), "unknown keys are refused");
+        assert!(matches!(FileSettings::parse("typo_key = 1"), Err(FileError::UnknownKey(k)) if k == "typo_key"));
+        assert!(
+            matches!(FileSettings::parse("[atlas]\nbudget = 1"), Err(FileError::UnknownKey(k)) if k == "atlas.budget")
+        );
+        assert!(matches!(FileSettings::parse("memory = 3"), Err(FileError::UnknownKey(_))), "a section is a table");
+        let file = FileSettings::parse("[atlas]\nbudget_s = \"lots\"").unwrap();
+        let e = Settings::merge(file, &env(&[("ARTHUR_DATA_DIR", "/d"), ("ATLAS_BUDGET_S", "9")]), None).unwrap_err();
+        assert!(e.to_string().contains("atlas.budget_s"), "a bad file value is said even when overridden: {e}");
     }
 
     #[test]
