@@ -1,5 +1,5 @@
 //! The PostgreSQL backend of [`MemoryStore`], so that several Arthur processes can share one
-//! memory: the same tables as SQLite (`migrations/postgres`), the same SQL where the
+//! memory: the same tables as SQLite (`migrations/memory`), the same SQL where the
 //! dialects agree, and the same results, orders and refusals as [`SqliteStore`].
 //!
 //! SQLite runs every write in `BEGIN IMMEDIATE`: one writer at a time, so a read-then-write
@@ -38,11 +38,8 @@ pub const WRITE_LOCK_KEY: i32 = 0;
 /// Connections in the pool.
 pub const MAX_CONNECTIONS: u32 = 8;
 
-/// The memory's migrations (`migrations/postgres`). Other parts of Arthur keep their own
-/// tables in the same database with their own migrator and versions: each migrator ignores
-/// the versions it does not hold (`ignore_missing`).
-pub static MIGRATOR: sqlx::migrate::Migrator =
-    sqlx::migrate::Migrator { ignore_missing: true, ..sqlx::migrate!("../migrations/postgres") };
+/// The memory's migrations (`migrations/memory`) in PostgreSQL's dialect.
+pub use super::migrations::POSTGRES as MIGRATOR;
 
 #[derive(Debug, Clone)]
 pub struct PgStore {
