@@ -16,7 +16,7 @@ use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions};
 use sqlx::{Connection, Row};
 
 /// SQLite tables with no table of the same name on PostgreSQL, and what stands for them
-/// there: an index of the given name on the given table (see migrations/postgres/0001).
+/// there: an index of the given name on the given table (see migrations/memory/0001).
 const PARITY_EXCEPTIONS: &[(&str, &str, &str)] = &[
     // FTS5 external-content table (and its shadow tables) → GIN index on the stored
     // tokens, to_tsvector('simple', coalesce(mots, '')).

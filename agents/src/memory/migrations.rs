@@ -99,6 +99,20 @@ pub fn migrator(templates: &[Template], dialect: Dialect) -> Migrator {
     Migrator { migrations: Cow::Owned(migrations), ignore_missing: true, ..Migrator::DEFAULT }
 }
 
+/// The names of the migration files in `folder`, sorted: what a list of [`Template`]s must
+/// name (a file not listed would never be applied; the tests compare them).
+pub fn files_in(folder: &std::path::Path) -> std::io::Result<Vec<String>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(folder)? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".sql") {
+            files.push(name);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
 /// The memory's migrations (`migrations/memory`), in order.
 pub const MEMORY: [Template; 8] = [
     ("0001_memory.sql", include_str!("../../../migrations/memory/0001_memory.sql")),
@@ -152,13 +166,7 @@ mod tests {
     /// Every file of `migrations/memory` is listed (a new file must be added to [`MEMORY`]).
     #[test]
     fn every_memory_migration_file_is_listed() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations/memory");
-        let mut files: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".sql"))
-            .collect();
-        files.sort();
-        assert_eq!(files, MEMORY.map(|(f, _)| f.to_string()));
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations/memory");
+        assert_eq!(files_in(&folder).unwrap(), MEMORY.map(|(f, _)| f.to_string()));
     }
 }

@@ -35,6 +35,14 @@ pub const WRITE_LOCK_CLASS: i32 = 0x4152_5448;
 /// (SQLite's single writer).
 pub const WRITE_LOCK_KEY: i32 = 0;
 
+/// A write transaction holding lock `key` of [`WRITE_LOCK_CLASS`] (the memory's, or another
+/// store's in the same database): it waits for the previous writer of that key to commit, and
+/// in READ COMMITTED its later statements then see that writer's rows. `BEGIN` and the lock
+/// go in one round trip (simple query protocol).
+pub async fn begin_write(pool: &PgPool, key: i32) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, sqlx::Error> {
+    pool.begin_with(format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK_CLASS}, {key})")).await
+}
+
 /// Connections in the pool.
 pub const MAX_CONNECTIONS: u32 = 8;
 
@@ -65,13 +73,9 @@ impl PgStore {
         self.pool.close().await;
     }
 
-    /// A write transaction: waits for the previous writer to commit or roll back. `BEGIN`
-    /// and the lock go in one round trip (simple query protocol).
+    /// A write transaction: waits for the previous writer to commit or roll back.
     async fn write_tx(&self) -> StoreResult<sqlx::Transaction<'static, sqlx::Postgres>> {
-        Ok(self
-            .pool
-            .begin_with(format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK_CLASS}, {WRITE_LOCK_KEY})"))
-            .await?)
+        Ok(begin_write(&self.pool, WRITE_LOCK_KEY).await?)
     }
 
     /// A read transaction whose statements all see one snapshot (as a SQLite read

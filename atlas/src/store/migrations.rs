@@ -29,13 +29,7 @@ mod tests {
     /// Every file of `migrations/atlas` is listed (a new file must be added to [`ATLAS`]).
     #[test]
     fn every_atlas_migration_file_is_listed() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations/atlas");
-        let mut files: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".sql"))
-            .collect();
-        files.sort();
-        assert_eq!(files, ATLAS.map(|(f, _)| f.to_string()));
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations/atlas");
+        assert_eq!(arthur_agents::memory::migrations::files_in(&folder).unwrap(), ATLAS.map(|(f, _)| f.to_string()));
     }
 }

@@ -17,8 +17,8 @@ use super::*;
 use crate::audit;
 
 /// Class of the transaction-level advisory lock taken by every multi-statement write
-/// (0x41525448, "ARTH").
-pub const WRITE_LOCK_CLASS: i32 = 1095914568;
+/// (0x41525448, "ARTH"), the memory's.
+pub use arthur_agents::memory::postgres::WRITE_LOCK_CLASS;
 /// Key of the Atlas writes within [`WRITE_LOCK_CLASS`] (the memory's writes use 0: the two
 /// stores never wait for each other).
 pub const WRITE_LOCK_KEY: i32 = 1;
@@ -82,14 +82,9 @@ impl PgAtlasStore {
         Self { pool, locks: tokio::sync::Mutex::new(HashMap::new()) }
     }
 
-    /// A write transaction that waits for the previous writer's commit (READ COMMITTED: its
-    /// later statements then see that writer's rows). `BEGIN` and the lock go in one round
-    /// trip (simple query protocol).
+    /// A write transaction that waits for the previous Atlas writer's commit.
     async fn write_tx(&self) -> StoreResult<sqlx::Transaction<'static, sqlx::Postgres>> {
-        Ok(self
-            .pool
-            .begin_with(format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK_CLASS}, {WRITE_LOCK_KEY})"))
-            .await?)
+        Ok(arthur_agents::memory::postgres::begin_write(&self.pool, WRITE_LOCK_KEY).await?)
     }
 
     /// Takes the message's launch lock on a connection of its own, kept until released; the
