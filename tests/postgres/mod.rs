@@ -85,7 +85,7 @@ async fn migrations_apply_to_a_fresh_database_and_a_second_run_is_a_no_op() {
         // Same versions and descriptions as the SQLite tree: the two stay in step.
         let pg = migrator(part, "postgres");
         let lite = migrator(part, "sqlite");
-        assert_eq!(names(&pg), names(&lite), "{part}: the postgres and sqlite migrations differ");
+        assert_eq!(names(pg), names(lite), "{part}: the postgres and sqlite migrations differ");
         assert_eq!(pg.iter().count() as i64, count, "{part}");
         versions.extend(pg.iter().map(|m| m.version));
     }
