@@ -46,6 +46,19 @@ const POSTGRES_CHECKSUMS: [(i64, &str); 10] = [
     (10, "125dd38ddeece39862604e63bfef154065e9eadc19a48b1039e4265cd7ea12b37c4eb1f3dc48916a1a8cdaa40d6a124d"),
 ];
 
+/// SHA-384 of the migrations written after the split, as their files held them before the
+/// files became templates of both dialects (`migrations/{memory,atlas}`).
+const SQLITE_LATER_CHECKSUMS: [(i64, &str); 3] = [
+    (11, "fb2e3059d2cd28231a1278950e4fd0b91203bff5cf402cbd10939279bc1c427a45665b4ba0d6b4d23f13fbf2144a36e6"),
+    (12, "e798be1db14fe94ef771d29335249cc53b3796b112e41e99815cd77ec828f301e450a5623c3c807482f39ffdd40ceac7"),
+    (13, "7382e71464ce907cd105a1737ac1139e966a18b584e301db097b9da14c87409400cc90998333d6fb81852d55984abdf0"),
+];
+const POSTGRES_LATER_CHECKSUMS: [(i64, &str); 3] = [
+    (11, "d1ee6f9b6a92104312886c92854a9045b0d61d865de1224db26839d1d788428128a8896efab635e6b9e45523ccccba5d"),
+    (12, "51b32a030d48e5bf37ba14104d59d414b808a87eea1e9d80e564ae04d8837296897e6f53e197f602e7d1d9e1987c12e4"),
+    (13, "6d57b457966748002a690ba95177ec4cfdb190018b0c077e4afca4c5853ca19c78cff9fae509c225d23bc0baf44b16a6"),
+];
+
 /// The last version of all (the memory's 0011_turn_stages came after the split).
 const LATEST: i64 = 13;
 
@@ -68,6 +81,34 @@ fn old_combined(memory: &Migrator, atlas: &Migrator, checksums: &[(i64, &str)]) 
     let want: Vec<(i64, String)> = checksums.iter().map(|(v, c)| (*v, c.to_string())).collect();
     assert_eq!(got, want, "a migration file changed: existing databases would refuse to open");
     Migrator { migrations: Cow::Owned(all), ignore_missing: false, ..Migrator::DEFAULT }
+}
+
+/// Each migration a template gives is the text every database in use applied: its checksum
+/// is the one recorded, in each dialect, for every version (a template that drifted by one
+/// byte would make those databases refuse to open).
+#[test]
+fn every_migration_hashes_to_the_checksum_databases_recorded() {
+    for (memory, atlas, before, later) in [
+        (
+            &arthur_agents::memory::sqlite::MIGRATOR,
+            &arthur_atlas::store::sqlite::MIGRATOR,
+            &SQLITE_CHECKSUMS,
+            &SQLITE_LATER_CHECKSUMS,
+        ),
+        (
+            &arthur_agents::memory::postgres::MIGRATOR,
+            &arthur_atlas::store::postgres::MIGRATOR,
+            &POSTGRES_CHECKSUMS,
+            &POSTGRES_LATER_CHECKSUMS,
+        ),
+    ] {
+        let mut got: Vec<(i64, String)> =
+            memory.iter().chain(atlas.iter()).map(|m| (m.version, hex(&m.checksum))).collect();
+        got.sort();
+        let want: Vec<(i64, String)> = before.iter().chain(later.iter()).map(|(v, c)| (*v, c.to_string())).collect();
+        assert_eq!(got, want);
+        assert!(memory.iter().chain(atlas.iter()).all(|m| !m.no_tx), "every migration runs in a transaction");
+    }
 }
 
 #[test]

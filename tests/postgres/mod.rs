@@ -1,12 +1,11 @@
 //! Groundwork of the PostgreSQL backend (issue 10), on a private PostgreSQL cluster per
-//! test (`harness`): the PostgreSQL migrations — the memory's (`migrations/postgres`) and
-//! Atlas' (`migrations/atlas/postgres`), two migrators on one database — apply and re-apply,
+//! test (`harness`): the PostgreSQL migrations — the memory's (`migrations/memory`) and
+//! Atlas' (`migrations/atlas`), two migrators on one database — apply and re-apply,
 //! give the same tables and columns as the SQLite schema, keep the SQLite schema's
 //! invariants, and advisory locks behave as the launcher's lock needs.
 
 use crate::harness;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -17,27 +16,22 @@ use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions};
 use sqlx::{Connection, Row};
 
 /// SQLite tables with no table of the same name on PostgreSQL, and what stands for them
-/// there: an index of the given name on the given table (see migrations/postgres/0001).
+/// there: an index of the given name on the given table (see migrations/memory/0001).
 const PARITY_EXCEPTIONS: &[(&str, &str, &str)] = &[
     // FTS5 external-content table (and its shadow tables) → GIN index on the stored
     // tokens, to_tsvector('simple', coalesce(mots, '')).
     ("souvenirs_fts", "souvenirs", "souvenirs_mots"),
 ];
 
-/// A migration folder: `migrations/<backend>` (the memory's) or `migrations/atlas/<backend>`.
-fn migrations(part: &str, backend: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
-    match part {
-        "atlas" => root.join("atlas").join(backend),
-        _ => root.join(backend),
+/// The migrator the stores run: the memory's (`migrations/memory`) or Atlas'
+/// (`migrations/atlas`), in one backend's dialect; each ignores the other's versions.
+fn migrator(part: &str, backend: &str) -> &'static Migrator {
+    match (part, backend) {
+        ("atlas", "postgres") => &arthur_atlas::store::postgres::MIGRATOR,
+        ("atlas", _) => &arthur_atlas::store::sqlite::MIGRATOR,
+        (_, "postgres") => &arthur_agents::memory::postgres::MIGRATOR,
+        _ => &arthur_agents::memory::sqlite::MIGRATOR,
     }
-}
-
-/// The migrator of one folder, as the stores build theirs: it ignores the other's versions.
-async fn migrator(part: &str, backend: &str) -> Migrator {
-    let mut m = Migrator::new(migrations(part, backend).as_path()).await.expect("read migrations");
-    m.set_ignore_missing(true);
-    m
 }
 
 /// A database as Arthur opens it: the memory's migrations, then Atlas'.
@@ -45,7 +39,7 @@ async fn migrated(pg: &Postgres, name: &str) -> PgPool {
     let url = pg.create_db(name).await;
     let pool = PgPoolOptions::new().max_connections(4).connect(&url).await.expect("connect");
     for part in ["memory", "atlas"] {
-        migrator(part, "postgres").await.run(&pool).await.expect("migrate");
+        migrator(part, "postgres").run(&pool).await.expect("migrate");
     }
     pool
 }
@@ -89,9 +83,9 @@ async fn migrations_apply_to_a_fresh_database_and_a_second_run_is_a_no_op() {
     let mut versions = Vec::new();
     for (part, count) in [("memory", MEMORY_MIGRATIONS), ("atlas", ATLAS_MIGRATIONS)] {
         // Same versions and descriptions as the SQLite tree: the two stay in step.
-        let pg = migrator(part, "postgres").await;
-        let lite = migrator(part, "sqlite").await;
-        assert_eq!(names(&pg), names(&lite), "{part}: the postgres and sqlite migrations differ");
+        let pg = migrator(part, "postgres");
+        let lite = migrator(part, "sqlite");
+        assert_eq!(names(pg), names(lite), "{part}: the postgres and sqlite migrations differ");
         assert_eq!(pg.iter().count() as i64, count, "{part}");
         versions.extend(pg.iter().map(|m| m.version));
     }
@@ -99,7 +93,7 @@ async fn migrations_apply_to_a_fresh_database_and_a_second_run_is_a_no_op() {
     assert_eq!(distinct.len(), versions.len(), "a version number is used by the memory and by Atlas: {versions:?}");
 
     for part in ["memory", "atlas"] {
-        migrator(part, "postgres").await.run(&pool).await.expect("first run");
+        migrator(part, "postgres").run(&pool).await.expect("first run");
     }
     let applied: Vec<(i64, bool)> = sqlx::query_as("SELECT version, success FROM _sqlx_migrations ORDER BY version")
         .fetch_all(&pool)
@@ -111,7 +105,7 @@ async fn migrations_apply_to_a_fresh_database_and_a_second_run_is_a_no_op() {
 
     let tables_before = table_count(&pool).await;
     for part in ["memory", "atlas"] {
-        migrator(part, "postgres").await.run(&pool).await.expect("second run");
+        migrator(part, "postgres").run(&pool).await.expect("second run");
     }
     let again: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations").fetch_one(&pool).await.unwrap();
     assert_eq!(again, MIGRATIONS, "the second run applied nothing");
@@ -121,8 +115,8 @@ async fn migrations_apply_to_a_fresh_database_and_a_second_run_is_a_no_op() {
     pool.close().await;
 }
 
-/// The memory's migrations (`migrations/postgres`, `migrations/sqlite`), Atlas'
-/// (`migrations/atlas/…`), and all of them: versions 1 to 13 between the two.
+/// The memory's migrations (`migrations/memory`), Atlas' (`migrations/atlas`), and all of
+/// them: versions 1 to 13 between the two.
 const MEMORY_MIGRATIONS: i64 = 8;
 const ATLAS_MIGRATIONS: i64 = 5;
 const MIGRATIONS: i64 = MEMORY_MIGRATIONS + ATLAS_MIGRATIONS;

@@ -11,6 +11,7 @@ mod basics_sql;
 pub mod briefing;
 pub mod export;
 mod fts5;
+pub mod migrations;
 pub mod postgres;
 pub mod rules;
 mod sql;

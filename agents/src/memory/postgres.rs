@@ -1,5 +1,5 @@
 //! The PostgreSQL backend of [`MemoryStore`], so that several Arthur processes can share one
-//! memory: the same tables as SQLite (`migrations/postgres`), the same SQL where the
+//! memory: the same tables as SQLite (`migrations/memory`), the same SQL where the
 //! dialects agree, and the same results, orders and refusals as [`SqliteStore`].
 //!
 //! SQLite runs every write in `BEGIN IMMEDIATE`: one writer at a time, so a read-then-write
@@ -35,14 +35,19 @@ pub const WRITE_LOCK_CLASS: i32 = 0x4152_5448;
 /// (SQLite's single writer).
 pub const WRITE_LOCK_KEY: i32 = 0;
 
+/// A write transaction holding lock `key` of [`WRITE_LOCK_CLASS`] (the memory's, or another
+/// store's in the same database): it waits for the previous writer of that key to commit, and
+/// in READ COMMITTED its later statements then see that writer's rows. `BEGIN` and the lock
+/// go in one round trip (simple query protocol).
+pub async fn begin_write(pool: &PgPool, key: i32) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, sqlx::Error> {
+    pool.begin_with(format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK_CLASS}, {key})")).await
+}
+
 /// Connections in the pool.
 pub const MAX_CONNECTIONS: u32 = 8;
 
-/// The memory's migrations (`migrations/postgres`). Other parts of Arthur keep their own
-/// tables in the same database with their own migrator and versions: each migrator ignores
-/// the versions it does not hold (`ignore_missing`).
-pub static MIGRATOR: sqlx::migrate::Migrator =
-    sqlx::migrate::Migrator { ignore_missing: true, ..sqlx::migrate!("../migrations/postgres") };
+/// The memory's migrations (`migrations/memory`) in PostgreSQL's dialect.
+pub use super::migrations::POSTGRES as MIGRATOR;
 
 #[derive(Debug, Clone)]
 pub struct PgStore {
@@ -68,13 +73,9 @@ impl PgStore {
         self.pool.close().await;
     }
 
-    /// A write transaction: waits for the previous writer to commit or roll back. `BEGIN`
-    /// and the lock go in one round trip (simple query protocol).
+    /// A write transaction: waits for the previous writer to commit or roll back.
     async fn write_tx(&self) -> StoreResult<sqlx::Transaction<'static, sqlx::Postgres>> {
-        Ok(self
-            .pool
-            .begin_with(format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK_CLASS}, {WRITE_LOCK_KEY})"))
-            .await?)
+        Ok(begin_write(&self.pool, WRITE_LOCK_KEY).await?)
     }
 
     /// A read transaction whose statements all see one snapshot (as a SQLite read

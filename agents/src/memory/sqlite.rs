@@ -22,11 +22,8 @@ pub use super::{decode_vector, encode_vector};
 /// How long a writer waits for another one before giving up.
 pub const BUSY_TIMEOUT: StdDuration = StdDuration::from_secs(5);
 
-/// The memory's migrations (`migrations/sqlite`). Other parts of Arthur keep their own
-/// tables in the same database with their own migrator and versions: each migrator ignores
-/// the versions it does not hold (`ignore_missing`).
-pub static MIGRATOR: sqlx::migrate::Migrator =
-    sqlx::migrate::Migrator { ignore_missing: true, ..sqlx::migrate!("../migrations/sqlite") };
+/// The memory's migrations (`migrations/memory`) in SQLite's dialect.
+pub use super::migrations::SQLITE as MIGRATOR;
 
 #[derive(Debug, Clone)]
 pub struct SqliteStore {

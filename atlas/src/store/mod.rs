@@ -5,10 +5,18 @@
 //! really differs — the write transaction's lock, the launch lock, claiming candidates, and
 //! finding the launches whose launcher died.
 
+mod audits;
+mod clients;
+mod launches;
+mod messages;
+mod migrations;
+mod notices;
+mod personas;
 pub mod postgres;
 pub mod rules;
 mod sql;
 pub mod sqlite;
+mod transitions;
 
 pub use postgres::PgAtlasStore;
 pub use rules::{backoff, failure_detail, plan_failure, FailurePlan, MAX_BACKOFF_MINUTES};

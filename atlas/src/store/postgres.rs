@@ -17,8 +17,8 @@ use super::*;
 use crate::audit;
 
 /// Class of the transaction-level advisory lock taken by every multi-statement write
-/// (0x41525448, "ARTH").
-pub const WRITE_LOCK_CLASS: i32 = 1095914568;
+/// (0x41525448, "ARTH"), the memory's.
+pub use arthur_agents::memory::postgres::WRITE_LOCK_CLASS;
 /// Key of the Atlas writes within [`WRITE_LOCK_CLASS`] (the memory's writes use 0: the two
 /// stores never wait for each other).
 pub const WRITE_LOCK_KEY: i32 = 1;
@@ -29,13 +29,10 @@ pub const LAUNCH_LOCK_CLASS: i32 = 1096043603;
 /// `application_name` is truncated by the server to 63 bytes (NAMEDATALEN - 1).
 const APPLICATION_NAME_MAX: usize = 63;
 
-/// Atlas' migrations (`migrations/atlas/postgres`). They share the database, and its
-/// `_sqlx_migrations` table, with the memory's: each migrator ignores the versions it does
-/// not hold (`ignore_missing`), and a version number is never used by both (tested).
-pub static MIGRATOR: sqlx::migrate::Migrator =
-    sqlx::migrate::Migrator { ignore_missing: true, ..sqlx::migrate!("../migrations/atlas/postgres") };
+/// Atlas' migrations (`migrations/atlas`) in PostgreSQL's dialect.
+pub use super::migrations::POSTGRES as MIGRATOR;
 
-/// [`AtlasStore`] on a PostgreSQL database (the memory's), migrated with `migrations/atlas/postgres`.
+/// [`AtlasStore`] on a PostgreSQL database (the memory's), migrated with `migrations/atlas`.
 pub struct PgAtlasStore {
     pool: PgPool,
     /// The dedicated connection holding each launch lock this process took, by message id.
@@ -85,38 +82,15 @@ impl PgAtlasStore {
         Self { pool, locks: tokio::sync::Mutex::new(HashMap::new()) }
     }
 
-    /// Migrates Atlas' tables on `pool` (the database Arthur's memory is in) and upserts the
-    /// seeded personas (`crate::persona::seed`); then the store.
-    pub async fn open(pool: PgPool) -> StoreResult<Self> {
-        MIGRATOR.run(&pool).await?;
-        let store = Self::new(pool);
-        crate::persona::seed(&store).await?;
-        Ok(store)
-    }
-
-    pub fn pool(&self) -> &PgPool {
-        &self.pool
-    }
-
-    /// A write transaction that waits for the previous writer's commit (READ COMMITTED: its
-    /// later statements then see that writer's rows). `BEGIN` and the lock go in one round
-    /// trip (simple query protocol).
+    /// A write transaction that waits for the previous Atlas writer's commit.
     async fn write_tx(&self) -> StoreResult<sqlx::Transaction<'static, sqlx::Postgres>> {
-        Ok(self
-            .pool
-            .begin_with(format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK_CLASS}, {WRITE_LOCK_KEY})"))
-            .await?)
+        Ok(arthur_agents::memory::postgres::begin_write(&self.pool, WRITE_LOCK_KEY).await?)
     }
 
     /// Takes the message's launch lock on a connection of its own, kept until released; the
     /// lease row is the lock's journal (for the watchdog and the reclaim).
-    async fn lock_launch(
-        &self,
-        email_id: i64,
-        holder: &str,
-        now: DateTime<Utc>,
-        ttl: chrono::Duration,
-    ) -> StoreResult<bool> {
+    async fn lock_launch(&self, lease: Lease<'_>) -> StoreResult<bool> {
+        let Lease { email_id, holder, .. } = lease;
         let key = lock_key(email_id)?;
         if self.locks.lock().await.contains_key(&email_id) {
             return Ok(false);
@@ -142,19 +116,10 @@ impl PgAtlasStore {
             }
         }
         // The lock is the truth; the row is its journal, for the watchdog and the reclaim.
-        let journal = sqlx::query(
-            "INSERT INTO atlas_leases (email_id, holder, acquired_at, expires_at) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (email_id) DO UPDATE SET holder = $2, acquired_at = $3, expires_at = $4",
-        )
-        .bind(email_id)
-        .bind(holder)
-        .bind(to_db(now))
-        .bind(to_db(now + ttl))
-        .execute(&mut conn)
-        .await;
+        let journal = launches::write_lease_row(&mut conn, lease, false).await;
         if let Err(e) = journal {
             close_quietly(conn).await;
-            return Err(e.into());
+            return Err(e);
         }
         let mut locks = self.locks.lock().await;
         if locks.contains_key(&email_id) {
@@ -168,13 +133,8 @@ impl PgAtlasStore {
     }
 
     /// Checks the lock's connection is alive and refreshes its journal.
-    async fn renew_launch_lock(
-        &self,
-        email_id: i64,
-        holder: &str,
-        now: DateTime<Utc>,
-        ttl: chrono::Duration,
-    ) -> StoreResult<bool> {
+    async fn renew_launch_lock(&self, lease: Lease<'_>) -> StoreResult<bool> {
+        let email_id = lease.email_id;
         let mut locks = self.locks.lock().await;
         let Some(conn) = locks.get_mut(&email_id) else { return Ok(false) };
         if sqlx::query("SELECT 1").execute(&mut *conn).await.is_err() {
@@ -184,14 +144,7 @@ impl PgAtlasStore {
             }
             return Ok(false);
         }
-        Ok(sqlx::query("UPDATE atlas_leases SET expires_at = $1 WHERE email_id = $2 AND holder = $3")
-            .bind(to_db(now + ttl))
-            .bind(email_id)
-            .bind(holder)
-            .execute(&mut *conn)
-            .await?
-            .rows_affected()
-            == 1)
+        launches::renew_lease_row(conn, lease).await
     }
 
     /// Releases the lock (closing its connection) and removes its journal row.
@@ -218,12 +171,8 @@ impl PgAtlasStore {
         } else {
             drop(locks);
         }
-        sqlx::query("DELETE FROM atlas_leases WHERE email_id = $1 AND holder = $2")
-            .bind(email_id)
-            .bind(holder)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+        let mut conn = self.pool.acquire().await?;
+        launches::delete_lease_row(&mut conn, email_id, holder).await
     }
 
     /// The candidates, oldest first. Rows another worker is claiming at this instant are

@@ -12,11 +12,8 @@ use sqlx::{Row, SqliteConnection, SqlitePool};
 use super::*;
 use crate::audit;
 
-/// Atlas' migrations (`migrations/atlas/sqlite`). They share the database, and its
-/// `_sqlx_migrations` table, with the memory's: each migrator ignores the versions it does
-/// not hold (`ignore_missing`), and a version number is never used by both (tested).
-pub static MIGRATOR: sqlx::migrate::Migrator =
-    sqlx::migrate::Migrator { ignore_missing: true, ..sqlx::migrate!("../migrations/atlas/sqlite") };
+/// Atlas' migrations (`migrations/atlas`) in SQLite's dialect.
+pub use super::migrations::SQLITE as MIGRATOR;
 
 /// [`AtlasStore`] on the appliance's SQLite file (the memory's database).
 #[derive(Debug, Clone)]
@@ -30,71 +27,26 @@ impl SqliteAtlasStore {
         Self { pool }
     }
 
-    /// Migrates Atlas' tables on `pool` (the database Arthur's memory is in) and upserts the
-    /// seeded personas (`crate::persona::seed`); then the store.
-    pub async fn open(pool: SqlitePool) -> StoreResult<Self> {
-        MIGRATOR.run(&pool).await?;
-        let store = Self::new(pool);
-        crate::persona::seed(&store).await?;
-        Ok(store)
-    }
-
-    pub fn pool(&self) -> &SqlitePool {
-        &self.pool
-    }
-
     /// A write transaction: SQLite's single writer, taken at `BEGIN`.
     async fn write_tx(&self) -> StoreResult<sqlx::Transaction<'static, sqlx::Sqlite>> {
         Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
     }
 
     /// Takes the lease of a message unless a live one exists; an expired one is taken over.
-    async fn lock_launch(
-        &self,
-        email_id: i64,
-        holder: &str,
-        now: DateTime<Utc>,
-        ttl: chrono::Duration,
-    ) -> StoreResult<bool> {
-        let got = sqlx::query(
-            "INSERT INTO atlas_leases (email_id, holder, acquired_at, expires_at) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (email_id) DO UPDATE SET holder = $2, acquired_at = $3, expires_at = $4
-               WHERE atlas_leases.expires_at < $3",
-        )
-        .bind(email_id)
-        .bind(holder)
-        .bind(to_db(now))
-        .bind(to_db(now + ttl))
-        .execute(&self.pool)
-        .await?
-        .rows_affected();
-        Ok(got == 1)
+    async fn lock_launch(&self, lease: Lease<'_>) -> StoreResult<bool> {
+        let mut conn = self.pool.acquire().await?;
+        launches::write_lease_row(&mut conn, lease, true).await
     }
 
-    async fn renew_launch_lock(
-        &self,
-        email_id: i64,
-        holder: &str,
-        now: DateTime<Utc>,
-        ttl: chrono::Duration,
-    ) -> StoreResult<bool> {
-        Ok(sqlx::query("UPDATE atlas_leases SET expires_at = $1 WHERE email_id = $2 AND holder = $3")
-            .bind(to_db(now + ttl))
-            .bind(email_id)
-            .bind(holder)
-            .execute(&self.pool)
-            .await?
-            .rows_affected()
-            == 1)
+    /// Pushes back the expiry of the holder's lease.
+    async fn renew_launch_lock(&self, lease: Lease<'_>) -> StoreResult<bool> {
+        let mut conn = self.pool.acquire().await?;
+        launches::renew_lease_row(&mut conn, lease).await
     }
 
     async fn unlock_launch(&self, email_id: i64, holder: &str) -> StoreResult<()> {
-        sqlx::query("DELETE FROM atlas_leases WHERE email_id = $1 AND holder = $2")
-            .bind(email_id)
-            .bind(holder)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+        let mut conn = self.pool.acquire().await?;
+        launches::delete_lease_row(&mut conn, email_id, holder).await
     }
 
     /// The candidates, oldest first: one writer at a time, nothing to claim.

@@ -3,7 +3,8 @@
 CREATE TABLE pending_actions (
     conversation_id  TEXT PRIMARY KEY REFERENCES conversations(id) ON DELETE CASCADE,
     tool             TEXT NOT NULL,
-    arguments        TEXT NOT NULL CHECK (arguments::jsonb IS NOT NULL),
+@postgres     arguments        TEXT NOT NULL CHECK (arguments::jsonb IS NOT NULL),
+@sqlite     arguments        TEXT NOT NULL CHECK (json_valid(arguments)),
     question         TEXT NOT NULL,
-    created_at       TEXT COLLATE "C" NOT NULL
+    created_at       {time} NOT NULL
 );

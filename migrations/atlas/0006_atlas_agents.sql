@@ -1,8 +1,8 @@
 -- Atlas' agents: the personas Claude Code "puts on" before a launch (seed §2), and the
 -- lessons (the "scars") recalled into a persona's bundle, its own first, then global ones.
--- PostgreSQL version of migrations/sqlite/0006_atlas_agents.sql: GLOB patterns become
--- regular expressions (~, !~), flags stay 0/1 BIGINT, BLOB becomes BYTEA; the seed rows are
--- the same text.
+@postgres -- PostgreSQL version of migrations/sqlite/0006_atlas_agents.sql: GLOB patterns become
+@postgres -- regular expressions (~, !~), flags stay 0/1 BIGINT, BLOB becomes BYTEA; the seed rows are
+@postgres -- the same text.
 --
 -- No orbit column. The seed stored an `orbite` next to `group_name` and its page recomputed a
 -- ring from `group_name`; the two disagreed (seed §7). Here the ring is derived in code
@@ -13,15 +13,19 @@ CREATE TABLE atlas_agents (
     -- kebab-case: lower-case letters, digits and single inner hyphens, starting with a letter.
     codename         TEXT NOT NULL PRIMARY KEY CHECK (
                        length(codename) BETWEEN 2 AND 64
-                       AND codename ~ '^[a-z]'
-                       AND codename !~ '[^a-z0-9-]'
-                       AND codename !~ '-$'
-                       AND codename !~ '--'),
+@postgres                        AND codename ~ '^[a-z]'
+@postgres                        AND codename !~ '[^a-z0-9-]'
+@postgres                        AND codename !~ '-$'
+@postgres                        AND codename !~ '--'),
+@sqlite                        AND codename GLOB '[a-z]*'
+@sqlite                        AND codename NOT GLOB '*[^a-z0-9-]*'
+@sqlite                        AND codename NOT GLOB '*-'
+@sqlite                        AND codename NOT GLOB '*--*'),
     nickname         TEXT NOT NULL CHECK (length(trim(nickname)) BETWEEN 1 AND 64),
     role             TEXT NOT NULL CHECK (length(trim(role)) > 0),
     group_name       TEXT NOT NULL CHECK (group_name IN ('direction', 'cadrage', 'execution', 'validation')),
     -- 1 for Atlas alone: the agent at the centre (ring 0).
-    orchestrator     BIGINT NOT NULL DEFAULT 0 CHECK (orchestrator IN (0, 1)),
+    orchestrator     {int} NOT NULL DEFAULT 0 CHECK (orchestrator IN (0, 1)),
     heritage         TEXT NOT NULL DEFAULT '',
     -- One dimension per line; injected first, at every briefing level.
     cognitive_frame  TEXT NOT NULL CHECK (length(trim(cognitive_frame)) > 0),
@@ -34,8 +38,9 @@ CREATE TABLE atlas_agents (
     -- One check per line.
     job_key_checks   TEXT NOT NULL CHECK (length(trim(job_key_checks)) > 0),
     -- Comma-separated kebab-case domains, no spaces (e.g. 'contenu,faq,linkedin').
-    prompt_domains   TEXT NOT NULL DEFAULT '' CHECK (prompt_domains !~ '[^a-z0-9,-]'),
-    active           BIGINT NOT NULL DEFAULT 1 CHECK (active IN (0, 1)),
+@postgres     prompt_domains   TEXT NOT NULL DEFAULT '' CHECK (prompt_domains !~ '[^a-z0-9,-]'),
+@sqlite     prompt_domains   TEXT NOT NULL DEFAULT '' CHECK (prompt_domains NOT GLOB '*[^a-z0-9,-]*'),
+    active           {int} NOT NULL DEFAULT 1 CHECK (active IN (0, 1)),
     -- The orchestrator belongs to direction and cannot be deactivated.
     CHECK (orchestrator = 0 OR (group_name = 'direction' AND active = 1))
 );
@@ -46,12 +51,12 @@ CREATE UNIQUE INDEX atlas_agents_single_orchestrator ON atlas_agents(orchestrato
 -- A lesson learnt the hard way. `agent_codename` NULL: a global lesson, for every agent.
 -- The embedding (little-endian f32, as for souvenirs) is computed when first searched.
 CREATE TABLE atlas_lessons (
-    id               BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id               {id},
     agent_codename   TEXT REFERENCES atlas_agents(codename) ON UPDATE CASCADE,
     text             TEXT NOT NULL CHECK (length(trim(text)) > 0),
-    embedding        BYTEA,
+    embedding        {blob},
     embedding_model  TEXT,
-    created_at       TEXT COLLATE "C" NOT NULL,
+    created_at       {time} NOT NULL,
     CHECK ((embedding IS NULL) = (embedding_model IS NULL))
 );
 CREATE INDEX atlas_lessons_agent ON atlas_lessons(agent_codename);
