@@ -349,7 +349,7 @@ pub fn notifier(app: &AtlasApp, smtp: &smtp::SmtpServer) -> arthur_atlas::notify
     arthur_atlas::notify::Notifier {
         store: app.store.clone(),
         clock: app.clock.clone(),
-        smtp: Some(arthur_atlas::recap::SmtpAccount::parse(&smtp.url()).unwrap()),
+        smtp: Some(arthur_atlas::smtp::SmtpAccount::parse(&smtp.url()).unwrap()),
         founder: Some(FOUNDER.into()),
         mailbox: Some(MAILBOX.into()),
     }
