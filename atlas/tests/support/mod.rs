@@ -47,7 +47,7 @@ pub fn start_time() -> DateTime<Utc> {
 /// This crate's directory (the binary's tests include these helpers from the workspace root).
 pub fn atlas_dir() -> PathBuf {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if here.join("tests/support/mod.rs").is_file() && here.join("src/launch.rs").is_file() {
+    if here.join("tests/support/mod.rs").is_file() && here.join("src/launch/mod.rs").is_file() {
         here.to_path_buf()
     } else {
         here.join("atlas")
