@@ -10,6 +10,8 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::Subcommand;
 use serde_json::{json, Value};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use arthur_atlas::decisions::{approve, cancel, retry};
 use arthur_atlas::draft::Drafter;
@@ -19,6 +21,7 @@ use arthur_atlas::mail::EmailAddress;
 use arthur_atlas::ocr::Ocr;
 use arthur_atlas::pipeline::{Atlas, AtlasDeps};
 use arthur_atlas::store::{AtlasStore, EmailRow, NewClient};
+use arthur_atlas::worker::{self, ClassifyPass, LauncherDeps, PollStatus, TickOutcome, WorkerDeps};
 use arthur_atlas::EmailState;
 
 use crate::app::App;
@@ -279,17 +282,19 @@ pub async fn run(
                 println!("{}", poll_line(&report));
                 return Ok(ExitCode::SUCCESS);
             }
-            tokio::pin!(shutdown);
-            loop {
-                match atlas.poll_once(&account).await {
-                    Ok(report) => println!("{}", poll_line(&report)),
-                    Err(e) => eprintln!("Atlas : relève impossible, nouvel essai dans une minute.\n  detail: {e}"),
-                }
-                tokio::select! {
-                    _ = &mut shutdown => return Ok(ExitCode::SUCCESS),
-                    _ = tokio::time::sleep(POLL_INTERVAL) => {}
-                }
-            }
+            // The poller `serve` runs, its ticks printed; nobody reads its status here.
+            let (status, _) = watch::channel(PollStatus::default());
+            let deps = WorkerDeps { atlas, account, period: POLL_INTERVAL, status };
+            until_stopped(shutdown, |stop| {
+                worker::run_with(deps, stop, |tick| match tick {
+                    TickOutcome::Polled(report) => println!("{}", poll_line(report)),
+                    TickOutcome::Failed(e) => {
+                        eprintln!("Atlas : relève impossible, nouvel essai dans une minute.\n  detail: {e}")
+                    }
+                })
+            })
+            .await;
+            Ok(ExitCode::SUCCESS)
         }
         AtlasCmd::Classify { once, retry_failed } => {
             let atlas = Atlas::new(deps(app)?);
@@ -298,45 +303,42 @@ pub async fn run(
                 println!("{} dans la file de classification.", count(n, "message remis", "messages remis"));
             }
             if once {
-                println!("{}", classify_pass(&atlas).await?);
+                println!("{}", classify_line(&worker::classify_pass(&atlas).await?));
                 return Ok(ExitCode::SUCCESS);
             }
-            tokio::pin!(shutdown);
-            loop {
-                match classify_pass(&atlas).await {
-                    Ok(line) => println!("{line}"),
+            until_stopped(shutdown, |stop| {
+                worker::run_classifier(&atlas, POLL_INTERVAL, stop, |pass| match pass {
+                    Ok(pass) => println!("{}", classify_line(&pass)),
                     Err(e) => {
                         eprintln!("Atlas : classification impossible, nouvel essai dans une minute.\n  detail: {e:#}")
                     }
-                }
-                tokio::select! {
-                    _ = &mut shutdown => return Ok(ExitCode::SUCCESS),
-                    _ = tokio::time::sleep(POLL_INTERVAL) => {}
-                }
-            }
+                })
+            })
+            .await;
+            Ok(ExitCode::SUCCESS)
         }
         AtlasCmd::Launch { once } => {
-            let launcher = launcher(app)?;
+            let mut launcher = launcher(app)?;
             if once {
                 launcher.watch_locks().await?;
                 let report = launcher.cycle().await.context("launching")?;
                 println!("{}", launch_line(&report));
                 return Ok(ExitCode::SUCCESS);
             }
-            tokio::pin!(shutdown);
-            loop {
-                launcher.watch_locks().await?;
-                match launcher.cycle().await {
+            let watchdog = watchdog(app)?;
+            until_stopped(shutdown, |stop| {
+                // As in `serve`: a run in flight when the command is stopped is salvaged.
+                launcher.shutdown = Some(stop.clone());
+                let deps = LauncherDeps { launcher, offset: Duration::ZERO, period: LAUNCH_INTERVAL };
+                worker::run_launcher_with(deps, Some(watchdog), stop, |cycle| match cycle {
                     Ok(report) => println!("{}", launch_line(&report)),
                     Err(e) => {
                         eprintln!("Atlas : cycle de lancement impossible, nouvel essai dans 5 minutes.\n  detail: {e}")
                     }
-                }
-                tokio::select! {
-                    _ = &mut shutdown => return Ok(ExitCode::SUCCESS),
-                    _ = tokio::time::sleep(LAUNCH_INTERVAL) => {}
-                }
-            }
+                })
+            })
+            .await;
+            Ok(ExitCode::SUCCESS)
         }
         AtlasCmd::Draft { id } => {
             let draft = drafter_for(app).write(id).await.context("writing the draft reply")?;
@@ -572,17 +574,31 @@ pub async fn run(
     }
 }
 
-/// One scan-and-classify pass of what is pending, as its line.
-async fn classify_pass(atlas: &Atlas) -> anyhow::Result<String> {
-    let (scanned, blocked) = atlas.scan_pending().await?;
-    let (classified, failed) = atlas.classify_pending().await?;
-    Ok(format!(
+/// One scan-and-classify pass, as its line.
+fn classify_line(p: &ClassifyPass) -> String {
+    format!(
         "Atlas : {}, {}, {}, {} de classification.",
-        count(scanned, "analysé sain", "analysés sains"),
-        count(blocked, "bloqué", "bloqués"),
-        count(classified, "classé", "classés"),
-        count(failed, "échec", "échecs"),
-    ))
+        count(p.scanned, "analysé sain", "analysés sains"),
+        count(p.blocked, "bloqué", "bloqués"),
+        count(p.classified, "classé", "classés"),
+        count(p.failed, "échec", "échecs"),
+    )
+}
+
+/// Runs a worker until `shutdown` (Ctrl-C, SIGTERM): the worker gets a token cancelled at
+/// the signal, and finishes its tick in progress before this returns.
+async fn until_stopped<W: std::future::Future<Output = ()>>(
+    shutdown: impl std::future::Future<Output = ()>,
+    worker: impl FnOnce(CancellationToken) -> W,
+) {
+    let stop = CancellationToken::new();
+    let work = worker(stop.clone());
+    tokio::pin!(work);
+    tokio::select! {
+        () = &mut work => return,
+        () = shutdown => stop.cancel(),
+    }
+    work.await
 }
 
 fn poll_line(r: &arthur_atlas::pipeline::PollReport) -> String {

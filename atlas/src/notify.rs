@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use arthur_agents::time::Clock;
 
-use super::recap::{self, SmtpAccount};
+use super::smtp::{self, Letter, SmtpAccount};
 use super::store::{AtlasStore, NewNotice, StoreResult};
 
 /// Attempts before an unsent notice is given up (it stays in the table, with its error).
@@ -77,7 +77,7 @@ impl Notifier {
             return Ok(NoticeOutcome::AlreadyNotified);
         }
         let from = self.mailbox.clone().unwrap_or_else(|| founder.clone());
-        match recap::send_notice(account, &from, founder, &notice.subject, &notice.body).await {
+        match smtp::send(account, &from, founder, &letter(notice)).await {
             Ok(_) => {
                 self.store.finish_notice(id, None, self.clock.now()).await?;
                 tracing::info!(kind = %notice.kind, email = ?notice.email_id, "atlas: founder notified");
@@ -91,4 +91,18 @@ impl Notifier {
             }
         }
     }
+}
+
+/// Longest notice subject (in characters); a longer one is cut with « … ».
+const MAX_SUBJECT_CHARS: usize = 190;
+
+/// The notice as a plain letter: its subject on one line, cut if it is very long.
+fn letter(notice: &NewNotice) -> Letter {
+    let words: Vec<&str> =
+        notice.subject.split(|c: char| c.is_control() || c.is_whitespace()).filter(|w| !w.is_empty()).collect();
+    let mut subject = words.join(" ");
+    if subject.chars().count() > MAX_SUBJECT_CHARS {
+        subject = subject.chars().take(MAX_SUBJECT_CHARS - 1).collect::<String>() + "…";
+    }
+    Letter { subject, body: notice.body.clone(), attachments: Vec::new() }
 }

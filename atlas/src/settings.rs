@@ -14,8 +14,8 @@ use crate::dkim::{DkimConfigError, DkimVerifier};
 use crate::imap::{ImapAccount, ImapError};
 use crate::launch::LauncherConfig;
 use crate::mail::EmailAddress;
-use crate::recap::{RecapError, SmtpAccount};
 use crate::scan::Scanner;
+use crate::smtp::{SmtpAccount, SmtpError};
 
 #[derive(Debug, Clone)]
 pub struct AtlasSettings {
@@ -111,7 +111,7 @@ pub enum SettingsError {
     #[error(transparent)]
     Imap(#[from] ImapError),
     #[error(transparent)]
-    Smtp(#[from] RecapError),
+    Smtp(#[from] SmtpError),
     #[error(transparent)]
     Dkim(#[from] DkimConfigError),
 }

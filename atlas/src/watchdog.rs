@@ -10,7 +10,6 @@ use std::time::Duration;
 use arthur_agents::time::Clock;
 
 use super::events::LaunchEvent;
-use super::launch::LOCK_ALERT_MINUTES;
 use super::notify::Notifier;
 use super::store::{AtlasStore, AtlasStoreError, NewNotice};
 use tokio_util::sync::CancellationToken;
@@ -65,6 +64,9 @@ pub fn lock_notice(
     }
 }
 
+/// The watchdog alerts on launch leases older than this.
+pub const LOCK_ALERT_MINUTES: i64 = 10;
+
 /// What the watchdog task works with.
 pub struct WatchdogDeps {
     pub watchdog: LockWatchdog,
@@ -75,18 +77,12 @@ pub struct WatchdogDeps {
 /// Checks every `period` until shutdown; a failed check is logged and retried at the next.
 pub async fn run(deps: WatchdogDeps, shutdown: CancellationToken) {
     let WatchdogDeps { watchdog, period } = deps;
-    let mut interval = tokio::time::interval(period);
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let stop = shutdown.cancelled();
-    tokio::pin!(stop);
-    loop {
-        tokio::select! {
-            _ = interval.tick() => match watchdog.check().await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(locks = n, "Atlas lock watchdog: old locks reported"),
-                Err(e) => tracing::warn!(error = %e, "Atlas lock watchdog failed; retried at the next check"),
-            },
-            () = &mut stop => break,
+    let mut every = crate::schedule::Every::new(Duration::ZERO, period, &shutdown);
+    while every.tick().await {
+        match watchdog.check().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(locks = n, "Atlas lock watchdog: old locks reported"),
+            Err(e) => tracing::warn!(error = %e, "Atlas lock watchdog failed; retried at the next check"),
         }
     }
     tracing::info!("Atlas lock watchdog stopped");

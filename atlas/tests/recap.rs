@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use arthur_atlas::machine::{
     DeployFact, End, EscalateWhy, FailReason, MergeFact, NotMergedWhy, QaFact, RouteQa, Setback,
 };
-use arthur_atlas::recap::{self, CitedCommit, CommitFound, Figure, Recap, RecapError, RunStatus, SmtpAccount};
+use arthur_atlas::recap::{self, CitedCommit, CommitFound, Figure, Recap, RunStatus};
+use arthur_atlas::smtp::{self, SmtpAccount, SmtpError};
 use arthur_atlas::{Complexity, Intent};
 use mail_parser::MimeHeaders;
 
@@ -66,7 +67,7 @@ fn recap(status: RunStatus) -> Recap {
             r.merge = MergeFact::NotAttempted { branch: Some("atlas/email-42".into()) };
         }
         RunStatus::TimedOut => {
-            r.end = End::TimedOut { by_shutdown: false, retry: Some((1, 2)) };
+            r.end = End::TimedOut { retry: (1, 2) };
             r.deploy = DeployFact::NotReached;
             r.qa = QaFact::NotReached;
             r.merge = MergeFact::NotAttempted { branch: Some("atlas/email-42".into()) };
@@ -129,6 +130,27 @@ fn detail_of(status: RunStatus) -> &'static str {
     }
 }
 
+/// What sending a recap did.
+#[derive(Debug)]
+struct Report {
+    recipient: String,
+    server_reply: String,
+    attached: Vec<std::path::PathBuf>,
+    skipped_proofs: Vec<std::path::PathBuf>,
+}
+
+/// The recap composed (`recap::letter`), then delivered (`smtp::send`), as the launcher does.
+async fn send_recap(account: &SmtpAccount, from: &str, founder: &str, r: &Recap) -> Result<Report, SmtpError> {
+    let composed = recap::letter(r);
+    let sent = smtp::send(account, from, founder, &composed.letter).await?;
+    Ok(Report {
+        recipient: sent.recipient,
+        server_reply: sent.server_reply,
+        attached: composed.attached,
+        skipped_proofs: composed.skipped,
+    })
+}
+
 fn account(url: &str) -> SmtpAccount {
     SmtpAccount::parse(url).expect("a valid ATLAS_SMTP_URL")
 }
@@ -136,7 +158,7 @@ fn account(url: &str) -> SmtpAccount {
 #[tokio::test]
 async fn the_recap_reaches_the_founder_only() {
     let server = SmtpServer::start();
-    let report = recap::send(&account(&server.url()), FROM, FOUNDER, &recap(RunStatus::Succeeded)).await.unwrap();
+    let report = send_recap(&account(&server.url()), FROM, FOUNDER, &recap(RunStatus::Succeeded)).await.unwrap();
     assert_eq!(report.recipient, FOUNDER);
     assert!(report.server_reply.starts_with("250"), "{report:?}");
 
@@ -174,7 +196,7 @@ async fn each_status_has_its_french_word_and_a_failed_run_is_never_a_success() {
     let server = SmtpServer::start();
     let smtp = account(&server.url());
     for status in RunStatus::ALL {
-        recap::send(&smtp, FROM, FOUNDER, &recap(status)).await.unwrap();
+        send_recap(&smtp, FROM, FOUNDER, &recap(status)).await.unwrap();
     }
     let messages = server.messages();
     assert_eq!(messages.len(), RunStatus::ALL.len());
@@ -263,7 +285,7 @@ async fn proofs_are_attached_and_a_missing_one_is_skipped() {
 
     let mut r = recap(RunStatus::Succeeded);
     r.proofs = vec![capture.clone(), missing.clone(), planche.clone()];
-    let report = recap::send(&account(&server.url()), FROM, FOUNDER, &r).await.unwrap();
+    let report = send_recap(&account(&server.url()), FROM, FOUNDER, &r).await.unwrap();
     assert_eq!(report.attached, vec![capture.clone(), planche.clone()]);
     assert_eq!(report.skipped_proofs, vec![missing.clone()]);
 
@@ -289,9 +311,9 @@ async fn proofs_are_attached_and_a_missing_one_is_skipped() {
     assert!(text.contains("Preuves jointes (2) : capture-panier.png, planche.pdf"), "{text}");
     assert!(text.contains("absente.png"), "the skipped proof is named:\n{text}");
 
-    // compose alone says the same.
-    let (_, skipped) = recap::compose(&r, FROM, FOUNDER).unwrap();
-    assert_eq!(skipped, vec![missing]);
+    // The letter alone says the same.
+    let letter = recap::letter(&r);
+    assert_eq!((letter.skipped, letter.letter.attachments.len()), (vec![missing], 2));
 }
 
 #[tokio::test]
@@ -300,7 +322,7 @@ async fn a_subject_with_cr_lf_cannot_inject_a_header() {
     let mut r = recap(RunStatus::Failed);
     r.subject_of_request = format!("Corriger le panier\r\nBcc: {CLIENT}\r\nX-Injected: yes\n\nCorps injecté");
     r.commits = vec![("abcdef0123".into(), "fix\r\nCc: evil@x.fr".into())];
-    recap::send(&account(&server.url()), FROM, FOUNDER, &r).await.unwrap();
+    send_recap(&account(&server.url()), FROM, FOUNDER, &r).await.unwrap();
 
     let messages = server.messages();
     assert_eq!(messages.len(), 1);
@@ -327,20 +349,20 @@ async fn smtp_auth_is_used_and_a_refusal_never_shows_the_password() {
     let server = SmtpServer::start_requiring_auth();
     let r = recap(RunStatus::NoCode);
 
-    recap::send(&account(&server.url()), FROM, FOUNDER, &r).await.unwrap();
+    send_recap(&account(&server.url()), FROM, FOUNDER, &r).await.unwrap();
     let messages = server.messages();
     assert_eq!(messages.len(), 1);
     assert_eq!(messages[0].login.as_deref(), Some(USER));
 
     let wrong = "Wr0ng-Passw0rd-123";
-    let err = recap::send(&account(&server.url_with_password(wrong)), FROM, FOUNDER, &r).await.unwrap_err();
-    assert!(matches!(err, RecapError::Send { .. }), "{err:?}");
+    let err = send_recap(&account(&server.url_with_password(wrong)), FROM, FOUNDER, &r).await.unwrap_err();
+    assert!(matches!(err, SmtpError::Send { .. }), "{err:?}");
     let shown = format!("{err} {err:?}");
     assert!(shown.contains(&format!("127.0.0.1:{}", server.port())), "{shown}");
     assert!(shown.contains("535"), "the server's refusal is named: {shown}");
     assert!(!shown.contains(wrong) && !shown.contains(PASSWORD), "{shown}");
 
-    let err = recap::send(&account(&server.url_anonymous()), FROM, FOUNDER, &r).await.unwrap_err();
+    let err = send_recap(&account(&server.url_anonymous()), FROM, FOUNDER, &r).await.unwrap_err();
     assert!(err.to_string().contains("530"), "{err}");
     assert_eq!(server.messages().len(), 1, "nothing else was accepted");
 }
@@ -352,13 +374,13 @@ async fn an_unreachable_server_is_a_clear_error_without_the_password() {
     let password = "Unreachable-S3cret-xyz";
     let smtp = account(&format!("smtp://{USER}:{password}@127.0.0.1:{port}"));
     let started = Instant::now();
-    let err = recap::send(&smtp, FROM, FOUNDER, &recap(RunStatus::Failed)).await.unwrap_err();
-    assert!(started.elapsed() < recap::SMTP_TIMEOUT, "refused at once, not timed out");
-    let RecapError::Send { server, reason } = &err else { panic!("{err:?}") };
+    let err = send_recap(&smtp, FROM, FOUNDER, &recap(RunStatus::Failed)).await.unwrap_err();
+    assert!(started.elapsed() < smtp::SMTP_TIMEOUT, "refused at once, not timed out");
+    let SmtpError::Send { server, reason } = &err else { panic!("{err:?}") };
     assert_eq!(server, &format!("smtp://{USER}@127.0.0.1:{port}"));
     assert!(!reason.is_empty());
     let shown = format!("{err} | {err:?} | {smtp} | {smtp:?}");
-    assert!(shown.contains(&format!("cannot send the recap through the SMTP server smtp://{USER}@127.0.0.1:{port}")));
+    assert!(shown.contains(&format!("cannot send the e-mail through the SMTP server smtp://{USER}@127.0.0.1:{port}")));
     assert!(!shown.contains(password), "{shown}");
 }
 
@@ -368,10 +390,10 @@ async fn invalid_addresses_and_urls_are_refused_before_anything_is_sent() {
     let smtp = account(&server.url());
     let r = recap(RunStatus::Succeeded);
 
-    let err = recap::send(&smtp, FROM, "pas une adresse", &r).await.unwrap_err();
-    assert!(matches!(err, RecapError::Address { which: "founder", .. }), "{err:?}");
-    let err = recap::send(&smtp, "atlas@@maboite", FOUNDER, &r).await.unwrap_err();
-    assert!(matches!(err, RecapError::Address { which: "sender", .. }), "{err:?}");
+    let err = send_recap(&smtp, FROM, "pas une adresse", &r).await.unwrap_err();
+    assert!(matches!(err, SmtpError::Address { which: "founder", .. }), "{err:?}");
+    let err = send_recap(&smtp, "atlas@@maboite", FOUNDER, &r).await.unwrap_err();
+    assert!(matches!(err, SmtpError::Address { which: "sender", .. }), "{err:?}");
     assert!(server.messages().is_empty());
 
     for bad in [
@@ -381,7 +403,7 @@ async fn invalid_addresses_and_urls_are_refused_before_anything_is_sent() {
         "not a url Secret-url-pw",
     ] {
         let err = SmtpAccount::parse(bad).unwrap_err();
-        assert!(matches!(err, RecapError::Url(_)), "{bad}: {err:?}");
+        assert!(matches!(err, SmtpError::Url(_)), "{bad}: {err:?}");
         assert!(!err.to_string().contains("Secret-url-pw"), "{err}");
     }
     let tls = SmtpAccount::parse("smtps://atlas:Secret-url-pw@mail.example.fr").unwrap();

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arthur_atlas::launch::{Launcher, LauncherConfig};
-use arthur_atlas::recap::SmtpAccount;
+use arthur_atlas::smtp::SmtpAccount;
 use arthur_atlas::store::{AtlasStore, EmailRow};
 use arthur_atlas::EmailState;
 

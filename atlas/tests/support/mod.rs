@@ -47,7 +47,7 @@ pub fn start_time() -> DateTime<Utc> {
 /// This crate's directory (the binary's tests include these helpers from the workspace root).
 pub fn atlas_dir() -> PathBuf {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if here.join("tests/support/mod.rs").is_file() && here.join("src/launch.rs").is_file() {
+    if here.join("tests/support/mod.rs").is_file() && here.join("src/launch/mod.rs").is_file() {
         here.to_path_buf()
     } else {
         here.join("atlas")
@@ -349,7 +349,7 @@ pub fn notifier(app: &AtlasApp, smtp: &smtp::SmtpServer) -> arthur_atlas::notify
     arthur_atlas::notify::Notifier {
         store: app.store.clone(),
         clock: app.clock.clone(),
-        smtp: Some(arthur_atlas::recap::SmtpAccount::parse(&smtp.url()).unwrap()),
+        smtp: Some(arthur_atlas::smtp::SmtpAccount::parse(&smtp.url()).unwrap()),
         founder: Some(FOUNDER.into()),
         mailbox: Some(MAILBOX.into()),
     }
