@@ -789,16 +789,25 @@ async fn part_ears(maker: &NoiseMaker, models: &Models) {
     }
 }
 
-/// The grammar as a judge, on the one French voice every machine has (espeak-ng French,
-/// robotic: whisper base hears much of it wrong): `doctor --voix`'s ten French commands,
-/// after the wake word, in silence and under a television at 12 and 6 dB. Understood = the
-/// grammar reads what was heard as it reads the sentence (same tool, same arguments).
+/// The grammar as a judge, in French: `doctor --voix`'s ten commands and six everyday
+/// basics (lists, timers, the time), after the wake word, in silence and under a
+/// television at 12 and 6 dB, said by three voices: espeak-ng's own French (robotic:
+/// whisper base hears much of it wrong) and MBROLA's fr3 voice (the French test voice,
+/// `scripts/fetch-french-test-voice`) at 120 and 150 words a minute. Understood = the grammar
+/// reads what was heard as it reads the sentence (same tool, same arguments). Each row is
+/// one way of decoding; the judge rows run a second decoding only when their policy asks
+/// (`arthur_agents::ears::hear`), and say how many ran.
 async fn part_ears_fr(maker: &NoiseMaker) {
+    use arthur_agents::ears::{hear, SecondReading};
     use arthur_agents::understand::{understand, Reading};
     let dir = arthur::config::default_model_dir().expect("data dir");
     let tz = chrono_tz::Europe::Paris;
     let now = chrono::Utc::now();
-    let lexicon = arthur_french::Lexicon { projects: vec!["Atlas".into()], ..Default::default() };
+    let lexicon = arthur_french::Lexicon {
+        projects: vec!["Atlas".into(), "jardin".into()],
+        lists: vec!["courses".into()],
+        ..Default::default()
+    };
     let context = arthur_agents::ears::context_prompt("Arthur", &lexicon);
     let before = SttOptions {
         language: "fr".into(),
@@ -806,68 +815,210 @@ async fn part_ears_fr(maker: &NoiseMaker) {
         adaptive_audio_ctx: true,
         ..Default::default()
     };
+    const BASICS: [&str; 6] = [
+        "Ajoute des pommes à la liste de courses.",
+        "Minuteur de cinq minutes.",
+        "Quelle heure est-il ?",
+        "Retire le lait de la liste de courses.",
+        "Rappelle-moi d'arroser le jardin samedi à dix heures.",
+        "Je commence à travailler sur le jardin.",
+    ];
+    let sentences: Vec<&str> = arthur::selftest::FRENCH
+        .iter()
+        .chain(BASICS.iter())
+        .copied()
+        .filter(|s| {
+            let command = understand(s, now, tz, &lexicon).reading != Reading::NotCommand;
+            if !command {
+                eprintln!("left out of ears-fr: the grammar does not read {s:?} as a command");
+            }
+            command
+        })
+        .collect();
     let margin = RATE as usize * 3 / 10;
-    let mut clips: Vec<(usize, Vec<f32>, &str)> = Vec::new();
-    for (v, (voice, wpm)) in [("fr", 150u32), ("fr+m3", 135)].into_iter().enumerate() {
-        let said: Vec<(Vec<f32>, &str)> = arthur::selftest::FRENCH
+    let mut clips: Vec<(usize, usize, Vec<f32>, Option<Room>, &str)> = Vec::new();
+    let voices = ["espeak-ng fr 150", "mbrola fr3 120", "mbrola fr3 150"];
+    for (v, voice) in voices.iter().enumerate() {
+        let said: Vec<(Vec<f32>, &str)> = sentences
             .iter()
-            .map(|s| (maker.espeak(&format!("Arthur, {s}"), voice, wpm, 50), *s))
+            .map(|s| {
+                let text = format!("Arthur, {s}");
+                let pcm = match v {
+                    0 => maker.espeak(&text, "fr", 150, 50),
+                    1 => mbrola_fr3(&text, 120),
+                    _ => mbrola_fr3(&text, 150),
+                };
+                (pcm, *s)
+            })
             .collect();
+        if said.iter().any(|(pcm, _)| pcm.is_empty()) {
+            eprintln!("ears-fr: no {voice} here (scripts/fetch-french-test-voice)");
+            continue;
+        }
         for (speech, s) in &said {
             let mut pcm = vec![0.0; margin];
             pcm.extend(speech);
             pcm.extend(vec![0.0; margin]);
-            clips.push((0, pcm, s));
+            clips.push((0, v, pcm, None, s));
         }
         for (c, snr) in [(1usize, 12.0f32), (2, 6.0)] {
             let mut track = maker.make(Noise::Tv, (said.len() * 8 + 4) as f32, 61 + v as u64 * 7 + c as u64);
             for (i, (speech, s)) in said.iter().enumerate() {
                 let at = 2 * RATE as usize + i * 8 * RATE as usize;
                 let span = noise::mix_at_snr(&mut track, at, speech, snr);
-                clips.push((c, track[span.start - margin..span.end + margin].to_vec(), s));
+                let background = 20.0 * wav::rms(&track[at - RATE as usize..at - margin]).max(1e-9).log10();
+                let voiced = at + noise::first_voiced_sample(speech)..at + noise::last_voiced_sample(speech);
+                let level = 20.0 * wav::rms(&track[voiced]).max(1e-9).log10();
+                let room = Room { level_db: level, background_db: background };
+                clips.push((c, v, track[span.start - margin..span.end + margin].to_vec(), Some(room), s));
             }
         }
     }
     let per = clips.iter().filter(|c| c.0 == 0).count();
     println!(
-        "\n## The grammar as judge (French, espeak-ng fr and fr+m3, {per} commands per condition; whisper base fr)"
+        "\n## The grammar as judge (French: {} sentences × {}; whisper base fr)",
+        sentences.len(),
+        voices.join(" + ")
     );
-    println!("| decoding | silence | TV 12 dB | TV 6 dB | STT per command (median) |");
-    println!("|---|---|---|---|---|");
+    println!("| decoding | silence | TV 12 dB | TV 6 dB | STT per command (median) | decodings per command |");
+    println!("|---|---|---|---|---|---|");
     let understood = |heard: &str, expected: &str| {
         let want = understand(expected, now, tz, &lexicon).reading;
         let rest = strip_wake_word(heard, "Arthur").unwrap_or_default();
         want != Reading::NotCommand && understand(&rest, now, tz, &lexicon).reading == want
     };
-    // (name, options, prompts of the hypotheses; more than one: the grammar judges)
-    let steps: Vec<(&str, SttOptions, Vec<Option<&str>>)> = vec![
-        ("before: greedy, prompt « Arthur »", before.clone(), vec![Some("Arthur")]),
-        ("context prompt (ears::context_prompt)", before.clone(), vec![Some(context.as_str())]),
-        ("judge: context prompt | no prompt", before.clone(), vec![Some(context.as_str()), None]),
-        ("judge: « Arthur » | context prompt", before.clone(), vec![Some("Arthur"), Some(context.as_str())]),
+    let strip = |h: &str| strip_wake_word(h, "Arthur").unwrap_or_else(|| h.to_string());
+    // (name, options, first prompt, second prompt, policy)
+    type Step<'a> = (&'a str, SttOptions, Option<&'a str>, Option<&'a str>, SecondReading);
+    let mut steps: Vec<Step> = vec![
+        ("before: greedy, prompt « Arthur »", before.clone(), Some("Arthur"), None, SecondReading::Never),
+        ("context prompt (ears::context_prompt)", before.clone(), Some(context.as_str()), None, SecondReading::Never),
+        (
+            "context prompt, judge when unsure (then no prompt)",
+            before.clone(),
+            Some(context.as_str()),
+            None,
+            SecondReading::WhenUnsure,
+        ),
+        (
+            "context prompt, judge unless sure (then no prompt)",
+            before.clone(),
+            Some(context.as_str()),
+            None,
+            SecondReading::UnlessSure,
+        ),
+        (
+            "context prompt, judge unless sure (then « Arthur »)",
+            before.clone(),
+            Some(context.as_str()),
+            Some("Arthur"),
+            SecondReading::UnlessSure,
+        ),
+        (
+            "context prompt + denoiser below 15 dB",
+            SttOptions { denoise: Denoise::BelowSnrDb(15.0), ..before.clone() },
+            Some(context.as_str()),
+            None,
+            SecondReading::Never,
+        ),
+        (
+            "context prompt + beam search 5",
+            SttOptions { beam_size: Some(5), ..before.clone() },
+            Some(context.as_str()),
+            None,
+            SecondReading::Never,
+        ),
     ];
-    for (name, options, prompts) in steps {
+    if let Ok(only) = std::env::var("VOICE_BENCH_EARS_FR") {
+        let keep: Vec<usize> = only.split(',').filter_map(|i| i.trim().parse().ok()).collect();
+        steps = steps.into_iter().enumerate().filter(|(i, _)| keep.contains(i)).map(|(_, s)| s).collect();
+    }
+    for (name, options, first, second, policy) in steps {
         let t = Transcriber::load(&dir.join("ggml-base.bin"), options).expect("base");
         let mut heard = [0usize; 3];
+        let mut by_voice = vec![[0usize; 3]; voices.len()];
         let mut times = Vec::new();
-        for (c, pcm, expected) in &clips {
+        let mut decodings = 0;
+        for (c, v, pcm, room, expected) in &clips {
             let started = Instant::now();
-            let texts = t.hypotheses(pcm, None, &prompts).unwrap();
-            let rests: Vec<String> =
-                texts.iter().map(|h| strip_wake_word(h, "Arthur").unwrap_or_else(|| h.clone())).collect();
-            let pick = arthur_agents::ears::choose(&rests, now, tz, &lexicon);
+            let h = hear(
+                |prompt| t.hypotheses(pcm, *room, &[prompt]).map(|mut h| h.pop().unwrap_or_default()),
+                first,
+                second,
+                policy,
+                strip,
+                now,
+                tz,
+                &lexicon,
+            )
+            .unwrap();
+            decodings += h.decodings;
             if *c == 0 {
                 times.push(started.elapsed().as_secs_f64());
             }
-            if understood(&texts[pick], expected) {
+            if understood(&h.text, expected) {
                 heard[*c] += 1;
+                by_voice[*v][*c] += 1;
             } else if std::env::var_os("VOICE_BENCH_VERBOSE").is_some() {
-                eprintln!("not understood ({name}, condition {c}): {texts:?} for {expected:?}");
+                eprintln!("not understood ({name}, {}, condition {c}): {:?} for {expected:?}", voices[*v], h.text);
             }
         }
-        let pct = |n: usize| format!("{n} of {per} ({:.0} %)", 100.0 * n as f64 / per as f64);
-        println!("| {name} | {} | {} | {} | {:.3} s |", pct(heard[0]), pct(heard[1]), pct(heard[2]), median(times));
+        let pct = |n: usize| format!("{n} of {per} ({:.0} %)", 100.0 * n as f64 / per.max(1) as f64);
+        let detail = |c: usize| format!(" [{}]", by_voice.iter().map(|h| h[c].to_string()).collect::<Vec<_>>().join(" + "));
+        println!(
+            "| {name} | {}{} | {}{} | {}{} | {:.3} s | {:.2} |",
+            pct(heard[0]),
+            detail(0),
+            pct(heard[1]),
+            detail(1),
+            pct(heard[2]),
+            detail(2),
+            median(times),
+            decodings as f64 / clips.len().max(1) as f64
+        );
     }
+}
+
+/// `text` said by MBROLA's French fr3 voice through espeak-ng at `wpm` (cached; empty when
+/// the voice is not installed: `scripts/fetch-french-test-voice`). « Arthur » is respelt,
+/// or espeak-ng reads it the English way.
+fn mbrola_fr3(text: &str, wpm: u32) -> Vec<f32> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")));
+    let Some(voice) = cache.map(|c| c.join("arthur/french-test-voice")).filter(|v| v.join("bin/mbrola").is_file())
+    else {
+        return Vec::new();
+    };
+    let said = text.replace("Arthur", "Artur");
+    let path = std::env::temp_dir().join("arthur-voice-bench-noise").join(format!("mbrola-fr3-{wpm}-{:016x}.wav", fnv(&said)));
+    if !path.is_file() {
+        let raw = path.with_extension("raw.wav");
+        let path_env = format!("{}:{}", voice.join("bin").display(), std::env::var("PATH").unwrap_or_default());
+        let ok = std::process::Command::new("espeak-ng")
+            .args(["-v", "mb-fr3", "-s", &wpm.to_string(), "-w"])
+            .arg(&raw)
+            .arg(&said)
+            .env("ESPEAK_DATA_PATH", &voice)
+            .env("PATH", path_env)
+            .status()
+            .is_ok_and(|s| s.success())
+            && std::process::Command::new("sox")
+                .arg(&raw)
+                .args(["-r", "16000", "-c", "1", "-b", "16"])
+                .arg(&path)
+                .status()
+                .is_ok_and(|s| s.success());
+        let _ = std::fs::remove_file(&raw);
+        if !ok {
+            return Vec::new();
+        }
+    }
+    wav::read_wav_16k_mono(&path).unwrap_or_default()
+}
+
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
 }
 
 /// `base` quantized by `models/ggml_quantize.py` (cached next to the bench's noise).

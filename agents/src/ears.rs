@@ -110,6 +110,65 @@ pub fn choose(hypotheses: &[String], now: DateTime<Utc>, tz: Tz, lexicon: &Lexic
     best.map_or(0, |(i, _)| i)
 }
 
+/// When a second reading of an utterance is worth its cost (a whole decoding more).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SecondReading {
+    /// Never: one decoding, the recogniser's choice.
+    Never,
+    /// When the grammar reads the first as a command it is not sure of (unsure or
+    /// incomplete): a misheard argument (« jeudis », « post ») is the usual cause. Free
+    /// speech and sure commands cost one decoding.
+    #[default]
+    WhenUnsure,
+    /// Whenever the first is not a sure command (free speech too: twice the time).
+    UnlessSure,
+}
+
+/// What was heard of one utterance, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heard {
+    pub text: String,
+    /// Decodings run (1 or 2).
+    pub decodings: usize,
+    /// The second reading won the grammar's judgement.
+    pub second_won: bool,
+}
+
+/// Hears one utterance: `decode(prompt)` runs the recogniser with that context prompt
+/// (`None`: none). The first reading uses `first`; when `policy` asks for it, a second uses
+/// `second`, and the grammar judges between the two ([`choose`], first reading on a tie).
+/// `strip` takes the wake word off a reading before the grammar reads it.
+#[allow(clippy::too_many_arguments)]
+pub fn hear<E>(
+    mut decode: impl FnMut(Option<&str>) -> Result<String, E>,
+    first: Option<&str>,
+    second: Option<&str>,
+    policy: SecondReading,
+    strip: impl Fn(&str) -> String,
+    now: DateTime<Utc>,
+    tz: Tz,
+    lexicon: &Lexicon,
+) -> Result<Heard, E> {
+    let one = decode(first)?;
+    let rank_one = rank(&understand(&strip(&one), now, tz, lexicon).reading);
+    let again = match policy {
+        SecondReading::Never => false,
+        SecondReading::WhenUnsure => rank_one == 1 || rank_one == 2,
+        SecondReading::UnlessSure => rank_one < 3 && !one.trim().is_empty(),
+    };
+    if !again {
+        return Ok(Heard { text: one, decodings: 1, second_won: false });
+    }
+    let two = decode(second)?;
+    let readings = [strip(&one), strip(&two)];
+    let pick = choose(&readings, now, tz, lexicon);
+    Ok(if pick == 1 {
+        Heard { text: two, decodings: 2, second_won: true }
+    } else {
+        Heard { text: one, decodings: 2, second_won: false }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +227,46 @@ mod tests {
         let silent_first = vec![String::new(), "Le plombier passe jeudi.".to_string()];
         assert_eq!(choose(&silent_first, now(), tz, &lexicon), 1);
         assert_eq!(choose(&[], now(), tz, &lexicon), 0);
+    }
+    #[test]
+    fn a_second_reading_runs_only_when_the_policy_asks_and_wins_only_when_surer() {
+        let lexicon = Lexicon { projects: vec!["jardin".into()], ..Default::default() };
+        let tz = chrono_tz::Europe::Paris;
+        let id = |t: &str| t.to_string();
+        let heard = |first: &'static str, second: &'static str, policy| {
+            let mut calls = Vec::new();
+            let h = hear(
+                |p: Option<&str>| {
+                    calls.push(p.map(str::to_string));
+                    Ok::<_, ()>(if calls.len() == 1 { first } else { second }.to_string())
+                },
+                Some("contexte"),
+                None,
+                policy,
+                id,
+                now(),
+                tz,
+                &lexicon,
+            )
+            .unwrap();
+            (h, calls)
+        };
+        // A sure command: one decoding, whatever the policy.
+        let (h, calls) = heard("rappelle-moi demain à 9 h d'appeler la banque", "x", SecondReading::UnlessSure);
+        assert_eq!((h.decodings, calls), (1, vec![Some("contexte".to_string())]));
+        // Free speech: one decoding unless asked for every reading.
+        let (h, _) = heard("le plombier passe jeudi", "le plombier passe jeudis", SecondReading::WhenUnsure);
+        assert_eq!((h.decodings, h.text.as_str()), (1, "le plombier passe jeudi"));
+        let (h, calls) = heard("le plombier passe jeudi", "le plombier passe jeudis", SecondReading::UnlessSure);
+        assert_eq!((h.decodings, h.second_won), (2, false), "free speech keeps the first reading");
+        assert_eq!(calls, vec![Some("contexte".to_string()), None]);
+        // Garbled into free speech, heard right the second time: the grammar picks it.
+        let (h, _) = heard("je fais une post", "je fais une pause", SecondReading::UnlessSure);
+        assert_eq!((h.text.as_str(), h.second_won), ("je fais une pause", true));
+        let (h, _) = heard("je fais une post", "je fais une pause", SecondReading::Never);
+        assert_eq!((h.text.as_str(), h.decodings), ("je fais une post", 1));
+        // An error of the recogniser is the caller's.
+        let failed = hear(|_| Err::<String, _>("whisper"), None, None, SecondReading::UnlessSure, id, now(), tz, &lexicon);
+        assert_eq!(failed, Err("whisper"));
     }
 }

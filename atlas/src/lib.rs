@@ -29,6 +29,7 @@ pub mod mail;
 pub mod notify;
 pub mod ocr;
 pub mod persona;
+pub mod roster;
 pub mod pipeline;
 pub mod pty;
 pub mod recap;

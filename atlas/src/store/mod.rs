@@ -29,7 +29,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::mail::EmailAddress;
-use super::persona::{Persona, StoredLesson};
+use super::roster::{Persona, StoredLesson};
 use super::{Complexity, EmailState, Intent};
 
 #[derive(Debug, thiserror::Error)]

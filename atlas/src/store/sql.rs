@@ -163,11 +163,12 @@ macro_rules! sql_atlas_store {
 
         impl $store {
             /// Migrates Atlas' tables on `pool` (the database Arthur's memory is in) and
-            /// upserts the seeded personas (`crate::persona::seed`); then the store.
+            /// upserts the seeded personas (`crate::roster::seeds`); then the store.
             pub async fn open(pool: sqlx::Pool<$db>) -> StoreResult<Self> {
                 MIGRATOR.run(&pool).await?;
                 let store = Self::new(pool);
-                crate::persona::seed(&store).await?;
+                crate::store::AtlasStore::upsert_agents(&store, &crate::roster::seeds().map_err(AtlasStoreError::Seeds)?)
+                    .await?;
                 Ok(store)
             }
 
