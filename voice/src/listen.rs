@@ -806,8 +806,8 @@ impl<'a> VoiceLoop<'a> {
                     command
                 };
                 // Only read when it decides: an interruption that may wait for its end.
-                let reads_as_command = !(interrupting && !self.tuning.rejoin_window.is_zero())
-                    || words::reads_as_command(&command, self.engine_now(), self.tz());
+                let may_wait = interrupting && !self.tuning.rejoin_window.is_zero();
+                let reads_as_command = !may_wait || words::reads_as_command(&command, self.engine_now(), self.tz());
                 let taken = Event::Command {
                     secs: ears.secs(),
                     text: command,
