@@ -36,7 +36,6 @@ mod noise;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use arthur::listen::{DetectorChoice, Exchange, LoopEvent, Tuning, VoiceLoop};
 use arthur_agents::llm::client::{ClientOptions, ConfiguredModels, LlmClient, ProviderEndpoint};
 use arthur_agents::llm::scripted::{Reply, ScriptedLlm};
 use arthur_agents::llm::ProviderKind;
@@ -52,6 +51,7 @@ use arthur_audio::tts::Synthesizer;
 use arthur_audio::vad::{Vad, VadEvent};
 use arthur_audio::wake::strip_wake_word;
 use arthur_audio::wav::{self, WavSource, FRAME_SAMPLES};
+use arthur_voice::listen::{DetectorChoice, Exchange, LoopEvent, Tuning, VoiceLoop};
 use noise::{EchoPath, Noise, NoiseMaker, RATE};
 
 /// The configurations compared side by side.
@@ -355,7 +355,10 @@ async fn run_in_room(
 ) -> (Vec<Exchange>, noise::RoomSpeaker) {
     let t0 = paced.then(tokio::time::Instant::now);
     let (mut frames, mut speaker) = noise::room(input, echo, t0);
-    let exchanges = voice_loop.hands_free(&mut frames, &mut speaker, std::future::pending(), on_event).await.unwrap();
+    let exchanges = voice_loop
+        .hands_free(&mut frames, &mut speaker, tokio_util::sync::CancellationToken::new(), on_event)
+        .await
+        .unwrap();
     (exchanges, speaker)
 }
 
@@ -457,7 +460,7 @@ async fn part_latency(models: &Models) {
             let (mut frames, mut speaker) = noise::room(input, None, Some(start));
             let enqueued = speaker.enqueued.clone();
             let exchanges = voice_loop
-                .hands_free(&mut frames, &mut speaker, std::future::pending(), |e| {
+                .hands_free(&mut frames, &mut speaker, tokio_util::sync::CancellationToken::new(), |e| {
                     if *e == LoopEvent::Transcribing {
                         c.lock().unwrap().get_or_insert(Instant::now());
                     }
@@ -524,8 +527,10 @@ async fn part_sure(maker: &NoiseMaker, models: &Models) {
             let start = tokio::time::Instant::now();
             let (mut frames, mut speaker) = noise::room(input, None, Some(start));
             let enqueued = speaker.enqueued.clone();
-            let exchanges =
-                voice_loop.hands_free(&mut frames, &mut speaker, std::future::pending(), |_| {}).await.unwrap();
+            let exchanges = voice_loop
+                .hands_free(&mut frames, &mut speaker, tokio_util::sync::CancellationToken::new(), |_| {})
+                .await
+                .unwrap();
             assert!(exchanges.first().is_some_and(|e| e.command.is_some()), "{exchanges:?}");
             let first_audio = enqueued.lock().unwrap()[1].0;
             let spoken_end = start.into_std() + Duration::from_secs_f64(secs(last_voiced));
@@ -761,8 +766,9 @@ async fn part_ears(maker: &NoiseMaker, models: &Models) {
         let (mut errors, mut words) = ([0usize; 2], [0usize; 2]);
         for (k, (i, pcm, room)) in free_clips.iter().enumerate() {
             let text = t.transcribe_in(pcm, *room).unwrap();
-            let expected = arthur::selftest::comparable_words(FREE[*i]);
-            errors[k % 2] += arthur::selftest::word_errors(&expected, &arthur::selftest::comparable_words(&text));
+            let expected = arthur_voice::selftest::comparable_words(FREE[*i]);
+            errors[k % 2] +=
+                arthur_voice::selftest::word_errors(&expected, &arthur_voice::selftest::comparable_words(&text));
             words[k % 2] += expected.len();
         }
         let pct = |n: usize| format!("{n} of {per} ({:.0} %)", 100.0 * n as f64 / per as f64);
@@ -823,7 +829,7 @@ async fn part_ears_fr(maker: &NoiseMaker) {
         "Rappelle-moi d'arroser le jardin samedi à dix heures.",
         "Je commence à travailler sur le jardin.",
     ];
-    let sentences: Vec<&str> = arthur::selftest::FRENCH
+    let sentences: Vec<&str> = arthur_voice::selftest::FRENCH
         .iter()
         .chain(BASICS.iter())
         .copied()
@@ -1047,14 +1053,14 @@ async fn part_rss(models: &Models, rss_start: u64, rss_loaded: u64) {
     let t = turns().await;
     let voice_loop = Variant::Room(silero()).voice_loop(&t.engine, models);
     let idle_secs = 10.0;
-    let mut frames = arthur::listen::replay(
+    let mut frames = arthur_voice::listen::replay(
         WavSource::from_samples(vec![0.0; 16_000 * idle_secs as usize], FRAME_SAMPLES),
         Some(Duration::ZERO),
     );
     let mut speaker = WavSpeaker::new();
     let cpu_before = cpu_secs();
     let wall = Instant::now();
-    voice_loop.hands_free(&mut frames, &mut speaker, std::future::pending(), |_| {}).await.unwrap();
+    voice_loop.hands_free(&mut frames, &mut speaker, tokio_util::sync::CancellationToken::new(), |_| {}).await.unwrap();
     let idle_cpu = (cpu_secs() - cpu_before) / wall.elapsed().as_secs_f64();
     println!("\n## Memory and idle CPU");
     println!(

@@ -250,22 +250,7 @@ fn export_speech_environment() {
     }
 }
 
-/// An error and its causes on one line, each cause once: an error whose message already
-/// quotes its source (« cannot open X: no such file ») does not repeat it.
-pub fn error_chain(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if out.contains(&text) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&text);
-    }
-    out
-}
+pub use crate::health::error_chain;
 
 fn french_summary(e: &anyhow::Error) -> &'static str {
     let text = format!("{e:#}");
@@ -342,7 +327,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let app = open().await?;
             let listen = crate::voice::ListenArgs { ptt, io, wake_word, follow_up };
-            crate::voice::listen(&app, listen).await?;
+            crate::voice::listen(&app, listen, shutdown_signal()).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Transcribe { file, threads } => {
@@ -403,7 +388,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Doctor { voix: true, input, device } => {
             let app = open().await?;
-            crate::selftest::run(&app, &crate::selftest::SelfTestArgs { input, device }).await?;
+            crate::voice::selftest(&app, &crate::voice::SelfTestArgs { input, device }).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Doctor { .. } => {
@@ -439,7 +424,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Web => {
             let app = open().await?;
             let (listener, state) = crate::web::bind_for(&app, Default::default()).await?;
-            crate::web::run(listener, state, shutdown_signal()).await.context("web server")?;
+            crate::web::run(listener, state, shutdown_signal().cancelled_owned()).await.context("web server")?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Tools { json } => {
@@ -479,7 +464,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Atlas { what } => {
             let app = open().await?;
-            crate::atlas_cli::run(&app, what, shutdown_signal()).await
+            crate::atlas_cli::run(&app, what, shutdown_signal().cancelled_owned()).await
         }
         Command::Debug { what: DebugCmd::WriteLoop { count } } => {
             let app = open().await?;
@@ -489,24 +474,32 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+/// The one stop signal of every command: a token cancelled on Ctrl-C or SIGTERM. Each
+/// long-running part (`serve`'s components, the voice loops, the web, Atlas' workers)
+/// takes it as its `shutdown`.
+pub fn shutdown_signal() -> tokio_util::sync::CancellationToken {
+    let token = tokio_util::sync::CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        let ctrl_c = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        #[cfg(unix)]
+        let term = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
-    tracing::info!("shutdown requested");
+        };
+        #[cfg(not(unix))]
+        let term = std::future::pending::<()>();
+        tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+        tracing::info!("shutdown requested");
+        cancel.cancel();
+    });
+    token
 }
 
 async fn run_tool(app: &App, cmd: ToolCmd) -> anyhow::Result<ExitCode> {

@@ -36,7 +36,7 @@ pub struct LiveState {
     /// Messages classified by the Atlas poller since the start.
     pub atlas_classified: u64,
     /// The Wyoming server and satellites (issue 31).
-    pub wyoming: crate::wyoming::WyomingHealth,
+    pub wyoming: arthur_voice::wyoming::WyomingHealth,
 }
 
 impl HealthBoard {
@@ -301,7 +301,7 @@ fn io_reason(e: &std::io::Error) -> String {
 /// Why the database did not open, in French, from the error's English chain (which goes to
 /// the log).
 pub fn database_reason(e: &anyhow::Error) -> String {
-    let text = crate::cli::error_chain(e).to_lowercase();
+    let text = error_chain(e).to_lowercase();
     tracing::info!(error = %text, "database unavailable");
     if text.contains("data directory") {
         "le dossier de données ne peut pas être créé".into()
@@ -480,6 +480,23 @@ pub fn report(settings: &Settings, found: &Findings<'_>) -> String {
         }
     }
     out.push_str(&format!("  web : http://{} (chat, rappels, journal)\n", settings.web_addr));
+    out
+}
+
+/// An error and its causes on one line, each cause once: an error whose message already
+/// quotes its source (« cannot open X: no such file ») does not repeat it.
+pub fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
     out
 }
 

@@ -15,7 +15,7 @@ use chrono_tz::Tz;
 use tokio::sync::mpsc;
 
 use crate::health::HealthBoard;
-use crate::serve::Shutdown;
+use tokio_util::sync::CancellationToken;
 
 pub struct NotifierDeps {
     pub store: Arc<dyn MemoryStore>,
@@ -23,7 +23,7 @@ pub struct NotifierDeps {
     pub tz: Tz,
     pub period: Duration,
     /// The voice loop's announcement queue, when the voice runs.
-    pub announce: Option<mpsc::Sender<crate::listen::Announcement>>,
+    pub announce: Option<mpsc::Sender<arthur_voice::listen::Announcement>>,
     pub health: Arc<HealthBoard>,
     /// Print each due reminder on stdout (serve's terminal or journal).
     pub print: bool,
@@ -52,11 +52,9 @@ pub struct Notifier {
 }
 
 /// Checks every `period` until shutdown.
-pub async fn run(deps: NotifierDeps, shutdown: Shutdown) -> anyhow::Result<()> {
+pub async fn run(deps: NotifierDeps, shutdown: CancellationToken) -> anyhow::Result<()> {
     let mut tick = tokio::time::interval(deps.period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let stop = shutdown.wait();
-    tokio::pin!(stop);
     let mut notifier = Notifier::default();
     loop {
         tokio::select! {
@@ -65,7 +63,7 @@ pub async fn run(deps: NotifierDeps, shutdown: Shutdown) -> anyhow::Result<()> {
                     tracing::warn!(error = %e, "reminder check failed; retried at the next tick");
                 }
             }
-            () = &mut stop => break,
+            () = shutdown.cancelled() => break,
         }
     }
     tracing::info!("reminder notifier stopped");
@@ -97,8 +95,11 @@ impl Notifier {
                 if self.queued.contains(&rappel.id) {
                     continue;
                 }
-                let a =
-                    crate::listen::Announcement { text: announcement(&rappel), bell: false, rappel: Some(rappel.id) };
+                let a = arthur_voice::listen::Announcement {
+                    text: announcement(&rappel),
+                    bell: false,
+                    rappel: Some(rappel.id),
+                };
                 match tx.try_send(a) {
                     Ok(()) => {
                         self.queued.insert(rappel.id);

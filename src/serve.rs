@@ -1,13 +1,12 @@
 //! `arthur serve`, the appliance: one runtime running the web server, the voice loop (when
 //! a microphone and the models are there; otherwise a clear line and the rest runs) and the
-//! reminder notifier and the Atlas poller (when ATLAS_IMAP_URL is set). Each component is `run(deps, shutdown)`; SIGTERM or Ctrl-C cancels one
-//! token they all watch (Atlas' workers take the `CancellationToken` itself, the others a
-//! [`Shutdown`] over it): the web finishes its in-flight requests (turns included),
+//! reminder notifier and the Atlas poller (when ATLAS_IMAP_URL is set). Each component is
+//! `run(deps, shutdown)`; SIGTERM or Ctrl-C cancels the one `CancellationToken` they all
+//! take: the web finishes its in-flight requests (turns included),
 //! the voice loop stops at its next frame (a turn in progress finishes first), the
 //! notifier stops between two checks. Every write is a transaction, so nothing is left
 //! half-written.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,34 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
 use crate::health::{self, HealthBoard};
-use crate::listen::VoiceLoop;
-
-/// The stop signal every component watches: a view of the serve's cancellation token.
-#[derive(Debug, Clone)]
-pub struct Shutdown(CancellationToken);
-
-impl Shutdown {
-    /// The token that stops everything, and a watcher of it.
-    pub fn new() -> (CancellationToken, Self) {
-        let token = CancellationToken::new();
-        (token.clone(), Self(token))
-    }
-
-    /// Whether shutdown was requested.
-    pub fn requested(&self) -> bool {
-        self.0.is_cancelled()
-    }
-
-    /// Resolves once shutdown was requested (at once if it already was).
-    pub async fn wait(self) {
-        self.0.cancelled_owned().await
-    }
-
-    /// The token itself, for the components that take one (Atlas' workers).
-    pub fn token(&self) -> CancellationToken {
-        self.0.clone()
-    }
-}
+use arthur_voice::listen::{LoopEvent, VoiceLoop};
 
 /// `arthur serve` as typed.
 #[derive(Debug, Clone)]
@@ -63,14 +35,15 @@ pub struct ServeArgs {
     pub atlas_only: bool,
 }
 
-/// Runs the appliance until `shutdown` resolves.
-pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
-    let (stop_token, stop) = Shutdown::new();
-    tokio::spawn(async move {
-        shutdown.await;
-        tracing::info!("stopping: web, voice and notifier");
-        stop_token.cancel();
-    });
+/// Runs the appliance until `stop` is cancelled.
+pub async fn run(app: App, args: ServeArgs, stop: CancellationToken) -> anyhow::Result<()> {
+    {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            stop.cancelled().await;
+            tracing::info!("stopping: web, voice and notifier");
+        });
+    }
     let health = Arc::new(HealthBoard::default());
     if args.atlas_only && app.settings.atlas.imap_url.is_none() {
         anyhow::bail!("--atlas-only needs ATLAS_IMAP_URL: an Atlas worker has nothing else to do");
@@ -88,7 +61,7 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         None
     } else {
         let (listener, state) = crate::web::bind_for(&app, health.clone()).await?;
-        Some(tokio::spawn(crate::web::run(listener, state, stop.clone().wait())))
+        Some(tokio::spawn(crate::web::run(listener, state, stop.clone().cancelled_owned())))
     };
 
     let (announce_tx, announce_rx) = mpsc::channel(16);
@@ -111,7 +84,7 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         let started = match &speech {
             Some(Ok(speech)) => start_voice(&app, &args, speech, health.clone(), &places, stop.clone()).await,
             // The French head stays the head; the causes stay in the chain for the log.
-            Some(Err(e)) => Err(anyhow::anyhow!("{}", crate::cli::error_chain(e)).context(e.to_string())),
+            Some(Err(e)) => Err(anyhow::anyhow!("{}", crate::health::error_chain(e)).context(e.to_string())),
             None => Err(anyhow::anyhow!("pas de modèles de parole")),
         };
         match started {
@@ -120,7 +93,7 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
                 // The user reads the French head of the error; the English causes go to the log.
                 let said = e.to_string();
                 eprintln!("Arthur : voix désactivée — {said}. Le web et les rappels fonctionnent.");
-                tracing::warn!(reason = %crate::cli::error_chain(&e), "voice disabled");
+                tracing::warn!(reason = %crate::health::error_chain(&e), "voice disabled");
                 health.update(|s| s.voice = Some(format!("désactivée : {said}")));
                 None
             }
@@ -135,7 +108,7 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
             Ok(running) => running,
             Err(e) => {
                 eprintln!("Wyoming : désactivé — {e}. Le reste fonctionne.");
-                tracing::warn!(reason = %crate::cli::error_chain(&e), "wyoming disabled");
+                tracing::warn!(reason = %crate::health::error_chain(&e), "wyoming disabled");
                 crate::wyoming::Running::default()
             }
         }
@@ -181,7 +154,7 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         match atlas_worker(&app, &args, health.clone()) {
             Ok(deps) => {
                 eprintln!("Atlas : relève de {} toutes les {} s.", deps.account.label(), args.atlas_poll.as_secs());
-                Some(tokio::spawn(arthur_atlas::worker::run(deps, stop.token())))
+                Some(tokio::spawn(arthur_atlas::worker::run(deps, stop.clone())))
             }
             Err(e) => {
                 let reason = format!("{e:#}");
@@ -195,13 +168,13 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
     let launcher = if atlas.is_some() && app.settings.atlas.repo.is_some() {
         match crate::atlas_cli::launcher(&app) {
             Ok(mut launcher) => {
-                launcher.shutdown = Some(stop.token());
+                launcher.shutdown = Some(stop.clone());
                 let deps = arthur_atlas::worker::LauncherDeps {
                     launcher,
                     offset: args.atlas_launch_offset,
                     period: args.atlas_launch,
                 };
-                Some(tokio::spawn(arthur_atlas::worker::run_launcher(deps, stop.token())))
+                Some(tokio::spawn(arthur_atlas::worker::run_launcher(deps, stop.clone())))
             }
             Err(e) => {
                 eprintln!("Atlas : lanceur désactivé — {e:#}.");
@@ -218,7 +191,7 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         match crate::atlas_cli::watchdog(&app) {
             Ok(watchdog) => {
                 let deps = arthur_atlas::watchdog::WatchdogDeps { watchdog, period: args.atlas_watchdog };
-                Some(tokio::spawn(arthur_atlas::watchdog::run(deps, stop.token())))
+                Some(tokio::spawn(arthur_atlas::watchdog::run(deps, stop.clone())))
             }
             Err(e) => {
                 eprintln!("Atlas : chien de garde des verrous désactivé — {e:#}.");
@@ -244,7 +217,7 @@ pub async fn run(app: App, args: ServeArgs, shutdown: impl Future<Output = ()> +
         },
         None => {
             eprintln!("Atlas : worker {} prêt (--atlas-only).", arthur_atlas::launch::holder());
-            stop.clone().wait().await
+            stop.cancelled().await
         }
     }
     if let Some(voice) = voice {
@@ -334,7 +307,7 @@ async fn start_voice(
     speech: &crate::wyoming::Speech,
     health: Arc<HealthBoard>,
     places: &Arc<crate::wyoming::Places>,
-    stop: Shutdown,
+    stop: CancellationToken,
 ) -> anyhow::Result<tokio::task::JoinHandle<anyhow::Result<()>>> {
     let (whisper, transcriber, synth) = (speech.whisper.clone(), speech.transcriber.clone(), speech.synth.clone());
     let (mut announcements, spoke_here) = crate::wyoming::local_place(places);
@@ -350,7 +323,7 @@ async fn start_voice(
     let engine = app.engine.clone();
     let listener = arthur_audio::wake::ListenerConfig::default();
     let barge_in = app.settings.voice.barge_in;
-    let tuning = crate::listen::Tuning::for_voice(&app.settings.voice);
+    let tuning = crate::voice::tuning(&app.settings.voice);
     let journal = app.store.clone();
     Ok(tokio::spawn(async move {
         let _capture = capture;
@@ -359,8 +332,8 @@ async fn start_voice(
             .with_journal(journal)
             .with_capture_clock(clock);
         let exchanges = voice_loop
-            .hands_free_announcing(&mut frames, mouth.speaker(), Some(&mut announcements), stop.wait(), |event| {
-                if matches!(event, crate::listen::LoopEvent::Heard(_)) {
+            .hands_free_announcing(&mut frames, mouth.speaker(), Some(&mut announcements), stop, |event| {
+                if matches!(event, LoopEvent::Heard(_)) {
                     spoke_here();
                 }
                 tracing::info!(?event, "voice")

@@ -15,8 +15,8 @@ use chrono_tz::Tz;
 use tokio::sync::mpsc;
 
 use crate::health::HealthBoard;
-use crate::listen::Announcement;
-use crate::serve::Shutdown;
+use arthur_voice::listen::Announcement;
+use tokio_util::sync::CancellationToken;
 
 /// How often deadlines are checked.
 pub const CHECK_EVERY: Duration = Duration::from_secs(1);
@@ -55,11 +55,9 @@ pub fn announcement(m: &Minuteur, up_since: DateTime<Utc>, tz: Tz) -> String {
 }
 
 /// Rings due timers and repeats the ringing ones until shutdown.
-pub async fn run(deps: BellDeps, shutdown: Shutdown) -> anyhow::Result<()> {
+pub async fn run(deps: BellDeps, shutdown: CancellationToken) -> anyhow::Result<()> {
     let mut tick = tokio::time::interval(deps.check_every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let stop = shutdown.wait();
-    tokio::pin!(stop);
     let mut bell = Bell::new(deps.clock.now());
     loop {
         tokio::select! {
@@ -68,7 +66,7 @@ pub async fn run(deps: BellDeps, shutdown: Shutdown) -> anyhow::Result<()> {
                     tracing::warn!(error = %e, "timer check failed; retried at the next tick");
                 }
             }
-            () = &mut stop => break,
+            () = shutdown.cancelled() => break,
         }
     }
     tracing::info!("timer bell stopped");

@@ -14,9 +14,45 @@ use arthur_audio::tts::{self, EspeakNg, Synthesizer};
 use arthur_audio::wav::{WavSource, FRAME_SAMPLES};
 use tokio::sync::mpsc;
 
-use crate::listen::{LoopEvent, PttKey, VoiceLoop};
+use arthur_audio::detect::SileroDetector;
+use arthur_voice::listen::{DetectorChoice, Exchange, LoopEvent, PttKey, Tuning, VoiceLoop};
+use tokio_util::sync::CancellationToken;
 
-use crate::config::Settings;
+use crate::config::{Settings, VadSetting, Voice};
+
+/// The configured detector (`ARTHUR_VAD`): earshot or energy when asked; else Silero when
+/// `models/fetch` installed it and ONNX Runtime is there, else earshot.
+pub fn detector(voice: &Voice) -> DetectorChoice {
+    match voice.vad {
+        VadSetting::Earshot => return DetectorChoice::Earshot,
+        VadSetting::Energy => return DetectorChoice::Energy,
+        VadSetting::Auto | VadSetting::Silero => {}
+    }
+    let model = voice.model_dir.as_deref().and_then(SileroDetector::model_in);
+    match (model, voice.onnxruntime.clone().filter(|p| p.is_file())) {
+        (Some(model), Some(onnxruntime)) => DetectorChoice::Silero { model, onnxruntime },
+        _ => {
+            if voice.vad == VadSetting::Silero {
+                tracing::warn!("ARTHUR_VAD=silero but Silero VAD or ONNX Runtime is not installed: using earshot");
+            }
+            DetectorChoice::Earshot
+        }
+    }
+}
+
+/// A real room with the configured detector.
+pub fn tuning(voice: &Voice) -> Tuning {
+    Tuning::room(detector(voice))
+}
+
+/// A real room with the detector this process's configuration gives (file and environment;
+/// the built-in defaults if they do not load): what tests and benches use.
+pub fn configured_tuning() -> Tuning {
+    match Settings::load() {
+        Ok(settings) => tuning(&settings.voice),
+        Err(_) => Tuning::room(DetectorChoice::Earshot),
+    }
+}
 
 /// The whisper model: `ARTHUR_WHISPER_MODEL`, else the one `models/fetch` installed.
 pub fn whisper_model(settings: &Settings) -> anyhow::Result<PathBuf> {
@@ -124,14 +160,14 @@ impl AudioIo {
             Some(input) => {
                 let source = WavSource::open(input, FRAME_SAMPLES)
                     .with_context(|| format!("fichier audio illisible : {}", input.display()))?;
-                Ok((None, crate::listen::replay(source, Some(tail)), None))
+                Ok((None, arthur_voice::listen::replay(source, Some(tail)), None))
             }
             None => {
                 let config = arthur_audio::capture::CaptureConfig {
                     device: self.device.clone().or_else(|| settings.voice.input_device.clone()),
                 };
                 let (capture, frames, clock) =
-                    crate::listen::capture_frames(&config).context("aucun micro utilisable")?;
+                    arthur_voice::listen::capture_frames(&config).context("aucun micro utilisable")?;
                 Ok((Some(capture), frames, Some(clock)))
             }
         }
@@ -200,7 +236,7 @@ pub async fn transcriber(app: &crate::app::App) -> anyhow::Result<Arc<Transcribe
     Ok(Arc::new(transcriber))
 }
 
-pub async fn listen(app: &crate::app::App, args: ListenArgs) -> anyhow::Result<()> {
+pub async fn listen(app: &crate::app::App, args: ListenArgs, shutdown: CancellationToken) -> anyhow::Result<()> {
     let settings = &app.settings;
     let transcriber = transcriber(app).await?;
     let synth = {
@@ -214,7 +250,7 @@ pub async fn listen(app: &crate::app::App, args: ListenArgs) -> anyhow::Result<(
         ..Default::default()
     };
     let voice_loop = VoiceLoop::new(app.engine.as_ref(), transcriber, synth, listener, settings.voice.barge_in)
-        .with_tuning(crate::listen::Tuning::for_voice(&settings.voice))
+        .with_tuning(tuning(&settings.voice))
         .with_journal(app.store.clone());
     tracing::info!(detector = ?voice_loop.tuning.detector, "speech detector");
 
@@ -242,11 +278,9 @@ pub async fn listen(app: &crate::app::App, args: ListenArgs) -> anyhow::Result<(
     let speaker = mouth.speaker();
 
     let exchanges = if args.ptt {
-        push_to_talk_in_terminal(&voice_loop, &mut frames, speaker).await?
+        push_to_talk_in_terminal(&voice_loop, &mut frames, speaker, shutdown).await?
     } else {
-        voice_loop
-            .hands_free(&mut frames, speaker, crate::cli::shutdown_signal(), |event| print_event(event, "\n"))
-            .await?
+        voice_loop.hands_free(&mut frames, speaker, shutdown, |event| print_event(event, "\n")).await?
     };
     tracing::info!(exchanges = exchanges.len(), "voice conversation ended");
     mouth.finish()
@@ -290,7 +324,8 @@ async fn push_to_talk_in_terminal(
     voice_loop: &VoiceLoop<'_>,
     frames: &mut mpsc::Receiver<Vec<f32>>,
     speaker: &mut dyn Speaker,
-) -> anyhow::Result<Vec<crate::listen::Exchange>> {
+    shutdown: CancellationToken,
+) -> anyhow::Result<Vec<Exchange>> {
     use crossterm::event::{Event, EventStream, KeyCode, KeyEventKind, KeyModifiers};
     use futures_util::StreamExt;
 
@@ -320,10 +355,51 @@ async fn push_to_talk_in_terminal(
             }
         }
     });
-    let result = voice_loop
-        .push_to_talk(frames, &mut keys, speaker, crate::cli::shutdown_signal(), |event| print_event(event, "\r\n"))
-        .await;
+    let result =
+        voice_loop.push_to_talk(frames, &mut keys, speaker, shutdown, |event| print_event(event, "\r\n")).await;
     reader.abort();
     print!("Au revoir.\r\n");
     result
+}
+
+/// `arthur doctor --voix` as typed.
+#[derive(Debug, Clone, Default)]
+pub struct SelfTestArgs {
+    /// The ten sentences read one after the other, recorded (instead of the microphone).
+    pub input: Option<PathBuf>,
+    pub device: Option<String>,
+}
+
+/// `arthur doctor --voix`: the configured model and language on the microphone or a
+/// recording (`arthur_voice::selftest`).
+pub async fn selftest(app: &crate::app::App, args: &SelfTestArgs) -> anyhow::Result<arthur_voice::selftest::Report> {
+    let settings = &app.settings;
+    let language = settings.voice.stt_lang.clone();
+    let model_path = whisper_model(settings)?;
+    let model = model_path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    println!("Est-ce que je te comprends ? (modèle {model}, langue {language})");
+    let transcriber = transcriber(app).await?;
+    let (_capture, frames) = match &args.input {
+        Some(path) => {
+            let source = WavSource::open(path, FRAME_SAMPLES).with_context(|| format!("reading {}", path.display()))?;
+            (None, arthur_voice::listen::replay(source, None))
+        }
+        None => {
+            let config = arthur_audio::capture::CaptureConfig {
+                device: args.device.clone().or_else(|| settings.voice.input_device.clone()),
+            };
+            let (capture, frames, _) =
+                arthur_voice::listen::capture_frames(&config).context("aucun micro utilisable")?;
+            println!("Micro : {}. Lisez chaque phrase à voix haute quand elle s'affiche.", capture.info().device);
+            (Some(capture), frames)
+        }
+    };
+    let test = arthur_voice::selftest::SelfTest {
+        language,
+        model,
+        transcriber,
+        tuning: tuning(&settings.voice),
+        now: app.ctx.now(),
+    };
+    arthur_voice::selftest::run(test, frames).await
 }

@@ -9,12 +9,12 @@ use crate::common;
 use std::path::Path;
 use std::sync::Arc;
 
-use arthur::listen::VoiceLoop;
 use arthur_agents::llm::scripted::Reply;
 use arthur_agents::memory::MemoryStore;
 use arthur_audio::tts::EspeakNg;
 use arthur_audio::wake::ListenerConfig;
 use arthur_audio::wav;
+use arthur_voice::listen::VoiceLoop;
 use common::{route, spawn_turn_app};
 
 fn speech(text: &str, dir: &Path, name: &str) -> Vec<f32> {
@@ -67,7 +67,8 @@ async fn a_spoken_command_with_the_wake_word_writes_a_reminder_and_is_answered_a
         Arc::new(EspeakNg::new("fr")),
         ListenerConfig::default(),
         true,
-    );
+    )
+    .with_tuning(arthur::voice::configured_tuning());
     let output = dir.path().join("arthur.wav");
     let exchanges = voice_loop.run_wav(&input_path, Some(&output)).await.unwrap();
 
@@ -113,7 +114,8 @@ async fn our_piper_voice_is_understood_by_our_whisper() {
     t.llm.push(Reply::text("A garden party on a sunny Sunday afternoon sounds lovely."));
 
     let transcriber = common::english_transcriber();
-    let voice_loop = VoiceLoop::new(&t.engine, transcriber.clone(), common::joe(), ListenerConfig::default(), true);
+    let voice_loop = VoiceLoop::new(&t.engine, transcriber.clone(), common::joe(), ListenerConfig::default(), true)
+        .with_tuning(arthur::voice::configured_tuning());
     let output = dir.path().join("arthur.wav");
     let exchanges = voice_loop.run_wav(&input_path, Some(&output)).await.unwrap();
     assert_eq!(exchanges.len(), 1, "{exchanges:#?}");
@@ -153,7 +155,8 @@ async fn speaking_over_the_answer_stops_it_and_is_heard_without_the_wake_word() 
 
     let synth = common::joe();
     let full = arthur_audio::tts::speak(synth.as_ref(), long_answer, |_| {}).unwrap();
-    let voice_loop = VoiceLoop::new(&t.engine, common::english_transcriber(), synth, ListenerConfig::default(), true);
+    let voice_loop = VoiceLoop::new(&t.engine, common::english_transcriber(), synth, ListenerConfig::default(), true)
+        .with_tuning(arthur::voice::configured_tuning());
     let output = dir.path().join("arthur.wav");
     let exchanges = voice_loop.run_wav(&input_path, Some(&output)).await.unwrap();
     assert_eq!(exchanges[0].spoken.as_deref(), Some(long_answer), "{exchanges:#?}");
@@ -199,7 +202,8 @@ async fn without_barge_in_the_answer_plays_to_the_end_and_the_microphone_is_igno
         Arc::new(EspeakNg::new("en")),
         ListenerConfig::default(),
         false,
-    );
+    )
+    .with_tuning(arthur::voice::configured_tuning());
     let exchanges = voice_loop.run_wav(&input_path, None).await.unwrap();
     assert_eq!(exchanges.len(), 1, "what was said during the answer was not heard: {exchanges:#?}");
     assert_eq!(exchanges[0].interrupted_at_secs, None);
@@ -226,7 +230,8 @@ async fn the_loop_reads_time_in_the_configured_zone_and_clock() {
             Arc::new(EspeakNg::new("fr")),
             ListenerConfig::default(),
             true,
-        );
+        )
+        .with_tuning(arthur::voice::configured_tuning());
         assert_eq!(voice_loop.closes_early(said), whole, "{tz}");
     }
 }
@@ -260,6 +265,7 @@ async fn a_wake_word_heard_elsewhere_opens_the_window_where_it_was_heard_in_the_
     let signal = Arc::new(AtomicU64::new(woke_at + 1));
     let voice_loop =
         VoiceLoop::new(&t.engine, common::english_transcriber(), common::joe(), ListenerConfig::default(), true)
+            .with_tuning(arthur::voice::configured_tuning())
             .with_wake_signal(signal.clone());
     let frames: Vec<Vec<f32>> = input.chunks(wav::FRAME_SAMPLES).map(<[f32]>::to_vec).collect();
     let (tx, mut rx) = tokio::sync::mpsc::channel(frames.len());
@@ -268,7 +274,8 @@ async fn a_wake_word_heard_elsewhere_opens_the_window_where_it_was_heard_in_the_
     }
     drop(tx);
     let mut speaker = arthur_audio::playback::WavSpeaker::new();
-    let exchanges = voice_loop.hands_free(&mut rx, &mut speaker, std::future::pending(), |_| {}).await.unwrap();
+    let exchanges =
+        voice_loop.hands_free(&mut rx, &mut speaker, tokio_util::sync::CancellationToken::new(), |_| {}).await.unwrap();
 
     assert_eq!(exchanges.len(), 2, "{exchanges:#?}");
     assert_eq!(exchanges[0].command, None, "before the wake word: ignored: {:?}", exchanges[0]);

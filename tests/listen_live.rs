@@ -124,7 +124,7 @@ async fn on_a_loudspeaker_arthur_does_not_hear_himself_but_hears_the_user() {
         .env("MISTRAL_API_KEY", "test-key")
         .env("MISTRAL_BASE_URL", llm.base_url())
         // The canceller's figure per answer is logged at info.
-        .env("RUST_LOG", std::env::var("ARTHUR_TEST_LOG").unwrap_or_else(|_| "warn,arthur::listen=info".into()))
+        .env("RUST_LOG", std::env::var("ARTHUR_TEST_LOG").unwrap_or_else(|_| "warn,arthur_audio::hearing=info".into()))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

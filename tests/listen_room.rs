@@ -13,12 +13,13 @@ use crate::common;
 
 use std::sync::Arc;
 
-use arthur::listen::{Exchange, Tuning, VoiceLoop};
+use arthur::voice::configured_tuning;
 use arthur_agents::llm::scripted::Reply;
 use arthur_agents::memory::MemoryStore;
 use arthur_agents::turn::TurnEngine;
 use arthur_audio::stt::Transcriber;
 use arthur_audio::wake::ListenerConfig;
+use arthur_voice::listen::{Exchange, Tuning, VoiceLoop};
 use common::noise::{self, EchoPath, Noise, NoiseMaker, RATE};
 use common::spawn_turn_app;
 
@@ -41,7 +42,8 @@ const LONG_ANSWER: &str = "Here is an idea for a quiet evening. A slow walk by t
 
 async fn run(vl: &VoiceLoop<'_>, input: Vec<f32>, echo: Option<EchoPath>) -> (Vec<Exchange>, noise::RoomSpeaker) {
     let (mut frames, mut speaker) = noise::room(input, echo, None);
-    let exchanges = vl.hands_free(&mut frames, &mut speaker, std::future::pending(), |_| {}).await.unwrap();
+    let exchanges =
+        vl.hands_free(&mut frames, &mut speaker, tokio_util::sync::CancellationToken::new(), |_| {}).await.unwrap();
     (exchanges, speaker)
 }
 
@@ -72,7 +74,7 @@ async fn arthurs_own_answer_in_the_microphone_never_cuts_it_and_a_command_over_i
     // Nobody talks over the answer: it plays to the end, and its echo is never heard.
     let t = spawn_turn_app().await;
     t.llm.set_fallback(Some(Reply::text(LONG_ANSWER)));
-    let vl = voice_loop(&t.engine, whisper.clone(), Tuning::default());
+    let vl = voice_loop(&t.engine, whisper.clone(), configured_tuning());
     let (exchanges, speaker) = run(&vl, question.clone(), Some(echo.clone())).await;
     assert_eq!(exchanges.len(), 1, "the echo made no utterance: {exchanges:#?}");
     assert_eq!(exchanges[0].interrupted_at_secs, None, "{exchanges:#?}");
@@ -89,7 +91,7 @@ async fn arthurs_own_answer_in_the_microphone_never_cuts_it_and_a_command_over_i
     let onset = (at + noise::first_voiced_sample(&interruption)) as f64 / f64::from(RATE);
     let t = spawn_turn_app().await;
     t.llm.set_fallback(Some(Reply::text(LONG_ANSWER)));
-    let vl = voice_loop(&t.engine, whisper.clone(), Tuning::default());
+    let vl = voice_loop(&t.engine, whisper.clone(), configured_tuning());
     let (exchanges, _) = run(&vl, input.clone(), Some(echo.clone())).await;
     let stopped = exchanges[0].interrupted_at_secs.expect("the answer was cut");
     let latency = stopped - onset;
@@ -107,7 +109,7 @@ async fn arthurs_own_answer_in_the_microphone_never_cuts_it_and_a_command_over_i
     // Without echo cancellation, the same room cuts Arthur with his own voice.
     let t = spawn_turn_app().await;
     t.llm.set_fallback(Some(Reply::text(LONG_ANSWER)));
-    let tuning = Tuning { echo_cancellation: false, ..Tuning::default() };
+    let tuning = Tuning { echo_cancellation: false, ..configured_tuning() };
     let vl = voice_loop(&t.engine, whisper, tuning);
     let (exchanges, _) = run(&vl, question, Some(echo)).await;
     assert!(
@@ -130,7 +132,7 @@ async fn a_television_12_db_below_the_user_neither_cuts_answers_nor_becomes_comm
     }
     let t = spawn_turn_app().await;
     t.llm.set_fallback(Some(Reply::text(LONG_ANSWER)));
-    let vl = voice_loop(&t.engine, whisper.clone(), Tuning::default());
+    let vl = voice_loop(&t.engine, whisper.clone(), configured_tuning());
     let (exchanges, _) = run(&vl, tv.clone(), None).await;
     let ran: Vec<&Exchange> = exchanges.iter().filter(|e| e.command.is_some()).collect();
     assert_eq!(ran.len(), 2, "the two commands, nothing else: {exchanges:#?}");
@@ -164,7 +166,7 @@ async fn stop_during_or_right_after_an_answer_only_cuts_it_and_the_session_keeps
     input.extend(silence(16.0));
     // Probe where the answer starts, then say "stop" 2 s into it.
     t.llm.set_fallback(Some(Reply::text(LONG_ANSWER)));
-    let vl = voice_loop(&t.engine, whisper.clone(), Tuning::default());
+    let vl = voice_loop(&t.engine, whisper.clone(), configured_tuning());
     let (_, probe) = run(&vl, input.clone(), None).await;
     let at = answer_start(&probe) + 2 * RATE as usize;
     noise::add(&mut input, at, &user(&m, "Stop."));
@@ -203,7 +205,7 @@ async fn stop_during_or_right_after_an_answer_only_cuts_it_and_the_session_keeps
     input.extend(user(&m, "Arthur, what is my plan for today?"));
     input.extend(silence(16.0));
     noise::add(&mut input, at, &user(&m, "Stop."));
-    let vl = voice_loop(&t.engine, whisper, Tuning { stop_window: None, ..Tuning::default() });
+    let vl = voice_loop(&t.engine, whisper, Tuning { stop_window: None, ..configured_tuning() });
     let (exchanges, _) = run(&vl, input, None).await;
     assert!(
         exchanges.iter().filter(|e| e.command.is_some()).count() >= 2,
@@ -228,7 +230,7 @@ async fn a_complete_command_closes_at_the_pause_and_its_stages_reach_the_journal
     input.extend(said);
     input.extend(silence(6.0));
     let vl =
-        voice_loop(&t.engine, common::english_transcriber(), Tuning::default()).with_journal(t.app.ctx.store.clone());
+        voice_loop(&t.engine, common::english_transcriber(), configured_tuning()).with_journal(t.app.ctx.store.clone());
     let (exchanges, _) = run(&vl, input, None).await;
     let first = &exchanges[0];
     assert!(first.written.as_deref().unwrap_or("").contains("enregistrée"), "{exchanges:#?}");
@@ -280,7 +282,7 @@ async fn a_command_split_by_an_interruption_runs_once_whole() {
     input.extend(user(&m, "Arthur, what is my plan for today?"));
     input.extend(silence(20.0));
     t.llm.set_fallback(Some(Reply::text(LONG_ANSWER)));
-    let vl = voice_loop(&t.engine, whisper, Tuning::default());
+    let vl = voice_loop(&t.engine, whisper, configured_tuning());
     let (_, probe) = run(&vl, input.clone(), None).await;
     let at = answer_start(&probe) + 2 * RATE as usize;
     let mut cut = user(&m, "Remind me to call");
@@ -304,14 +306,14 @@ async fn a_long_utterance_without_the_wake_word_is_decoded_only_as_far_as_its_st
     let mut input = silence(0.5);
     input.extend(user(&m, talk));
     input.extend(silence(2.0));
-    let vl = voice_loop(&t.engine, common::english_transcriber(), Tuning::default());
+    let vl = voice_loop(&t.engine, common::english_transcriber(), configured_tuning());
     let (exchanges, _) = run(&vl, input.clone(), None).await;
     assert!(exchanges.iter().all(|e| e.command.is_none()), "{exchanges:#?}");
     let words: usize = exchanges.iter().map(|e| e.transcript.split_whitespace().count()).sum();
     assert!(words <= 10, "only the first words were decoded: {exchanges:#?}");
     // The whole of it is decoded when the wake word is not needed (the old loop).
     let vl =
-        voice_loop(&t.engine, common::english_transcriber(), Tuning { wake_prefix_secs: None, ..Tuning::default() });
+        voice_loop(&t.engine, common::english_transcriber(), Tuning { wake_prefix_secs: None, ..configured_tuning() });
     let (exchanges, _) = run(&vl, input, None).await;
     let words: usize = exchanges.iter().map(|e| e.transcript.split_whitespace().count()).sum();
     assert!(words > 20, "{exchanges:#?}");
@@ -329,21 +331,27 @@ async fn a_timer_that_ends_during_an_answer_is_announced_after_it() {
     let t = spawn_turn_app().await;
     t.llm.push(common::route("intendant", "QUOTIDIEN", "conversation"));
     t.llm.push(Reply::text(LONG_ANSWER));
-    let vl = voice_loop(&t.engine, common::english_transcriber(), Tuning::default());
+    let vl = voice_loop(&t.engine, common::english_transcriber(), configured_tuning());
     let (tx, mut rx) = tokio::sync::mpsc::channel(4);
     let (mut frames, mut speaker) = noise::room(input, None, None);
     let bell_len = arthur_audio::earcon::alarm().len();
     let exchanges = vl
-        .hands_free_announcing(&mut frames, &mut speaker, Some(&mut rx), std::future::pending(), |e| {
-            // The timer ends as soon as the answer starts.
-            if matches!(e, arthur::listen::LoopEvent::Answer(_)) {
-                let _ = tx.try_send(arthur::listen::Announcement {
-                    text: "Le minuteur pâtes est terminé.".into(),
-                    bell: true,
-                    rappel: None,
-                });
-            }
-        })
+        .hands_free_announcing(
+            &mut frames,
+            &mut speaker,
+            Some(&mut rx),
+            tokio_util::sync::CancellationToken::new(),
+            |e| {
+                // The timer ends as soon as the answer starts.
+                if matches!(e, arthur_voice::listen::LoopEvent::Answer(_)) {
+                    let _ = tx.try_send(arthur_voice::listen::Announcement {
+                        text: "Le minuteur pâtes est terminé.".into(),
+                        bell: true,
+                        rappel: None,
+                    });
+                }
+            },
+        )
         .await
         .unwrap();
     assert!(exchanges[0].spoken.as_deref().unwrap_or("").contains("quiet evening"), "{exchanges:?}");
@@ -370,16 +378,24 @@ async fn a_reminder_said_to_the_end_is_recorded_as_heard() {
         .await;
     t.app.clock.advance(chrono::Duration::minutes(2));
     assert!(t.app.store.mark_rappel_announced(1, t.app.clock_now()).await.unwrap());
-    let vl = voice_loop(&t.engine, common::english_transcriber(), Tuning::default());
+    let vl = voice_loop(&t.engine, common::english_transcriber(), configured_tuning());
     let (tx, mut rx) = tokio::sync::mpsc::channel(4);
-    tx.try_send(arthur::listen::Announcement {
+    tx.try_send(arthur_voice::listen::Announcement {
         text: "Rappel : arroser les plantes.".into(),
         bell: false,
         rappel: Some(1),
     })
     .unwrap();
     let (mut frames, mut speaker) = noise::room(silence(8.0), None, None);
-    vl.hands_free_announcing(&mut frames, &mut speaker, Some(&mut rx), std::future::pending(), |_| {}).await.unwrap();
+    vl.hands_free_announcing(
+        &mut frames,
+        &mut speaker,
+        Some(&mut rx),
+        tokio_util::sync::CancellationToken::new(),
+        |_| {},
+    )
+    .await
+    .unwrap();
     assert!(!speaker.enqueued.lock().unwrap().is_empty(), "the reminder was played");
     let counts = t.app.store.reminder_deliveries().await.unwrap();
     assert_eq!((counts.spoken, counts.waiting), (1, 0), "{counts:?}");

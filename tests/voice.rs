@@ -104,7 +104,7 @@ fn the_voice_self_test_runs_on_a_recording_end_to_end() {
     std::fs::create_dir_all(&data).unwrap();
     std::os::unix::fs::symlink(arthur::config::default_model_dir().unwrap(), data.join("models")).unwrap();
     let mut pcm = vec![0.0f32; 16_000];
-    for (i, sentence) in arthur::selftest::ENGLISH.iter().enumerate() {
+    for (i, sentence) in arthur_voice::selftest::ENGLISH.iter().enumerate() {
         let path = home.path().join(format!("s{i}.wav"));
         let ok = Command::new("espeak-ng")
             .args(["-v", "en-us", "-s", "150", "-w", path.to_str().unwrap(), sentence])
@@ -128,7 +128,7 @@ fn the_voice_self_test_runs_on_a_recording_end_to_end() {
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(stdout.matches("entendu : «").count(), 10, "every sentence was heard: {stdout}");
     assert!(!stdout.contains("(rien entendu)"), "{stdout}");
-    for sentence in arthur::selftest::ENGLISH {
+    for sentence in arthur_voice::selftest::ENGLISH {
         assert!(stdout.contains(&format!("« {sentence} »")), "the sentence is shown: {stdout}");
     }
     let wer_line = stdout.lines().find(|l| l.contains("taux d'erreur de mots")).expect(&stdout);

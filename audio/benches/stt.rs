@@ -15,36 +15,16 @@ use std::time::Instant;
 
 use arthur_audio::stt::{SttOptions, Transcriber};
 use arthur_audio::wav;
+use arthur_audio::wer::{words, Tally};
 
 const COMMANDS_TXT: &str = include_str!("../tests/data/commands_en.txt");
 
-fn words(text: &str) -> Vec<String> {
-    text.split_whitespace()
-        .map(|w| w.chars().filter(|c| c.is_alphanumeric() || *c == '\'').collect::<String>().to_lowercase())
-        .filter(|w| !w.is_empty())
-        .collect()
-}
-
-fn edit_distance(a: &[String], b: &[String]) -> usize {
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, x) in a.iter().enumerate() {
-        let mut row = vec![i + 1; b.len() + 1];
-        for (j, y) in b.iter().enumerate() {
-            row[j + 1] = (prev[j] + usize::from(x != y)).min(prev[j + 1] + 1).min(row[j] + 1);
-        }
-        prev = row;
-    }
-    prev[b.len()]
-}
-
 fn wer(reference: &[&str], hypotheses: &[String]) -> f64 {
-    let (mut errors, mut total) = (0, 0);
+    let mut tally = Tally::default();
     for (r, h) in reference.iter().zip(hypotheses) {
-        let (r, h) = (words(r), words(h));
-        errors += edit_distance(&r, &h);
-        total += r.len();
+        tally.add(&words(r), &words(h));
     }
-    100.0 * errors as f64 / total.max(1) as f64
+    100.0 * tally.rate()
 }
 
 fn corpus(dir: &Path, commands: &[&str]) -> (Vec<Vec<f32>>, f64) {

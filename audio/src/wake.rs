@@ -99,20 +99,6 @@ fn phonetic_key(word: &str) -> String {
     out
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
 /// Whether a (normalised, joined) heard word is the (normalised, joined) wake word.
 fn sounds_like(heard: &str, wake: &str) -> bool {
     if heard == wake {
@@ -123,7 +109,10 @@ fn sounds_like(heard: &str, wake: &str) -> bool {
         return true;
     }
     // One slip allowed on longer words ("arthor"), never on short ones.
-    w.chars().count() >= 5 && edit_distance(&h, &w) <= 1
+    w.chars().count() >= 5 && {
+        let chars = |s: &str| s.chars().collect::<Vec<char>>();
+        crate::wer::edit_distance(&chars(&h), &chars(&w)) <= 1
+    }
 }
 
 /// If `transcript` starts (after normalisation and optional interjections such as "OK" or

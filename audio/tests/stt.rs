@@ -15,6 +15,7 @@ use arthur_audio::stt::{is_hallucination, SttOptions, Transcriber};
 
 use crate::common::{model_dir, piper_options};
 use arthur_audio::tts::Synthesizer;
+use arthur_audio::wer::{words, Tally};
 use arthur_audio::SAMPLE_RATE_HZ;
 
 /// Commands a user could give, in English because espeak-ng's French is not intelligible
@@ -83,28 +84,6 @@ fn speak(dir: &Path, index: usize, text: &str) -> Vec<f32> {
     read_wav(&wav)
 }
 
-/// Lowercase words without punctuation ("Don't." -> "don't").
-fn words(text: &str) -> Vec<String> {
-    text.split_whitespace()
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase())
-        .map(|w| w.replace(|c: char| !c.is_alphanumeric() && c != '\'', ""))
-        .filter(|w| !w.is_empty())
-        .collect()
-}
-
-/// Word-level Levenshtein distance.
-fn edit_distance(reference: &[String], hypothesis: &[String]) -> usize {
-    let mut prev: Vec<usize> = (0..=hypothesis.len()).collect();
-    for (i, r) in reference.iter().enumerate() {
-        let mut row = vec![i + 1; hypothesis.len() + 1];
-        for (j, h) in hypothesis.iter().enumerate() {
-            row[j + 1] = (prev[j] + usize::from(r != h)).min(prev[j + 1] + 1).min(row[j] + 1);
-        }
-        prev = row;
-    }
-    prev[hypothesis.len()]
-}
-
 /// The synthesised commands, made once for all tests of this binary.
 fn corpus() -> &'static Vec<(&'static str, Vec<f32>)> {
     static CORPUS: OnceLock<Vec<(&'static str, Vec<f32>)>> = OnceLock::new();
@@ -147,19 +126,17 @@ fn word_error_rate(stt: &Transcriber, label: &str) -> f64 {
 
 fn word_error_rate_on(stt: &Transcriber, label: &str, corpus: &[(&'static str, Vec<f32>)]) -> f64 {
     let started = Instant::now();
-    let (mut errors, mut total, mut audio_s) = (0, 0, 0.0);
+    let (mut tally, mut audio_s) = (Tally::default(), 0.0);
     for (text, pcm) in corpus {
         let heard = stt.transcribe(pcm).expect("transcription");
-        let (reference, hypothesis) = (words(text), words(&heard));
-        let distance = edit_distance(&reference, &hypothesis);
+        let distance = tally.add(&words(text), &words(&heard));
         if distance > 0 {
             eprintln!("[{label}] {distance} error(s): said {text:?}, heard {heard:?}");
         }
-        errors += distance;
-        total += reference.len();
         audio_s += pcm.len() as f64 / f64::from(SAMPLE_RATE_HZ);
     }
-    let wer = errors as f64 / total as f64;
+    let wer = tally.rate();
+    let Tally { errors, words: total } = tally;
     eprintln!(
         "[{label}] WER {:.1} % ({errors}/{total} words), {} clips, {audio_s:.1} s of audio in {:.1} s",
         wer * 100.0,

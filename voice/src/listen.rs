@@ -19,7 +19,6 @@
 //! conversation — with a [`WavSpeaker`] that plays in audio time — behaves like the live
 //! one it records, interruptions included.
 
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,7 +28,7 @@ use arthur_agents::memory::{Delivery, MemoryStore};
 use arthur_agents::turn::{TurnEngine, TurnResult};
 use arthur_audio::clock::CaptureClock;
 use arthur_audio::detect::{EarshotDetector, EnergyDetector, SileroDetector, SpeechDetector};
-use arthur_audio::echo::EchoCanceller;
+use arthur_audio::hearing::Hearing;
 use arthur_audio::playback::{Speaker, WavSpeaker};
 use arthur_audio::stt::Transcriber;
 use arthur_audio::tts::{self, Pcm, Synthesizer};
@@ -38,6 +37,10 @@ use arthur_audio::wake::{self, Heard, Listener, ListenerConfig, UtteranceContext
 use arthur_audio::wav::{WavSource, FRAME_SAMPLES};
 use arthur_audio::{earcon, SAMPLE_RATE_HZ};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::turns::{self, Action, Ended, Event};
+use crate::words;
 
 /// One utterance and what became of it.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,27 +142,6 @@ pub enum DetectorChoice {
 }
 
 impl DetectorChoice {
-    /// The configured detector (`ARTHUR_VAD`): earshot or energy when asked; else Silero
-    /// when `models/fetch` installed it and ONNX Runtime is there, else earshot.
-    pub fn for_voice(voice: &crate::config::Voice) -> Self {
-        use crate::config::VadSetting;
-        match voice.vad {
-            VadSetting::Earshot => return DetectorChoice::Earshot,
-            VadSetting::Energy => return DetectorChoice::Energy,
-            VadSetting::Auto | VadSetting::Silero => {}
-        }
-        let model = voice.model_dir.as_deref().and_then(SileroDetector::model_in);
-        match (model, voice.onnxruntime.clone().filter(|p| p.is_file())) {
-            (Some(model), Some(onnxruntime)) => DetectorChoice::Silero { model, onnxruntime },
-            _ => {
-                if voice.vad == VadSetting::Silero {
-                    tracing::warn!("ARTHUR_VAD=silero but Silero VAD or ONNX Runtime is not installed: using earshot");
-                }
-                DetectorChoice::Earshot
-            }
-        }
-    }
-
     /// The detector, loaded.
     pub fn build(&self) -> anyhow::Result<Box<dyn SpeechDetector>> {
         Ok(match self {
@@ -225,24 +207,6 @@ impl Tuning {
     }
 }
 
-impl Tuning {
-    /// A real room with the configured detector.
-    pub fn for_voice(voice: &crate::config::Voice) -> Self {
-        Self::room(DetectorChoice::for_voice(voice))
-    }
-}
-
-/// A real room with the detector this process's configuration gives (file and environment;
-/// the built-in defaults if they do not load): what tests and benches use.
-impl Default for Tuning {
-    fn default() -> Self {
-        match crate::config::Settings::load() {
-            Ok(settings) => Self::for_voice(&settings.voice),
-            Err(_) => Self::room(DetectorChoice::Earshot),
-        }
-    }
-}
-
 /// The parts a voice loop needs.
 pub struct VoiceLoop<'a> {
     pub engine: &'a TurnEngine,
@@ -274,89 +238,46 @@ enum Spoken {
     InputEnded,
 }
 
-/// The frame stream, its clock, the echo canceller and the voice detector.
+impl Spoken {
+    /// What turn-taking knows of it.
+    fn ended(&self) -> Ended {
+        match self {
+            Spoken::Finished => Ended::Finished,
+            Spoken::BargeIn(_) => Ended::BargeIn,
+            Spoken::Key(_) | Spoken::InputEnded => Ended::Other,
+        }
+    }
+}
+
+/// The frame stream over what the loop has heard ([`Hearing`]: clock, echo canceller,
+/// speech detector).
 struct Ears<'f> {
     frames: &'f mut mpsc::Receiver<Vec<f32>>,
-    vad: Vad,
-    aec: Option<EchoCanceller>,
-    reference: Vec<f32>,
-    /// What is left of the echo after cancellation, measured while Arthur speaks.
-    residual: Residual,
-    /// When each frame received was captured (a live microphone; replays have none).
-    clock: Option<CaptureClock>,
-    /// Energy of the microphone before and after cancellation over the frames where
-    /// something played and the user did not stand out: the answer's ERLE.
-    erle: (f64, f64),
-    /// Live frames waiting for the loudspeaker's reference over them, with their capture
-    /// time (see [`Ears::hear`]).
-    held: std::collections::VecDeque<(Vec<f32>, Instant)>,
-    samples: u64,
-    start: Instant,
+    hearing: Hearing,
     ended: bool,
 }
 
-/// The echo left after cancellation: the level of the cleaned microphone relative to the
-/// level of what played, while something played and nobody stood out — so that, on a
-/// real device where the canceller is not perfect (or not yet converged), Arthur's own
-/// voice is not taken for the user cutting in.
-#[derive(Debug, Default)]
-struct Residual {
-    /// Cleaned minus played level, dB, for recent frames with playback.
-    gaps: std::collections::VecDeque<f32>,
-    /// Recent played levels, dB (smoothed like the VAD's level).
-    played: std::collections::VecDeque<f32>,
+impl std::ops::Deref for Ears<'_> {
+    type Target = Hearing;
+    fn deref(&self) -> &Hearing {
+        &self.hearing
+    }
 }
 
-impl Residual {
-    const WINDOW: usize = 200; // frames: 6 s of playback
-    /// Until enough playback was heard, the echo is assumed to come back unattenuated.
-    const UNKNOWN_DB: f32 = 0.0;
-
-    fn observe(&mut self, cleaned_db: f32, played_db: f32, user_speaking: bool) {
-        self.played.push_back(played_db);
-        while self.played.len() > 5 {
-            self.played.pop_front();
-        }
-        if played_db > -50.0 && !user_speaking {
-            self.gaps.push_back(cleaned_db - played_db);
-            while self.gaps.len() > Self::WINDOW {
-                self.gaps.pop_front();
-            }
-        }
-    }
-
-    /// The echo's level after cancellation now (dBFS): recent played level + the 90th
-    /// percentile of the residual gap.
-    fn expected_db(&self) -> f32 {
-        let played = self.played.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let gap = if self.gaps.len() < 50 {
-            Self::UNKNOWN_DB
-        } else {
-            let mut g: Vec<f32> = self.gaps.iter().copied().collect();
-            g.sort_by(f32::total_cmp);
-            g[g.len() * 9 / 10]
-        };
-        played + gap
+impl std::ops::DerefMut for Ears<'_> {
+    fn deref_mut(&mut self) -> &mut Hearing {
+        &mut self.hearing
     }
 }
 
 impl Ears<'_> {
-    fn secs(&self) -> f64 {
-        self.samples as f64 / f64::from(SAMPLE_RATE_HZ)
-    }
-
-    /// The listener's clock: audio time mapped onto an `Instant`.
-    fn now(&self) -> Instant {
-        self.start + Duration::from_secs_f64(self.secs())
-    }
-
     /// Hears the frames already waiting (what came in while a transcription and a turn ran),
     /// so an answer starts at the present of the audio: behind a backlog, a recording's
     /// queued frames would play it in a burst and leave no time to interrupt it.
     fn catch_up(&mut self, speaker: &mut dyn Speaker) {
         while let Ok(mut frame) = self.frames.try_recv() {
-            self.samples += frame.len() as u64;
-            self.hear(&mut frame, speaker);
+            self.hearing.received(frame.len());
+            self.hearing.hear(&mut frame, speaker);
         }
     }
 
@@ -366,214 +287,29 @@ impl Ears<'_> {
         }
         let frame = self.frames.recv().await;
         match &frame {
-            Some(f) => self.samples += f.len() as u64,
+            Some(f) => self.hearing.received(f.len()),
             None => self.ended = true,
         }
         frame
     }
-
-    /// When the last frame received finished being captured, on the wall clock (the
-    /// loudspeaker's reference is laid out on it).
-    fn captured_at(&self) -> Instant {
-        self.clock.as_ref().and_then(|c| c.instant_of(self.samples, SAMPLE_RATE_HZ)).unwrap_or_else(|| self.now())
-    }
-
-    /// A frame just received: the speaker advances by it, and what it played meanwhile is
-    /// removed from it.
-    fn hear(&mut self, frame: &mut [f32], speaker: &mut dyn Speaker) {
-        speaker.advance(frame.len());
-        let mut at = self.captured_at();
-        if self.aec.is_some() && self.clock.is_some() {
-            // A live microphone: the loudspeaker's reference for a frame is what the device
-            // pulled at its capture time, and the device pulls a buffer at a time — the
-            // stretch for a frame just captured may not be pulled yet. The frame waits until
-            // `HOLD_FRAMES` more were captured (so that long has gone by on the wall clock).
-            self.held.push_back((frame.to_vec(), at));
-            if self.held.len() <= HOLD_FRAMES {
-                frame.fill(0.0);
-                return;
-            }
-            let Some((older, when)) = self.held.pop_front() else { return };
-            if older.len() != frame.len() {
-                frame.fill(0.0);
-                return;
-            }
-            frame.copy_from_slice(&older);
-            at = when;
-        }
-        if let Some(aec) = self.aec.as_mut() {
-            speaker.reference(at, frame.len(), &mut self.reference);
-            let before = energy(frame);
-            aec.process(frame, &self.reference);
-            let user = self.vad.is_foreground_now();
-            if arthur_audio::detect::energy_db(&self.reference) > -50.0 && !user {
-                self.erle.0 += before;
-                self.erle.1 += energy(frame);
-            }
-            self.residual.observe(
-                arthur_audio::detect::energy_db(frame),
-                arthur_audio::detect::energy_db(&self.reference),
-                user,
-            );
-        }
-    }
-
-    /// The echo return loss enhancement over what played since the last call (dB), logged.
-    fn report_erle(&mut self) {
-        let (mic, cleaned) = std::mem::take(&mut self.erle);
-        if mic > 0.0 {
-            let erle_db = 10.0 * (mic / cleaned.max(1e-12)).log10();
-            tracing::info!("echo cancelled over the answer: ERLE {erle_db:.1} dB");
-        }
-    }
-
-    /// Whether speech heard now is above what is left of Arthur's own echo (always, with
-    /// no loudspeaker in the room).
-    fn above_echo(&self) -> bool {
-        const MARGIN_DB: f32 = 6.0;
-        self.aec.is_none() || self.vad.level_db() >= self.residual.expected_db() + MARGIN_DB
-    }
 }
-
-fn energy(x: &[f32]) -> f64 {
-    x.iter().map(|v| f64::from(*v) * f64::from(*v)).sum()
-}
-
-/// How many frames (30 ms each) a live microphone frame waits for the loudspeaker's
-/// reference: more than the device's output buffer (rodio asks for 50 ms) plus scheduling.
-const HOLD_FRAMES: usize = 4;
 
 /// Utterances longer than this (5 s) are decoded first only as far as their start when
 /// the wake word is needed: shorter ones cost whisper no more whole (its encoder works on
 /// at least 10 s), and a command with the wake word rarely lasts longer.
 const LONG_UTTERANCE: usize = SAMPLE_RATE_HZ as usize * 5;
 
-/// A transcript made during the user's pause, kept while no more speech comes.
-struct Partial {
-    transcript: String,
-    /// Length of the utterance (samples) when it was made.
-    len: usize,
-    millis: u64,
-}
-
-/// A command cut by an interruption, waiting for the rest.
-struct Held {
-    text: String,
-    until_secs: f64,
-    exchange: Exchange,
-}
-
-/// Per-run state of the hands-free loop.
+/// Per-run state of the hands-free loop: the listener (wake word, follow-up window), the
+/// conversation, what was heard, and the turn-taking machine's state.
 struct Session {
     listener: Listener,
     conversation: Option<String>,
     exchanges: Vec<Exchange>,
-    /// When Arthur last stopped speaking (audio seconds); `None` before any answer.
-    answer_end_secs: Option<f64>,
-    partial: Option<Partial>,
-    /// The start of the utterance being collected was decoded and has no wake word (its
-    /// transcript then): nothing more of it is decoded.
-    no_wake_word: Option<Option<String>>,
-    held: Option<Held>,
-    /// The utterance being collected started during an answer (and cut it).
-    interrupting: bool,
-    /// What was said so far sounds finished: 400 ms of silence end it.
-    short_hangover: bool,
-    /// The utterance being collected started during an answer and did not cut it (the
-    /// room, or what is left of Arthur's echo): only its words can make it count.
-    began_in_answer: bool,
-}
-
-/// The stop words: said alone (after an optional wake word), they only cut Arthur's speech.
-const STOP_WORDS: &[&str] = &[
-    "stop",
-    "stoppe",
-    "arrete",
-    "arretez",
-    "arrete toi",
-    "arrete de parler",
-    "tais toi",
-    "taisez vous",
-    "tais",
-    "chut",
-    "silence",
-    "ca suffit",
-    "suffit",
-    "assez",
-    "c est bon",
-    "stop stop",
-    "ok stop",
-    "d accord stop",
-    "merci stop",
-    "quiet",
-    "be quiet",
-    "shut up",
-    "enough",
-    "hush",
-    "okay stop",
-    "stop it",
-    "stop talking",
-];
-
-/// Whether `text` (wake word already removed) is only a stop word.
-pub fn is_stop_word(text: &str) -> bool {
-    let n = wake::normalize(text);
-    !n.is_empty() && STOP_WORDS.contains(&n.as_str())
-}
-
-/// `text` without the stop words it starts with as clauses of their own ("Stop. Call my
-/// mother." → "Call my mother."; "Stop the session." stays), as written.
-fn strip_leading_stop_words(text: &str) -> &str {
-    let mut rest = text.trim();
-    loop {
-        let Some(clause_end) = rest.find(['.', ',', '!', ';', ':', '?']) else {
-            return if is_stop_word(rest) { "" } else { rest };
-        };
-        if !is_stop_word(&rest[..clause_end]) {
-            return rest;
-        }
-        rest = rest[clause_end..].trim_start_matches(|c: char| !c.is_alphanumeric()).trim_start();
-    }
-}
-
-/// Words a finished sentence does not end on.
-const CONTINUATIONS: &[&str] = &[
-    "et", "ou", "de", "du", "des", "le", "la", "les", "un", "une", "a", "au", "aux", "pour", "sur", "dans", "avec",
-    "que", "qui", "mon", "ma", "mes", "ton", "ta", "the", "an", "to", "and", "or", "of", "for", "on", "in", "at",
-    "with", "my", "your", "that", "me", "call", "appeler", "rappelle",
-];
-
-/// Whether a transcript reads as a finished sentence: closed by whisper with a full stop,
-/// a question or an exclamation mark, not on a word that needs a continuation. Weaker
-/// than the parser's reading (whisper punctuates fragments too): it only shortens the
-/// hangover, it never closes the utterance at once.
-pub fn sounds_finished(text: &str) -> bool {
-    let t = text.trim();
-    if !(t.ends_with('.') || t.ends_with('?') || t.ends_with('!')) || t.ends_with("...") || t.ends_with('…') {
-        return false;
-    }
-    let words = wake::normalize(t);
-    let last = words.rsplit(' ').next().unwrap_or("");
-    words.split(' ').count() >= 2 && !CONTINUATIONS.contains(&last)
+    turns: turns::State<Exchange>,
 }
 
 /// Silence after a sentence that sounds finished (instead of the 600 ms hangover).
 const SHORT_HANGOVER_SAMPLES: usize = SAMPLE_RATE_HZ as usize * 2 / 5;
-
-/// Whether the grammar reads `text` as a whole command it is sure of.
-pub fn parses_whole(text: &str, now: chrono::DateTime<chrono::Utc>, tz: chrono_tz::Tz) -> bool {
-    let lexicon = arthur_french::Lexicon::default();
-    matches!(
-        arthur_agents::understand::understand(text, now, tz, &lexicon).reading,
-        arthur_agents::understand::Reading::Sure(_)
-    )
-}
-
-/// Whether the grammar takes `text` for a command (sure or not).
-pub fn reads_as_command(text: &str, now: chrono::DateTime<chrono::Utc>, tz: chrono_tz::Tz) -> bool {
-    let lexicon = arthur_french::Lexicon::default();
-    arthur_agents::understand::understand(text, now, tz, &lexicon).is_command()
-}
 
 /// Something Arthur says on its own between two utterances: a due reminder, a timer that
 /// ended (with its bell). Composed by code.
@@ -602,7 +338,7 @@ impl<'a> VoiceLoop<'a> {
             synth,
             listener,
             barge_in,
-            tuning: Tuning::default(),
+            tuning: Tuning::room(DetectorChoice::Earshot),
             journal: None,
             capture_clock: None,
             woken: None,
@@ -635,20 +371,8 @@ impl<'a> VoiceLoop<'a> {
     fn ears<'f>(&self, frames: &'f mut mpsc::Receiver<Vec<f32>>, speaker: &dyn Speaker) -> anyhow::Result<Ears<'f>> {
         let vad = Vad::with_detector(self.tuning.vad.clone(), self.tuning.detector.build()?);
         // Only a loudspeaker in the room echoes (AEC3 would only muffle the user otherwise).
-        let aec = (self.tuning.echo_cancellation && speaker.echoes()).then(EchoCanceller::new);
-        Ok(Ears {
-            frames,
-            vad,
-            aec,
-            reference: Vec::new(),
-            residual: Residual::default(),
-            clock: self.capture_clock.clone(),
-            held: Default::default(),
-            erle: (0.0, 0.0),
-            samples: 0,
-            start: Instant::now(),
-            ended: false,
-        })
+        let echo_cancellation = self.tuning.echo_cancellation && speaker.echoes();
+        Ok(Ears { frames, hearing: Hearing::new(vad, echo_cancellation, self.capture_clock.clone()), ended: false })
     }
 
     /// Hands-free on a recorded source, in audio time: what Arthur says (earcons included)
@@ -657,7 +381,7 @@ impl<'a> VoiceLoop<'a> {
         let source = WavSource::open(input, FRAME_SAMPLES).with_context(|| format!("reading {}", input.display()))?;
         let mut frames = replay(source, None);
         let mut speaker = WavSpeaker::new();
-        let exchanges = self.hands_free(&mut frames, &mut speaker, std::future::pending(), |_| {}).await?;
+        let exchanges = self.hands_free(&mut frames, &mut speaker, CancellationToken::new(), |_| {}).await?;
         if let Some(path) = output {
             speaker.write(path).with_context(|| format!("writing {}", path.display()))?;
         }
@@ -681,7 +405,7 @@ impl<'a> VoiceLoop<'a> {
         &self,
         frames: &mut mpsc::Receiver<Vec<f32>>,
         speaker: &mut dyn Speaker,
-        shutdown: impl Future<Output = ()>,
+        shutdown: CancellationToken,
         on_event: impl FnMut(&LoopEvent),
     ) -> anyhow::Result<Vec<Exchange>> {
         self.hands_free_announcing(frames, speaker, None, shutdown, on_event).await
@@ -694,7 +418,7 @@ impl<'a> VoiceLoop<'a> {
         frames: &mut mpsc::Receiver<Vec<f32>>,
         speaker: &mut dyn Speaker,
         mut announcements: Option<&mut mpsc::Receiver<Announcement>>,
-        shutdown: impl Future<Output = ()>,
+        shutdown: CancellationToken,
         mut on_event: impl FnMut(&LoopEvent),
     ) -> anyhow::Result<Vec<Exchange>> {
         let mut ears = self.ears(frames, speaker)?;
@@ -702,15 +426,8 @@ impl<'a> VoiceLoop<'a> {
             listener: Listener::new(self.listener.clone()),
             conversation: None,
             exchanges: Vec::new(),
-            answer_end_secs: None,
-            partial: None,
-            no_wake_word: None,
-            held: None,
-            began_in_answer: false,
-            short_hangover: false,
-            interrupting: false,
+            turns: turns::State::default(),
         };
-        tokio::pin!(shutdown);
         on_event(&LoopEvent::Ready);
         loop {
             let announcement = async {
@@ -725,26 +442,23 @@ impl<'a> VoiceLoop<'a> {
                     on_event(&LoopEvent::Announcement(text.clone()));
                     speaker.enqueue(&earcon_pcm(if bell { earcon::alarm() } else { earcon::listening() }))?;
                     let outcome = self.speak(&text, &mut ears, speaker, None).await?;
-                    s.answer_end_secs = Some(ears.secs());
                     if let Some(id) = rappel {
                         let ctx = self.engine.context();
                         if let Err(e) = ctx.store.mark_rappel_delivered(id, ctx.now(), Delivery::Voice).await {
                             tracing::warn!(error = %e, id, "could not record the reminder as heard: it stays on the web");
                         }
                     }
-                    if let Spoken::BargeIn(done) = outcome {
+                    if matches!(outcome, Spoken::BargeIn(_)) {
                         on_event(&LoopEvent::BargeIn);
-                        s.listener.answered(ears.now());
-                        s.interrupting = true;
-                        if let Some(done) = done {
-                            let (u, transcript) = *done;
-                            self.on_utterance(u, Some((transcript, 0)), Instant::now(), &mut s, &mut ears, speaker, &mut on_event)
-                                .await?;
-                        }
+                    }
+                    let ended = Event::AnnouncementEnded { secs: ears.secs(), ended: outcome.ended() };
+                    self.obey(self.step(&mut s, ended), &mut s, &mut ears, speaker, &mut on_event).await?;
+                    if let Spoken::BargeIn(Some(done)) = outcome {
+                        self.cut_by_words(*done, &mut s, &mut ears, speaker, &mut on_event).await?;
                     }
                     continue;
                 }
-                () = &mut shutdown => break,
+                () = shutdown.cancelled() => break,
             };
             let event = match frame {
                 Some(mut frame) => {
@@ -753,7 +467,7 @@ impl<'a> VoiceLoop<'a> {
                         let at = signal.load(Ordering::Acquire);
                         // A newer wake stored meanwhile stays for its own frame.
                         if at != 0
-                            && ears.samples >= at
+                            && ears.samples() >= at
                             && signal.compare_exchange(at, 0, Ordering::AcqRel, Ordering::Acquire).is_ok()
                         {
                             s.listener.woken(ears.now());
@@ -764,81 +478,128 @@ impl<'a> VoiceLoop<'a> {
                         continue;
                     }
                     let mut event = ears.vad.push(&frame);
-                    if event.is_none() && s.short_hangover && ears.vad.silence_samples() >= SHORT_HANGOVER_SAMPLES {
-                        // The sentence sounded finished and the user stayed silent.
-                        s.short_hangover = false;
-                        event = ears.vad.end_utterance();
-                    }
-                    if event.is_none() {
-                        self.run_held_if_due(&mut s, &mut ears, speaker, &mut on_event).await?;
+                    let mut hangover_done = ears.vad.silence_samples() >= SHORT_HANGOVER_SAMPLES;
+                    while event.is_none() {
+                        let quiet =
+                            Event::Quiet { secs: ears.secs(), speech_now: ears.vad.is_speech_now(), hangover_done };
+                        let actions = self.step(&mut s, quiet);
+                        if actions.contains(&Action::Close) {
+                            event = ears.vad.end_utterance();
+                            // Nothing to close after all: what is held may be due.
+                            hangover_done = false;
+                            continue;
+                        }
+                        self.obey(actions, &mut s, &mut ears, speaker, &mut on_event).await?;
+                        break;
                     }
                     event
                 }
                 None => match ears.vad.flush() {
                     Some(e) => Some(e),
                     None => {
-                        if let Some(held) = s.held.take() {
-                            self.run_command(held.text, held.exchange, &mut s, &mut ears, speaker, &mut on_event)
-                                .await?;
-                        }
+                        let actions = self.step(&mut s, Event::InputEnded);
+                        self.obey(actions, &mut s, &mut ears, speaker, &mut on_event).await?;
                         break;
                     }
                 },
             };
             match event {
                 Some(VadEvent::SpeechStarted { foreground }) => {
-                    s.partial = None;
-                    s.no_wake_word = None;
-                    s.began_in_answer = false;
-                    s.short_hangover = false;
-                    if speaker.is_playing() && (foreground || !self.tuning.user_only) {
-                        // An earcon, or the tail of an answer: the user is talking over it.
-                        speaker.stop();
-                    }
+                    let started = Event::SpeechStarted { foreground, playing: speaker.is_playing() };
+                    self.obey(self.step(&mut s, started), &mut s, &mut ears, speaker, &mut on_event).await?;
                 }
                 Some(VadEvent::Paused) if self.tuning.speculative => {
                     self.on_pause(&mut s, &mut ears, speaker, &mut on_event).await?;
                 }
-                Some(VadEvent::Utterance(u)) => {
-                    let partial = s.partial.take().filter(|p| p.len >= u.speech.end);
-                    let transcript = partial.map(|p| (p.transcript, p.millis));
-                    if std::mem::take(&mut s.began_in_answer) && self.tuning.user_only {
-                        match self.cuts_the_answer(&u.samples).await? {
-                            Some(t) => {
-                                self.on_utterance(
-                                    u,
-                                    Some((t, 0)),
-                                    Instant::now(),
-                                    &mut s,
-                                    &mut ears,
-                                    speaker,
-                                    &mut on_event,
-                                )
-                                .await?
-                            }
-                            None => {
-                                tracing::debug!(
-                                    "speech begun during the answer, neither wake word nor stop word: ignored"
-                                );
-                                s.exchanges.push(Exchange::ignored(ears.secs(), String::new(), u.foreground));
-                            }
-                        }
-                        continue;
-                    }
-                    if let Some(prefix) = s.no_wake_word.take() {
-                        let mut e = Exchange::ignored(ears.secs(), prefix.unwrap_or_default(), u.foreground);
-                        on_event(&LoopEvent::Ignored(e.transcript.clone()));
-                        e.at_secs = ears.secs();
-                        s.exchanges.push(e);
-                        continue;
-                    }
-                    self.on_utterance(u, transcript, Instant::now(), &mut s, &mut ears, speaker, &mut on_event).await?;
-                }
+                Some(VadEvent::Utterance(u)) => self.on_closed(u, &mut s, &mut ears, speaker, &mut on_event).await?,
                 _ => {}
             }
         }
         speaker.drain();
         Ok(s.exchanges)
+    }
+
+    /// The turn-taking machine's transition on `event`; its state kept in the session.
+    fn step(&self, s: &mut Session, event: Event<Exchange>) -> Vec<Action<Exchange>> {
+        let rules = turns::Rules {
+            user_only: self.tuning.user_only,
+            stop_window: self.tuning.stop_window.map(|w| w.as_secs_f64()),
+            rejoin_secs: self.tuning.rejoin_window.as_secs_f64(),
+            wake_prefix: self.tuning.wake_prefix_secs.is_some(),
+        };
+        let (state, actions) = turns::next(&rules, std::mem::take(&mut s.turns), event);
+        s.turns = state;
+        actions
+    }
+
+    /// Does what the machine said that needs nothing but the loop: stop the speech, open
+    /// the listener's window, run a command (a held one: timed from now).
+    async fn obey(
+        &self,
+        actions: Vec<Action<Exchange>>,
+        s: &mut Session,
+        ears: &mut Ears<'_>,
+        speaker: &mut dyn Speaker,
+        on_event: &mut impl FnMut(&LoopEvent),
+    ) -> anyhow::Result<()> {
+        for action in actions {
+            match action {
+                Action::StopSpeaking => speaker.stop(),
+                Action::Answered => s.listener.answered(ears.now()),
+                Action::Run { text, record } => self.run_command(text, record, s, ears, speaker, on_event).await?,
+                other => tracing::error!(?other, "turn-taking: action without a place here, skipped"),
+            }
+        }
+        Ok(())
+    }
+
+    /// An answer (or announcement) was cut by what the user said: it is judged.
+    async fn cut_by_words(
+        &self,
+        (u, transcript): (Utterance, String),
+        s: &mut Session,
+        ears: &mut Ears<'_>,
+        speaker: &mut dyn Speaker,
+        on_event: &mut impl FnMut(&LoopEvent),
+    ) -> anyhow::Result<()> {
+        for action in self.step(s, Event::WordsCut { transcript }) {
+            if let Action::Judge { transcript, interrupting } = action {
+                let judged = self.on_utterance(u, transcript, interrupting, Instant::now(), s, ears, speaker, on_event);
+                return Box::pin(judged).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// The detector closed an utterance.
+    async fn on_closed(
+        &self,
+        u: Utterance,
+        s: &mut Session,
+        ears: &mut Ears<'_>,
+        speaker: &mut dyn Speaker,
+        on_event: &mut impl FnMut(&LoopEvent),
+    ) -> anyhow::Result<()> {
+        // One action per closed utterance (the machine's tests check it).
+        match self.step(s, Event::Closed { speech_end: u.speech.end }).pop() {
+            Some(Action::CheckWords) => match self.cuts_the_answer(&u.samples).await? {
+                Some(t) => self.cut_by_words((u, t), s, ears, speaker, on_event).await?,
+                None => {
+                    tracing::debug!("speech begun during the answer, neither wake word nor stop word: ignored");
+                    s.exchanges.push(Exchange::ignored(ears.secs(), String::new(), u.foreground));
+                }
+            },
+            Some(Action::Ignore { transcript }) => {
+                let e = Exchange::ignored(ears.secs(), transcript, u.foreground);
+                on_event(&LoopEvent::Ignored(e.transcript.clone()));
+                s.exchanges.push(e);
+            }
+            Some(Action::Judge { transcript, interrupting }) => {
+                self.on_utterance(u, transcript, interrupting, Instant::now(), s, ears, speaker, on_event).await?
+            }
+            other => tracing::error!(?other, "turn-taking: unexpected action for a closed utterance"),
+        }
+        Ok(())
     }
 
     /// The user paused: transcribe what was said; close the utterance now when it is a
@@ -852,46 +613,57 @@ impl<'a> VoiceLoop<'a> {
     ) -> anyhow::Result<()> {
         let Some(so_far) = ears.vad.current_utterance().map(<[f32]>::to_vec) else { return Ok(()) };
         let started = Instant::now();
-        if s.no_wake_word.is_some() {
+        let paused =
+            Event::Paused { needs_wake: s.listener.needs_wake_word(ears.now()), long: so_far.len() > LONG_UTTERANCE };
+        let actions = self.step(s, paused);
+        if actions.is_empty() {
             return Ok(()); // not for Arthur: nothing more is decoded
         }
-        if s.listener.needs_wake_word(ears.now()) && !s.interrupting {
-            if let Some(prefix_secs) = self.tuning.wake_prefix_secs {
-                let head = (ears.vad.current_speech_start() + (prefix_secs * SAMPLE_RATE_HZ as f32) as usize)
-                    .min(so_far.len());
-                if so_far.len() > LONG_UTTERANCE {
-                    let prefix = self.transcribe(so_far[..head].to_vec()).await?;
-                    if wake::strip_wake_word(&prefix, &self.listener.wake_word).is_none() {
-                        tracing::debug!(transcript = %prefix, "no wake word at the start: rest not decoded");
-                        s.no_wake_word = Some(Some(prefix));
-                        return Ok(());
-                    }
-                }
+        if actions.contains(&Action::DecodePrefix) {
+            let prefix_secs = self.tuning.wake_prefix_secs.unwrap_or_default();
+            let head =
+                (ears.vad.current_speech_start() + (prefix_secs * SAMPLE_RATE_HZ as f32) as usize).min(so_far.len());
+            let prefix = self.transcribe(so_far[..head].to_vec()).await?;
+            if wake::strip_wake_word(&prefix, &self.listener.wake_word).is_none() {
+                tracing::debug!(transcript = %prefix, "no wake word at the start: rest not decoded");
+                self.step(s, Event::NoWakeWord { prefix });
+                return Ok(());
             }
         }
         let transcript = self.transcribe(so_far.clone()).await?;
         let millis = started.elapsed().as_millis() as u64;
-        let taken = s.listener.would_take(&transcript, ears.now(), self.context(&transcript, true, s));
-        // What interrupts Arthur may be cut by his stopping: it waits for the hangover. Only
-        // the parser's reading is trusted to close early: whisper ends fragments with a
+        let interrupting = s.turns.interrupting;
+        let taken = s.listener.would_take(&transcript, ears.now(), self.context(&transcript, true, interrupting));
+        // Only the parser's reading is trusted to close early: whisper ends fragments with a
         // full stop too ("Remind me to call.").
         let text = wake::strip_wake_word(&transcript, &self.listener.wake_word).unwrap_or_else(|| transcript.clone());
-        if taken && !s.interrupting && self.closes_early(&text) {
-            if let Some(VadEvent::Utterance(u)) = ears.vad.end_utterance() {
-                tracing::debug!(%transcript, "complete at the pause: utterance closed early");
-                return Box::pin(self.on_utterance(u, Some((transcript, millis)), started, s, ears, speaker, on_event))
-                    .await;
+        let closes_early = taken && !interrupting && self.closes_early(&text);
+        let partial = turns::Partial { transcript, len: so_far.len(), millis };
+        let decoded = |closes_early| Event::PauseDecoded {
+            partial: partial.clone(),
+            taken,
+            closes_early,
+            sounds_finished: words::sounds_finished(&text),
+        };
+        for action in self.step(s, decoded(closes_early)) {
+            if let Action::CloseWith { transcript, millis } = action {
+                if let Some(VadEvent::Utterance(u)) = ears.vad.end_utterance() {
+                    tracing::debug!(%transcript, "complete at the pause: utterance closed early");
+                    let judged =
+                        self.on_utterance(u, Some((transcript, millis)), false, started, s, ears, speaker, on_event);
+                    return Box::pin(judged).await;
+                }
+                // Nothing to close after all: kept as a partial.
+                self.step(s, decoded(false));
             }
         }
-        s.short_hangover = taken && !s.interrupting && sounds_finished(&text);
-        s.partial = Some(Partial { transcript, len: so_far.len(), millis });
         Ok(())
     }
 
     /// Whether a partial transcript is a whole command the grammar is sure of, read with the
     /// turn's clock and zone: the utterance may then close at the pause.
     pub fn closes_early(&self, text: &str) -> bool {
-        parses_whole(strip_leading_stop_words(text), self.engine_now(), self.tz())
+        words::parses_whole(words::strip_leading_stop_words(text), self.engine_now(), self.tz())
     }
 
     /// The turn's clock and zone, from the configuration (and the test clock): the grammar
@@ -904,23 +676,25 @@ impl<'a> VoiceLoop<'a> {
         self.engine.context().tz
     }
 
-    fn context(&self, transcript: &str, foreground: bool, s: &Session) -> UtteranceContext {
+    fn context(&self, transcript: &str, foreground: bool, interrupting: bool) -> UtteranceContext {
         let text = wake::strip_wake_word(transcript, &self.listener.wake_word).unwrap_or_else(|| transcript.to_owned());
         UtteranceContext {
             foreground,
-            reads_as_command: reads_as_command(&text, self.engine_now(), self.tz()),
-            after_barge_in: s.interrupting,
+            reads_as_command: words::reads_as_command(&text, self.engine_now(), self.tz()),
+            after_barge_in: interrupting,
         }
     }
 
     /// One utterance heard: transcribe it (unless done), decide, run the turn.
-    /// `transcript`: made during the user's pause (and its time, ms); `closed`: when the
-    /// utterance was found over (before that transcription, if any).
+    /// `transcript`: made during the user's pause (and its time, ms); `interrupting`: it
+    /// cut an answer or follows a stop word; `closed`: when the utterance was found over
+    /// (before that transcription, if any).
     #[allow(clippy::too_many_arguments)]
     async fn on_utterance(
         &self,
         u: Utterance,
         transcript: Option<(String, u64)>,
+        interrupting: bool,
         closed: Instant,
         s: &mut Session,
         ears: &mut Ears<'_>,
@@ -928,26 +702,14 @@ impl<'a> VoiceLoop<'a> {
         on_event: &mut impl FnMut(&LoopEvent),
     ) -> anyhow::Result<()> {
         let at_secs = ears.secs();
-        let interrupting = std::mem::take(&mut s.interrupting);
         let mut stages = Stages {
             end_of_speech_s: (u.start as f64 + u.speech.end as f64) / f64::from(SAMPLE_RATE_HZ),
-            silence_ms: (u.samples.len().saturating_sub(u.speech.end) as u64 * 1000) / u64::from(SAMPLE_RATE_HZ),
             transcribed_in_pause: transcript.is_some(),
             ..Stages::default()
         };
         // Close in audio time: the silence the VAD waited before closing.
         stages.silence_ms = ((at_secs - stages.end_of_speech_s).max(0.0) * 1000.0) as u64;
-        let mut exchange = Exchange {
-            at_secs,
-            transcript: String::new(),
-            command: None,
-            written: None,
-            spoken: None,
-            interrupted_at_secs: None,
-            stopped_speech: false,
-            foreground: u.foreground,
-            stages: None,
-        };
+        let mut exchange = Exchange::ignored(at_secs, String::new(), u.foreground);
         on_event(&LoopEvent::Transcribing);
         let needs_wake = s.listener.needs_wake_word(ears.now()) && !interrupting;
         let transcript = match transcript {
@@ -978,45 +740,52 @@ impl<'a> VoiceLoop<'a> {
         };
         exchange.transcript = transcript.clone();
 
-        // A stop word during or right after an answer only cuts the speech.
         let stripped =
             wake::strip_wake_word(&transcript, &self.listener.wake_word).unwrap_or_else(|| transcript.clone());
-        let near_answer = speaker.is_playing()
-            || interrupting
-            || s.answer_end_secs
-                .is_some_and(|end| self.tuning.stop_window.is_some_and(|w| ears.secs() - end <= w.as_secs_f64()));
-        if self.tuning.stop_window.is_some() && near_answer && is_stop_word(&stripped) {
-            speaker.stop();
-            exchange.stopped_speech = true;
-            // « C'est bon » over a ringing timer means « I heard it »: the turn acknowledges it
-            // (and says so) rather than only cutting the bell.
-            if arthur_agents::understand::acknowledges(&stripped) && self.timer_ringing().await {
-                tracing::info!(transcript = %transcript, "stop word while a timer rings: acknowledged by the turn");
-                s.listener.answered(ears.now());
-                return self.run_command(stripped, exchange, s, ears, speaker, on_event).await;
+        let decoded = Event::Decoded {
+            secs: ears.secs(),
+            playing: speaker.is_playing(),
+            stop_word: words::is_stop_word(&stripped),
+            utterance_secs: u.samples.len() as f64 / f64::from(SAMPLE_RATE_HZ),
+            rest: words::strip_leading_stop_words(&stripped).to_owned(),
+            interrupting,
+        };
+        let mut listen = false;
+        for action in self.step(s, decoded) {
+            match action {
+                Action::StopWord => {
+                    // A stop word during or right after an answer only cuts the speech.
+                    exchange.stopped_speech = true;
+                    // « C'est bon » over a ringing timer means « I heard it »: the turn
+                    // acknowledges it (and says so) rather than only cutting the bell.
+                    if arthur_agents::understand::acknowledges(&stripped) && self.timer_ringing().await {
+                        tracing::info!(transcript = %transcript, "stop word while a timer rings: acknowledged by the turn");
+                        s.listener.answered(ears.now());
+                        return self.run_command(stripped, exchange, s, ears, speaker, on_event).await;
+                    }
+                    tracing::info!(transcript = %transcript, "stop word: speech cut, nothing run");
+                    on_event(&LoopEvent::Stopped(transcript.clone()));
+                    let actions = self.step(s, Event::StoppedSpeech);
+                    self.obey(actions, s, ears, speaker, on_event).await?;
+                    s.exchanges.push(exchange);
+                    return Ok(());
+                }
+                Action::Rejoin { text, earlier } => {
+                    // The rest of a command cut by an interruption.
+                    tracing::info!(joined = %text, "command rejoined after an interruption");
+                    exchange.transcript = format!("{} {}", earlier.transcript, transcript);
+                    return self.run_command(text, exchange, s, ears, speaker, on_event).await;
+                }
+                Action::Listen => listen = true,
+                other => self.obey(vec![other], s, ears, speaker, on_event).await?,
             }
-            tracing::info!(transcript = %transcript, "stop word: speech cut, nothing run");
-            on_event(&LoopEvent::Stopped(transcript.clone()));
-            // The user is addressing Arthur: what follows at once is for him too.
-            s.listener.answered(ears.now());
-            s.interrupting = true;
-            s.exchanges.push(exchange);
+        }
+        if !listen {
             return Ok(());
         }
 
-        // The rest of a command cut by an interruption.
-        if let Some(held) = s.held.take() {
-            if ears.secs() <= held.until_secs + u.samples.len() as f64 / f64::from(SAMPLE_RATE_HZ) {
-                let joined = format!("{} {}", held.text.trim_end(), strip_leading_stop_words(&stripped));
-                tracing::info!(%joined, "command rejoined after an interruption");
-                exchange.transcript = format!("{} {}", held.exchange.transcript, transcript);
-                return self.run_command(joined, exchange, s, ears, speaker, on_event).await;
-            }
-            self.run_command(held.text, held.exchange, s, ears, speaker, on_event).await?;
-        }
-
         let context = if self.tuning.user_only {
-            self.context(&transcript, u.foreground, s)
+            self.context(&transcript, u.foreground, interrupting)
         } else {
             UtteranceContext::permissive()
         };
@@ -1032,42 +801,30 @@ impl<'a> VoiceLoop<'a> {
             }
             Heard::Command(command) => {
                 let command = if self.tuning.stop_window.is_some() {
-                    strip_leading_stop_words(&command).to_owned()
+                    words::strip_leading_stop_words(&command).to_owned()
                 } else {
                     command
                 };
-                let now = self.engine_now();
-                // A command that cut Arthur may itself be cut (he stopped, the user paused):
-                // unless the parser reads it whole, wait a moment for the rest.
-                if interrupting && !self.tuning.rejoin_window.is_zero() && !reads_as_command(&command, now, self.tz()) {
-                    // Cut by the interruption itself? Wait a moment for the rest.
-                    s.held = Some(Held {
-                        text: command,
-                        until_secs: ears.secs() + self.tuning.rejoin_window.as_secs_f64(),
-                        exchange,
-                    });
-                    s.listener.answered(ears.now());
-                    return Ok(());
+                // Only read when it decides: an interruption that may wait for its end.
+                let may_wait = interrupting && !self.tuning.rejoin_window.is_zero();
+                let reads_as_command = !may_wait || words::reads_as_command(&command, self.engine_now(), self.tz());
+                let taken = Event::Command {
+                    secs: ears.secs(),
+                    text: command,
+                    reads_as_command,
+                    interrupting,
+                    record: exchange,
+                };
+                for action in self.step(s, taken) {
+                    match action {
+                        Action::Run { text, mut record } => {
+                            record.stages = Some(stages.clone());
+                            self.run_command_timed(text, record, closed, s, ears, speaker, on_event).await?;
+                        }
+                        other => self.obey(vec![other], s, ears, speaker, on_event).await?,
+                    }
                 }
-                exchange.stages = Some(stages);
-                self.run_command_timed(command, exchange, closed, s, ears, speaker, on_event).await?;
             }
-        }
-        Ok(())
-    }
-
-    /// Runs a held command when nothing followed it in time.
-    async fn run_held_if_due(
-        &self,
-        s: &mut Session,
-        ears: &mut Ears<'_>,
-        speaker: &mut dyn Speaker,
-        on_event: &mut impl FnMut(&LoopEvent),
-    ) -> anyhow::Result<()> {
-        let due = s.held.as_ref().is_some_and(|h| ears.secs() > h.until_secs && !ears.vad.is_speech_now());
-        if due {
-            let held = s.held.take().expect("checked");
-            self.run_command(held.text, held.exchange, s, ears, speaker, on_event).await?;
         }
         Ok(())
     }
@@ -1081,7 +838,7 @@ impl<'a> VoiceLoop<'a> {
         speaker: &mut dyn Speaker,
         on_event: &mut impl FnMut(&LoopEvent),
     ) -> anyhow::Result<()> {
-        self.run_command_timed(command, exchange, Instant::now(), s, ears, speaker, on_event).await
+        Box::pin(self.run_command_timed(command, exchange, Instant::now(), s, ears, speaker, on_event)).await
     }
 
     /// The turn for `command`, its answer spoken, its stage timings stored.
@@ -1118,12 +875,12 @@ impl<'a> VoiceLoop<'a> {
             Spoken::BargeIn(_) => {
                 exchange.interrupted_at_secs = Some(ears.secs());
                 on_event(&LoopEvent::BargeIn);
-                s.interrupting = true;
             }
             Spoken::Key(_) | Spoken::InputEnded => {}
         }
-        s.answer_end_secs = Some(ears.secs());
-        s.began_in_answer = matches!(outcome, Spoken::Finished) && ears.vad.is_speech_now();
+        let ended =
+            Event::AnswerEnded { secs: ears.secs(), ended: outcome.ended(), speech_now: ears.vad.is_speech_now() };
+        self.obey(self.step(s, ended), s, ears, speaker, on_event).await?;
         // The follow-up window opens when Arthur stops speaking (or is interrupted).
         s.listener.answered_asking(ears.now(), result.spoken.trim_end().ends_with('?'));
         if let Some(store) = &self.journal {
@@ -1150,8 +907,7 @@ impl<'a> VoiceLoop<'a> {
         exchange.stages = Some(stages);
         s.exchanges.push(exchange);
         if let Spoken::BargeIn(Some(done)) = outcome {
-            let (u, transcript) = *done;
-            Box::pin(self.on_utterance(u, Some((transcript, 0)), Instant::now(), s, ears, speaker, on_event)).await?;
+            self.cut_by_words(*done, s, ears, speaker, on_event).await?;
         }
         Ok(())
     }
@@ -1162,7 +918,7 @@ impl<'a> VoiceLoop<'a> {
         frames: &mut mpsc::Receiver<Vec<f32>>,
         keys: &mut mpsc::Receiver<PttKey>,
         speaker: &mut dyn Speaker,
-        shutdown: impl Future<Output = ()>,
+        shutdown: CancellationToken,
         mut on_event: impl FnMut(&LoopEvent),
     ) -> anyhow::Result<Vec<Exchange>> {
         let mut ears = self.ears(frames, speaker)?;
@@ -1170,7 +926,6 @@ impl<'a> VoiceLoop<'a> {
         let mut conversation: Option<String> = None;
         let mut recording: Option<Vec<f32>> = None;
         let mut pending_key: Option<PttKey> = None;
-        tokio::pin!(shutdown);
         on_event(&LoopEvent::Ready);
         loop {
             let key = match pending_key.take() {
@@ -1186,7 +941,7 @@ impl<'a> VoiceLoop<'a> {
                             }
                             None
                         }
-                        () = &mut shutdown => break,
+                        () = shutdown.cancelled() => break,
                     }
                 }
             };
@@ -1355,7 +1110,7 @@ impl<'a> VoiceLoop<'a> {
                                 at_secs = ears.secs(),
                                 foreground,
                                 level_db = ears.vad.level_db(),
-                                echo_db = ears.residual.expected_db(),
+                                echo_db = ears.echo_db(),
                                 "barge-in: playback stopped"
                             );
                             speaker.stop();
@@ -1406,7 +1161,7 @@ impl<'a> VoiceLoop<'a> {
         let transcript = self.transcribe(pcm[..head].to_vec()).await?;
         let wake = wake::strip_wake_word(&transcript, &self.listener.wake_word);
         let text = wake.as_deref().unwrap_or(&transcript);
-        let stop = is_stop_word(text) || is_stop_word(text.split(['.', ',', '!']).next().unwrap_or(""));
+        let stop = words::is_stop_word(text) || words::is_stop_word(text.split(['.', ',', '!']).next().unwrap_or(""));
         Ok((wake.is_some() || stop).then_some(transcript))
     }
 }
@@ -1471,39 +1226,4 @@ pub fn capture_frames(
         }
     })?;
     Ok((capture, rx, clock))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stop_words_alone_and_at_the_start() {
-        for t in ["Stop.", "stop !", "Arrête.", "Tais-toi !", "Chut.", "Ça suffit.", "Shut up.", "Be quiet!"] {
-            assert!(is_stop_word(t), "{t}");
-        }
-        for t in ["Stop the work session.", "Arrête la session.", "Stopper le chrono", "", "stop stop stop stop"] {
-            assert!(!is_stop_word(t), "{t}");
-        }
-        assert_eq!(strip_leading_stop_words("Stop. Call my mother."), "Call my mother.");
-        assert_eq!(strip_leading_stop_words("Chut, arrête : note du pain"), "note du pain");
-        assert_eq!(strip_leading_stop_words("Stop the session."), "Stop the session.");
-        assert_eq!(strip_leading_stop_words("Stop."), "");
-    }
-
-    #[test]
-    fn only_a_whole_parse_closes_early() {
-        let now = chrono::Utc::now();
-        let tz = chrono_tz::Europe::Paris;
-        assert!(parses_whole("rappelle-moi d'appeler la banque demain à 9 h", now, tz));
-        assert!(parses_whole("note : acheter du pain", now, tz));
-        assert!(!parses_whole("rappelle-moi d'appeler", now, tz), "a time would be guessed");
-        assert!(!parses_whole("Remind me to call.", now, tz), "whisper's full stop is no proof");
-        assert!(reads_as_command("rappelle-moi d'appeler", now, tz));
-        assert!(sounds_finished("Remind me to call the bank tomorrow at nine."));
-        assert!(!sounds_finished("Remind me to call."), "ends on a verb that wants its object");
-        assert!(!sounds_finished("Remind me to call the"));
-        assert!(!sounds_finished("Remind me to..."));
-        assert!(!sounds_finished("Stop."), "one word");
-    }
 }

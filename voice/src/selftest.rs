@@ -8,15 +8,18 @@
 //! after the other; that is how it is tested (English model and sentences in CI: no
 //! French voice is reachable there).
 
-use std::io::Write;
-use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
 use arthur_agents::understand::{understand, Reading};
+use arthur_audio::stt::Transcriber;
 use arthur_audio::vad::{Vad, VadEvent};
-use arthur_audio::wav::{WavSource, FRAME_SAMPLES};
+use arthur_audio::wer::Tally;
 use arthur_audio::{wake, SAMPLE_RATE_HZ};
+use tokio::sync::mpsc;
+
+use crate::listen::Tuning;
 
 /// The sentences read in French, each a command the offline parser knows.
 pub const FRENCH: [&str; 10] = [
@@ -76,9 +79,13 @@ pub struct Report {
 }
 
 impl Report {
+    /// Every sentence's errors over every expected word.
+    pub fn tally(&self) -> Tally {
+        self.trials.iter().map(|t| Tally { errors: t.word_errors, words: t.words }).sum()
+    }
+
     pub fn word_error_rate(&self) -> f64 {
-        let words: usize = self.trials.iter().map(|t| t.words).sum();
-        self.trials.iter().map(|t| t.word_errors).sum::<usize>() as f64 / words.max(1) as f64
+        self.tally().rate()
     }
 
     /// (understood, out of) — `None` when the parser does not know the language.
@@ -153,17 +160,9 @@ pub fn comparable_words(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Word-level edit distance between what was expected and what was heard.
+/// Word errors between what was expected and what was heard (the one edit distance).
 pub fn word_errors(expected: &[String], heard: &[String]) -> usize {
-    let mut prev: Vec<usize> = (0..=heard.len()).collect();
-    for (i, e) in expected.iter().enumerate() {
-        let mut cur = vec![i + 1; heard.len() + 1];
-        for (j, h) in heard.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(e != h)).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[heard.len()]
+    arthur_audio::wer::edit_distance(expected, heard)
 }
 
 /// Whether the parser reads `heard` as it reads `expected` (same tool, same arguments);
@@ -262,8 +261,7 @@ pub fn advice(report: &Report, machine: Machine) -> String {
 pub fn render(report: &Report, machine: Machine) -> String {
     let mut out = String::new();
     let wer = report.word_error_rate();
-    let words: usize = report.trials.iter().map(|t| t.words).sum();
-    let errors: usize = report.trials.iter().map(|t| t.word_errors).sum();
+    let Tally { errors, words } = report.tally();
     out.push_str(&format!(
         "\nRésultat ({}, modèle {}) :\n  taux d'erreur de mots : {:.0} % ({errors} erreurs sur {words} mots)\n",
         report.language,
@@ -301,46 +299,26 @@ pub fn render(report: &Report, machine: Machine) -> String {
     out
 }
 
-/// `arthur doctor --voix` as typed.
-#[derive(Debug, Clone, Default)]
-pub struct SelfTestArgs {
-    /// The ten sentences read one after the other, recorded (instead of the microphone).
-    pub input: Option<PathBuf>,
-    pub device: Option<String>,
+/// What the self-test listens with: the sentences' language, the whisper model's name and
+/// the loaded model, the frames (microphone or recording) and how speech is detected.
+pub struct SelfTest {
+    pub language: String,
+    pub model: String,
+    pub transcriber: Arc<Transcriber>,
+    pub tuning: Tuning,
+    /// The clock the parser reads the sentences with.
+    pub now: chrono::DateTime<chrono::Utc>,
 }
 
-/// Runs the self-test; prints as it goes; returns the report.
-pub async fn run(app: &crate::app::App, args: &SelfTestArgs) -> anyhow::Result<Report> {
-    let settings = &app.settings;
-    let language = settings.voice.stt_lang.clone();
+/// Runs the self-test on `frames`; prints as it goes; returns the report.
+pub async fn run(test: SelfTest, mut frames: mpsc::Receiver<Vec<f32>>) -> anyhow::Result<Report> {
+    let SelfTest { language, model, transcriber, tuning, now } = test;
     let list = sentences(&language)
         .with_context(|| format!("pas de phrases de test pour la langue {language:?} (ARTHUR_STT_LANG : fr ou en)"))?;
-    let model_path = crate::voice::whisper_model(settings)?;
-    let model = model_path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "Est-ce que je te comprends ? (modèle {model}, langue {language})")?;
-    drop(out);
-    let transcriber = crate::voice::transcriber(app).await?;
-    let (_capture, mut frames) = match &args.input {
-        Some(path) => {
-            let source = WavSource::open(path, FRAME_SAMPLES).with_context(|| format!("reading {}", path.display()))?;
-            (None, crate::listen::replay(source, None))
-        }
-        None => {
-            let config = arthur_audio::capture::CaptureConfig {
-                device: args.device.clone().or_else(|| settings.voice.input_device.clone()),
-            };
-            let (capture, frames, _) = crate::listen::capture_frames(&config).context("aucun micro utilisable")?;
-            println!("Micro : {}. Lisez chaque phrase à voix haute quand elle s'affiche.", capture.info().device);
-            (Some(capture), frames)
-        }
-    };
-    let tuning = crate::listen::Tuning::for_voice(&settings.voice);
     let mut vad = Vad::with_detector(
         arthur_audio::vad::VadConfig { pause_ms: None, ..tuning.vad.clone() },
         tuning.detector.build()?,
     );
-    let now = app.ctx.now();
     let mut trials = Vec::new();
     let mut samples: u64 = 0;
     // Each sentence waits this long (audio time) for an utterance.

@@ -1,0 +1,12 @@
+//! Arthur's voice: the hands-free and push-to-talk loops (`listen`) around the agents'
+//! turn, their turn-taking as a pure machine (`turns`), how they read what was said
+//! (`words`), the self-test of `arthur doctor --voix` (`selftest`) and the services Home
+//! Assistant's protocol serves (`wyoming`). The ears and the
+//! voice themselves (capture, echo cancellation, speech detection, whisper, Piper) are
+//! `arthur-audio`'s; configuration and wiring are the `arthur` binary's.
+
+pub mod listen;
+pub mod selftest;
+pub mod turns;
+pub mod words;
+pub mod wyoming;
