@@ -970,7 +970,8 @@ async fn part_ears_fr(maker: &NoiseMaker) {
             }
         }
         let pct = |n: usize| format!("{n} of {per} ({:.0} %)", 100.0 * n as f64 / per.max(1) as f64);
-        let detail = |c: usize| format!(" [{}]", by_voice.iter().map(|h| h[c].to_string()).collect::<Vec<_>>().join(" + "));
+        let detail =
+            |c: usize| format!(" [{}]", by_voice.iter().map(|h| h[c].to_string()).collect::<Vec<_>>().join(" + "));
         println!(
             "| {name} | {}{} | {}{} | {}{} | {:.3} s | {:.2} |",
             pct(heard[0]),
@@ -997,7 +998,8 @@ fn mbrola_fr3(text: &str, wpm: u32) -> Vec<f32> {
         return Vec::new();
     };
     let said = text.replace("Arthur", "Artur");
-    let path = std::env::temp_dir().join("arthur-voice-bench-noise").join(format!("mbrola-fr3-{wpm}-{:016x}.wav", fnv(&said)));
+    let path =
+        std::env::temp_dir().join("arthur-voice-bench-noise").join(format!("mbrola-fr3-{wpm}-{:016x}.wav", fnv(&said)));
     if !path.is_file() {
         let raw = path.with_extension("raw.wav");
         let path_env = format!("{}:{}", voice.join("bin").display(), std::env::var("PATH").unwrap_or_default());

@@ -266,7 +266,8 @@ mod tests {
         let (h, _) = heard("je fais une post", "je fais une pause", SecondReading::Never);
         assert_eq!((h.text.as_str(), h.decodings), ("je fais une post", 1));
         // An error of the recogniser is the caller's.
-        let failed = hear(|_| Err::<String, _>("whisper"), None, None, SecondReading::UnlessSure, id, now(), tz, &lexicon);
+        let failed =
+            hear(|_| Err::<String, _>("whisper"), None, None, SecondReading::UnlessSure, id, now(), tz, &lexicon);
         assert_eq!(failed, Err("whisper"));
     }
 }

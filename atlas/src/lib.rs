@@ -29,10 +29,10 @@ pub mod mail;
 pub mod notify;
 pub mod ocr;
 pub mod persona;
-pub mod roster;
 pub mod pipeline;
 pub mod pty;
 pub mod recap;
+pub mod roster;
 /// One redaction for the whole house, kept under its old path here.
 pub use arthur_agents::redact;
 pub mod report;

@@ -236,7 +236,6 @@ pub struct Lesson {
     pub relevance: Relevance,
 }
 
-
 /// The founder's active preferences (Arthur's memory, through its store), oldest first.
 pub async fn founder_preferences(memory: &dyn MemoryStore) -> Result<Vec<String>, StoreError> {
     Ok(memory.active_preferences(u32::MAX).await?.into_iter().map(|p| p.texte).collect())

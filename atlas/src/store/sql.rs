@@ -167,8 +167,11 @@ macro_rules! sql_atlas_store {
             pub async fn open(pool: sqlx::Pool<$db>) -> StoreResult<Self> {
                 MIGRATOR.run(&pool).await?;
                 let store = Self::new(pool);
-                crate::store::AtlasStore::upsert_agents(&store, &crate::roster::seeds().map_err(AtlasStoreError::Seeds)?)
-                    .await?;
+                crate::store::AtlasStore::upsert_agents(
+                    &store,
+                    &crate::roster::seeds().map_err(AtlasStoreError::Seeds)?,
+                )
+                .await?;
                 Ok(store)
             }
 
