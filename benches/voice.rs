@@ -842,7 +842,8 @@ async fn part_ears_fr(maker: &NoiseMaker) {
         })
         .collect();
     let margin = RATE as usize * 3 / 10;
-    let mut clips: Vec<(usize, usize, Vec<f32>, Option<Room>, &str)> = Vec::new();
+    // (condition, voice, samples, room, sentence)
+    let mut clips: Vec<Clip> = Vec::new();
     let voices = ["espeak-ng fr 150", "mbrola fr3 120", "mbrola fr3 150"];
     for (v, voice) in voices.iter().enumerate() {
         let said: Vec<(Vec<f32>, &str)> = sentences

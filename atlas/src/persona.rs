@@ -8,16 +8,12 @@
 //! is no second field to disagree with.
 
 use std::borrow::Cow;
-use std::fmt;
-use std::str::FromStr;
 
 use arthur_agents::llm::embeddings::{EmbedError, Embedder};
 use arthur_agents::memory::{MemoryStore, StoreError};
 use arthur_agents::text::normalise;
 use arthur_agents::tools::cosine;
 use chrono::{DateTime, Utc};
-
-use serde::Deserialize;
 
 use crate::store::{AtlasStore, AtlasStoreError};
 
