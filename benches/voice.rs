@@ -12,7 +12,9 @@
 //!   sample of the answer handed to the speaker;
 //! - `sure`: the same for a French command the grammar is sure of (espeak-ng French, whisper
 //!   base in French), with a model configured that answers after 400 ms per call: the model
-//!   path (`ARTHUR_LOCAL_FIRST=0`, router + one call) and local first (no call) side by side;
+//!   path (`ARTHUR_LOCAL_FIRST=0`, router + one call) and local first (no call) side by side,
+//!   local first with the ears before issue 29, as shipped (context prompt) and with beam
+//!   search 5;
 //! - `cpu`: CPU used by the loop over 10 minutes of babble without the wake word, and the
 //!   turns it ran;
 //! - `tv`: a television (voices and music) under commands at 20, 12 and 6 dB: answers cut
@@ -496,6 +498,11 @@ async fn part_sure(maker: &NoiseMaker, models: &Models) {
         )
         .expect("run models/fetch --offline"),
     );
+    // Beam search 5 (the `ears-fr` row that hears most under a television), for its cost.
+    let beam = Arc::new(
+        Transcriber::load(&dir.join("ggml-base.bin"), SttOptions { beam_size: Some(5), ..french.options().clone() })
+            .expect("run models/fetch --offline"),
+    );
     let said = maker.espeak("Arthur, rappelle-moi demain à neuf heures d'appeler la banque.", "fr", 150, 50);
     println!(
         "\n## A sure French command with a model configured (real time; espeak-ng French, whisper base fr; the model answers after 400 ms per call; {rounds} rounds)"
@@ -503,10 +510,19 @@ async fn part_sure(maker: &NoiseMaker, models: &Models) {
     println!("| path | model calls | last voiced sample → first answer sample (median) | max |");
     println!("|---|---|---|---|");
     let variant = Variant::Room(silero());
-    for local_first in [false, true] {
+    let shipped = variant.tuning().ears;
+    let plain = arthur_voice::listen::EarsPolicy::default();
+    let rows = [
+        ("model path (ARTHUR_LOCAL_FIRST=0)", false, shipped, &french),
+        ("local first, before issue 29 (prompt « Arthur » only)", true, plain, &french),
+        ("local first (default: context prompt)", true, shipped, &french),
+        ("local first, context prompt + beam search 5", true, shipped, &beam),
+    ];
+    for (name, local_first, ears, transcriber) in rows {
         let t = turns_with(local_first).await;
-        let voice_loop = VoiceLoop::new(&t.engine, french.clone(), models.voice.clone(), Default::default(), true)
-            .with_tuning(variant.tuning());
+        let tuning = Tuning { ears, ..variant.tuning() };
+        let voice_loop = VoiceLoop::new(&t.engine, transcriber.clone(), models.voice.clone(), Default::default(), true)
+            .with_tuning(tuning);
         let mut felt = Vec::new();
         let mut calls = 0;
         for round in 0..rounds {
@@ -542,7 +558,6 @@ async fn part_sure(maker: &NoiseMaker, models: &Models) {
             }
         }
         let max = felt.iter().cloned().fold(f64::NAN, f64::max);
-        let name = if local_first { "local first (default)" } else { "model path (ARTHUR_LOCAL_FIRST=0)" };
         println!("| {name} | {calls} | {:.3} s | {max:.3} s |", median(felt));
     }
 }
@@ -936,6 +951,15 @@ async fn part_ears_fr(maker: &NoiseMaker) {
             SecondReading::Never,
         ),
     ];
+    // What the hands-free loop ships (`Tuning::room`): the row to read first.
+    let shipped = arthur_voice::listen::EarsPolicy::MEASURED;
+    steps.push((
+        "the loop's default (EarsPolicy::MEASURED)",
+        before.clone(),
+        Some(if shipped.context_prompt { context.as_str() } else { "Arthur" }),
+        Some("Arthur"),
+        shipped.judge,
+    ));
     if let Ok(only) = std::env::var("VOICE_BENCH_EARS_FR") {
         let keep: Vec<usize> = only.split(',').filter_map(|i| i.trim().parse().ok()).collect();
         steps = steps.into_iter().enumerate().filter(|(i, _)| keep.contains(i)).map(|(_, s)| s).collect();

@@ -424,7 +424,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Web => {
             let app = open().await?;
             let (listener, state) = crate::web::bind_for(&app, Default::default()).await?;
-            crate::web::run(listener, state, shutdown_signal().cancelled_owned()).await.context("web server")?;
+            crate::web::run(listener, state, shutdown_signal()).await.context("web server")?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Tools { json } => {
@@ -464,7 +464,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Atlas { what } => {
             let app = open().await?;
-            crate::atlas_cli::run(&app, what, shutdown_signal().cancelled_owned()).await
+            crate::atlas_cli::run(&app, what, shutdown_signal()).await
         }
         Command::Debug { what: DebugCmd::WriteLoop { count } } => {
             let app = open().await?;

@@ -61,7 +61,7 @@ pub async fn run(app: App, args: ServeArgs, stop: CancellationToken) -> anyhow::
         None
     } else {
         let (listener, state) = crate::web::bind_for(&app, health.clone()).await?;
-        Some(tokio::spawn(crate::web::run(listener, state, stop.clone().cancelled_owned())))
+        Some(tokio::spawn(crate::web::run(listener, state, stop.clone())))
     };
 
     let (announce_tx, announce_rx) = mpsc::channel(16);
@@ -123,7 +123,7 @@ pub async fn run(app: App, args: ServeArgs, stop: CancellationToken) -> anyhow::
                 clock: app.ctx.clock.clone(),
                 tz: app.ctx.tz,
                 announce: announce.clone(),
-                health: health.clone(),
+                health: health.tally.clone(),
                 check_every: crate::timers::CHECK_EVERY,
                 repeat_every: crate::timers::REPEAT_EVERY,
                 ring_for: crate::timers::RING_FOR,
@@ -141,7 +141,7 @@ pub async fn run(app: App, args: ServeArgs, stop: CancellationToken) -> anyhow::
                 tz: app.ctx.tz,
                 period: args.reminder_check,
                 announce,
-                health: health.clone(),
+                health: health.tally.clone(),
                 print: true,
             },
             stop.clone(),

@@ -163,7 +163,7 @@ async fn a_due_reminder_is_announced_once_and_stays_due_until_heard_or_seen() {
         tz: t.ctx.tz,
         period: Duration::from_secs(30),
         announce: Some(tx),
-        health: health.clone(),
+        health: health.tally.clone(),
         print: false,
     };
     let mut notifier = Notifier::default();
@@ -213,7 +213,7 @@ async fn without_a_voice_a_due_reminder_is_printed_and_waits() {
         tz: t.ctx.tz,
         period: Duration::from_secs(30),
         announce: None,
-        health: health.clone(),
+        health: health.tally.clone(),
         print: true,
     };
     t.clock.advance(chrono::Duration::minutes(2));

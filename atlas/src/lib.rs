@@ -16,6 +16,7 @@
 pub mod authority;
 pub mod child_env;
 pub mod classify;
+pub mod cli;
 pub mod client;
 pub mod compact;
 pub mod decisions;

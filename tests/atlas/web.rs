@@ -97,7 +97,7 @@ async fn the_founder_gets_a_checked_signed_draft_reply_never_sent() {
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(arthur::web::run(listener, state, std::future::pending()));
+    tokio::spawn(arthur::web::run(listener, state, Default::default()));
     let page = reqwest::get(format!("{base}/atlas")).await.unwrap().text().await.unwrap();
     assert!(page.contains(&format!("data-draft=\"{}\"", row.id)), "{page}");
     // Atlas is set up here: its tab is in the navigation of every page.
@@ -160,7 +160,7 @@ async fn the_atlas_page_approves_and_refuses_behind_the_write_guards() {
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(arthur::web::run(listener, state, std::future::pending()));
+    tokio::spawn(arthur::web::run(listener, state, Default::default()));
     let http = reqwest::Client::new();
     let post = |path: String, auth: bool, cross: bool| {
         let mut r = http.post(format!("{base}{path}")).header("content-type", "application/json").body("{}");
@@ -253,7 +253,7 @@ async fn parked_messages_are_retried_from_the_page_and_counted_on_healthz() {
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(arthur::web::run(listener, state, std::future::pending()));
+    tokio::spawn(arthur::web::run(listener, state, Default::default()));
     let health: serde_json::Value = reqwest::get(format!("{base}/healthz")).await.unwrap().json().await.unwrap();
     assert_eq!(health["atlas"]["parked"]["scan_failed"], 1, "{health}");
     assert_eq!(health["atlas"]["parked"]["classify_failed"], 0, "{health}");
@@ -312,7 +312,7 @@ async fn the_agents_page_groups_by_family_with_derived_rings_escaped() {
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(arthur::web::run(listener, state, std::future::pending()));
+    tokio::spawn(arthur::web::run(listener, state, Default::default()));
 
     let response = reqwest::get(format!("{base}/atlas/agents")).await.unwrap();
     assert_eq!(response.status(), 200);

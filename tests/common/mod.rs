@@ -209,7 +209,7 @@ pub async fn spawn_web_app(demo: bool, token: Option<&str>) -> WebApp {
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(arthur::web::run(listener, state, std::future::pending()));
+    tokio::spawn(arthur::web::run(listener, state, Default::default()));
     WebApp { turn, base, http: reqwest::Client::new() }
 }
 

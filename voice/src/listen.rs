@@ -173,6 +173,57 @@ pub struct Tuning {
     pub stop_window: Option<Duration>,
     /// A command cut by an interruption is joined with what follows within this long.
     pub rejoin_window: Duration,
+    /// How a whole utterance is heard (issue 29): with the grammar's words and the user's
+    /// names as whisper's prompt, and when a second reading is judged by the grammar.
+    pub ears: EarsPolicy,
+}
+
+/// How the loop decodes a whole utterance (`arthur_agents::ears`); measured by
+/// `cargo bench --bench voice` (`ears-fr`), where each choice has its row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EarsPolicy {
+    /// First reading prompted with `ears::context_prompt` (wake word, the user's project,
+    /// list and timer names, the command words) instead of the transcriber's own prompt.
+    /// Only for French: the command words are the French grammar's.
+    pub context_prompt: bool,
+    /// When a second reading (with the transcriber's own prompt) runs, the grammar keeping
+    /// the one it reads surest.
+    pub judge: arthur_agents::ears::SecondReading,
+}
+
+impl EarsPolicy {
+    /// The hands-free default, chosen on the `ears-fr` figures (issue 29's note): the
+    /// context prompt (44 → 50 % of the commands understood in silence, 10 → 12 % under a
+    /// television at 12 dB, with whisper base). No second reading: judged when unsure it
+    /// won nothing, judged unless sure it won one command in 48 per condition for 71 %
+    /// more decodings, which the latency target cannot pay.
+    pub const MEASURED: Self = Self { context_prompt: true, judge: arthur_agents::ears::SecondReading::Never };
+
+    /// The prompts and the judgement for one utterance in `language`: the context prompt
+    /// (with the user's names) first when asked and French, else the transcriber's `own`;
+    /// the second reading with `own`, only in French and when `judged`.
+    pub fn plan(
+        &self,
+        language: &str,
+        judged: bool,
+        wake_word: &str,
+        lexicon: &arthur_french::Lexicon,
+        own: Option<String>,
+    ) -> ReadingPlan {
+        use arthur_agents::ears::{context_prompt, SecondReading};
+        let french = language == "fr";
+        let first = if french && self.context_prompt { Some(context_prompt(wake_word, lexicon)) } else { own.clone() };
+        let judge = if french && judged { self.judge } else { SecondReading::Never };
+        ReadingPlan { first, second: own, judge }
+    }
+}
+
+/// How one utterance is read ([`EarsPolicy::plan`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadingPlan {
+    pub first: Option<String>,
+    pub second: Option<String>,
+    pub judge: arthur_agents::ears::SecondReading,
 }
 
 impl Tuning {
@@ -189,6 +240,7 @@ impl Tuning {
             user_only: false,
             stop_window: None,
             rejoin_window: Duration::ZERO,
+            ears: EarsPolicy { context_prompt: false, judge: arthur_agents::ears::SecondReading::Never },
         }
     }
 
@@ -203,6 +255,7 @@ impl Tuning {
             user_only: true,
             stop_window: Some(Duration::from_secs(5)),
             rejoin_window: Duration::from_millis(1_200),
+            ears: EarsPolicy::MEASURED,
         }
     }
 }
@@ -630,7 +683,7 @@ impl<'a> VoiceLoop<'a> {
                 return Ok(());
             }
         }
-        let transcript = self.transcribe(so_far.clone()).await?;
+        let transcript = self.hear(so_far.clone(), false).await?;
         let millis = started.elapsed().as_millis() as u64;
         let interrupting = s.turns.interrupting;
         let taken = s.listener.would_take(&transcript, ears.now(), self.context(&transcript, true, interrupting));
@@ -733,7 +786,7 @@ impl<'a> VoiceLoop<'a> {
                     }
                 }
                 let started = Instant::now();
-                let t = self.transcribe(u.samples.clone()).await?;
+                let t = self.hear(u.samples.clone(), true).await?;
                 stages.transcription_ms = started.elapsed().as_millis() as u64;
                 t
             }
@@ -957,7 +1010,7 @@ impl<'a> VoiceLoop<'a> {
                     Some(pcm) => {
                         on_event(&LoopEvent::Transcribing);
                         let at_secs = ears.secs();
-                        let transcript = self.transcribe(pcm).await?;
+                        let transcript = self.hear(pcm, true).await?;
                         if transcript.trim().is_empty() {
                             on_event(&LoopEvent::NothingHeard);
                             on_event(&LoopEvent::Ready);
@@ -1013,6 +1066,54 @@ impl<'a> VoiceLoop<'a> {
             .await
             .context("transcription task")?
             .context("transcribing")
+    }
+
+    /// Transcribes a whole utterance, which may be a command: as [`Self::transcribe`], with
+    /// the context prompt and the grammar's judgement the tuning asks for
+    /// ([`EarsPolicy`]). The user's names are read from the store at each utterance (a
+    /// project created a minute ago is already in the prompt); if the store cannot say,
+    /// the recogniser's own prompt is used. `judged`: a second reading may run (not for a
+    /// speculative decoding during a pause, where a command is often still incomplete).
+    async fn hear(&self, pcm: Vec<f32>, judged: bool) -> anyhow::Result<String> {
+        use arthur_agents::ears::{self, SecondReading};
+        let policy = self.tuning.ears;
+        let french = self.transcriber.options().language == "fr";
+        let plain = !(french && (policy.context_prompt || (judged && policy.judge != SecondReading::Never)));
+        if plain {
+            return self.transcribe(pcm).await;
+        }
+        let lexicon = match self.engine.lexicon().await {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!(error = %e, "the user's names are unknown: decoded without them");
+                return self.transcribe(pcm).await;
+            }
+        };
+        let wake_word = self.listener.wake_word.clone();
+        let own = self.transcriber.options().initial_prompt.clone();
+        let plan = policy.plan(&self.transcriber.options().language, judged, &wake_word, &lexicon, own);
+        let ctx = self.engine.context();
+        let (now, tz) = (ctx.now(), ctx.tz);
+        let transcriber = self.transcriber.clone();
+        let heard = tokio::task::spawn_blocking(move || {
+            ears::hear(
+                |prompt| transcriber.hypotheses(&pcm, None, &[prompt]).map(|mut h| h.pop().unwrap_or_default()),
+                plan.first.as_deref(),
+                plan.second.as_deref(),
+                plan.judge,
+                |h| wake::strip_wake_word(h, &wake_word).unwrap_or_else(|| h.to_string()),
+                now,
+                tz,
+                &lexicon,
+            )
+        })
+        .await
+        .context("transcription task")?
+        .context("transcribing")?;
+        if heard.decodings > 1 {
+            tracing::debug!(second_won = heard.second_won, "utterance read twice, the grammar judged");
+        }
+        Ok(heard.text)
     }
 
     async fn speak(
@@ -1226,4 +1327,40 @@ pub fn capture_frames(
         }
     })?;
     Ok((capture, rx, clock))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arthur_agents::ears::SecondReading;
+
+    fn lexicon() -> arthur_french::Lexicon {
+        arthur_french::Lexicon { projects: vec!["Zéphyrine".into()], ..Default::default() }
+    }
+
+    #[test]
+    fn in_french_the_first_reading_is_prompted_with_the_users_names_and_the_command_words() {
+        let plan = EarsPolicy::MEASURED.plan("fr", true, "Arthur", &lexicon(), Some("Arthur, Zéphyrine".into()));
+        let first = plan.first.unwrap();
+        assert!(first.starts_with("Arthur.") && first.contains("Zéphyrine") && first.contains("minuteur"), "{first}");
+        assert_eq!(plan.second.as_deref(), Some("Arthur, Zéphyrine"));
+        assert_eq!(plan.judge, SecondReading::Never, "the measured default reads once");
+        assert_eq!(Tuning::room(DetectorChoice::Earshot).ears, EarsPolicy::MEASURED);
+        assert_eq!(Tuning::before_room().ears, EarsPolicy::default());
+    }
+
+    #[test]
+    fn another_language_keeps_the_transcribers_prompt_and_one_reading() {
+        let policy = EarsPolicy { context_prompt: true, judge: SecondReading::UnlessSure };
+        let plan = policy.plan("en", true, "Arthur", &lexicon(), Some("Arthur".into()));
+        assert_eq!((plan.first.as_deref(), plan.judge), (Some("Arthur"), SecondReading::Never));
+    }
+
+    #[test]
+    fn a_speculative_reading_is_never_judged() {
+        let policy = EarsPolicy { context_prompt: false, judge: SecondReading::WhenUnsure };
+        assert_eq!(policy.plan("fr", false, "Arthur", &lexicon(), None).judge, SecondReading::Never);
+        let plan = policy.plan("fr", true, "Arthur", &lexicon(), None);
+        assert_eq!((plan.first, plan.judge), (None, SecondReading::WhenUnsure));
+    }
 }

@@ -5,6 +5,7 @@
 pub mod atlas_actions;
 pub mod atlas_agents;
 mod basics;
+pub mod board;
 mod chat;
 mod due;
 mod ics;
@@ -38,7 +39,7 @@ pub struct WebState {
     pub demo: bool,
     pub token: Option<Secret>,
     /// What `arthur serve`'s components report (empty under `arthur web`).
-    pub health: Arc<crate::health::HealthBoard>,
+    pub health: Arc<crate::board::HealthBoard>,
     /// Atlas' store, for the `/atlas` pages (None: they say Atlas is not set up).
     pub atlas: Option<Arc<dyn arthur_atlas::store::AtlasStore>>,
     /// Writes draft replies on the founder's request (None: the button is not offered).
@@ -74,38 +75,14 @@ pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, WebError>
     tokio::net::TcpListener::bind(addr).await.map_err(|source| WebError::Bind { addr, source })
 }
 
-/// Binds the configured address (loopback unless a token is set) and builds the state
-/// over the app; says where the interface is.
-pub async fn bind_for(
-    app: &crate::app::App,
-    health: Arc<crate::health::HealthBoard>,
-) -> anyhow::Result<(tokio::net::TcpListener, Arc<WebState>)> {
-    use anyhow::Context;
-    let addr = listen_address(&app.settings.web_addr, app.settings.web_token.as_ref()).context("web configuration")?;
-    let listener = bind(addr).await?;
-    eprintln!("Arthur : interface web sur http://{}", listener.local_addr()?);
-    let state = Arc::new(WebState {
-        engine: app.engine.clone(),
-        store: app.ctx.store.clone(),
-        tz: app.ctx.tz,
-        preferences_cap: app.ctx.preferences_cap,
-        demo: app.settings.demo,
-        token: app.settings.web_token.clone(),
-        health,
-        atlas: Some(crate::atlas_cli::store(app)),
-        drafter: Some(Arc::new(crate::atlas_cli::drafter_for(app))),
-    });
-    Ok((listener, state))
-}
-
-/// Serves until `shutdown` resolves; in-flight requests finish first.
+/// Serves until `shutdown` is cancelled; in-flight requests finish first.
 pub async fn run(
     listener: tokio::net::TcpListener,
     state: Arc<WebState>,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    shutdown: tokio_util::sync::CancellationToken,
 ) -> std::io::Result<()> {
     tracing::info!(addr = ?listener.local_addr().ok(), demo = state.demo, "web server listening");
-    axum::serve(listener, router(state)).with_graceful_shutdown(shutdown).await
+    axum::serve(listener, router(state)).with_graceful_shutdown(shutdown.cancelled_owned()).await
 }
 
 pub fn router(state: Arc<WebState>) -> Router {

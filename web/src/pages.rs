@@ -418,7 +418,7 @@ pub async fn atlas(State(state): State<Arc<WebState>>) -> Response {
         html! {
             p { a href="/atlas/agents" { "Les agents d'Atlas" } }
             @if let Some(at) = configured {
-                p { "Dernière relève : " (crate::web::pages::local_time(&state, at)) }
+                p { "Dernière relève : " (crate::pages::local_time(&state, at)) }
             }
             @if rows.is_empty() {
                 p.empty { "Aucun e-mail lu par Atlas pour l'instant." }
@@ -429,7 +429,7 @@ pub async fn atlas(State(state): State<Arc<WebState>>) -> Response {
                         @for r in rows.iter().rev().take(200) {
                             tr {
                                 td { (r.id) }
-                                td { (crate::web::pages::local_time(&state, r.created_at)) }
+                                td { (crate::pages::local_time(&state, r.created_at)) }
                                 td { span.tag { (r.status.as_str()) } }
                                 td { (r.intent.map(|i| i.as_str()).unwrap_or("—")) @if let Some(c) = r.complexity { @if r.intent == Some(arthur_atlas::Intent::Run) { " · " (c.as_str()) } } }
                                 td { (r.confidence.map(|c| format!("{:.0} %", c * 100.0)).unwrap_or_else(|| "—".into())) }

@@ -14,8 +14,8 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use tokio::sync::mpsc;
 
-use crate::health::HealthBoard;
-use arthur_voice::listen::Announcement;
+use crate::listen::Announcement;
+use crate::tally::Tally;
 use tokio_util::sync::CancellationToken;
 
 /// How often deadlines are checked.
@@ -32,7 +32,8 @@ pub struct BellDeps {
     pub tz: Tz,
     /// The voice loop's announcement queue, when the voice runs.
     pub announce: Option<mpsc::Sender<Announcement>>,
-    pub health: Arc<HealthBoard>,
+    /// What it counts for `/healthz`.
+    pub health: Arc<Tally>,
     pub check_every: Duration,
     pub repeat_every: Duration,
     pub ring_for: Duration,
@@ -98,7 +99,7 @@ pub async fn ring(deps: &BellDeps, bell: &mut Bell) -> anyhow::Result<Vec<Minute
         let text = announcement(&m, up_since, deps.tz);
         tracing::info!(id = m.id, "timer ended: {text}");
         eprintln!("Arthur : {text}");
-        deps.health.update(|s| s.timers_rung += 1);
+        deps.health.timer_rang();
     }
     let ring_for = chrono::Duration::from_std(deps.ring_for).unwrap_or_default();
     for m in deps.store.expire_ringing(now - ring_for).await? {

@@ -14,7 +14,7 @@ use arthur_agents::time::Clock;
 use chrono_tz::Tz;
 use tokio::sync::mpsc;
 
-use crate::health::HealthBoard;
+use crate::tally::Tally;
 use tokio_util::sync::CancellationToken;
 
 pub struct NotifierDeps {
@@ -23,8 +23,9 @@ pub struct NotifierDeps {
     pub tz: Tz,
     pub period: Duration,
     /// The voice loop's announcement queue, when the voice runs.
-    pub announce: Option<mpsc::Sender<arthur_voice::listen::Announcement>>,
-    pub health: Arc<HealthBoard>,
+    pub announce: Option<mpsc::Sender<crate::listen::Announcement>>,
+    /// What it counts for `/healthz`.
+    pub health: Arc<Tally>,
     /// Print each due reminder on stdout (serve's terminal or journal).
     pub print: bool,
 }
@@ -83,9 +84,8 @@ impl Notifier {
             tracing::info!(id = rappel.id, due = %rappel.echeance, "reminder due");
             if deps.print {
                 println!("{}", printed(&rappel, deps.tz));
-                deps.health.update(|s| s.reminders_printed += 1);
             }
-            deps.health.update(|s| s.reminders_due += 1);
+            deps.health.reminder_due(deps.print);
             due.push(rappel);
         }
         if let Some(tx) = &deps.announce {
@@ -95,11 +95,8 @@ impl Notifier {
                 if self.queued.contains(&rappel.id) {
                     continue;
                 }
-                let a = arthur_voice::listen::Announcement {
-                    text: announcement(&rappel),
-                    bell: false,
-                    rappel: Some(rappel.id),
-                };
+                let a =
+                    crate::listen::Announcement { text: announcement(&rappel), bell: false, rappel: Some(rappel.id) };
                 match tx.try_send(a) {
                     Ok(()) => {
                         self.queued.insert(rappel.id);

@@ -71,7 +71,7 @@ fn shell(state: &WebState, body: Markup) -> Response {
 /// `POST /api/atlas/{id}/draft`: a draft reply for a finished run, written for the founder
 /// with the client's provider and model; Atlas never sends it.
 pub async fn draft(
-    State(state): State<Arc<crate::web::WebState>>,
+    State(state): State<Arc<crate::WebState>>,
     axum::extract::Path(id): axum::extract::Path<i64>,
 ) -> axum::response::Response {
     use axum::Json;
