@@ -553,7 +553,7 @@ async fn part_sure(maker: &NoiseMaker, models: &Models) {
                 .hands_free(&mut frames, &mut speaker, tokio_util::sync::CancellationToken::new(), |_| {})
                 .await
                 .unwrap();
-            if !exchanges.first().is_some_and(|e| e.command.is_some()) {
+            if exchanges.first().is_none_or(|e| e.command.is_none()) {
                 eprintln!("sure ({name}): not heard as a command: {exchanges:?}");
                 continue;
             }
