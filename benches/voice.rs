@@ -10,10 +10,12 @@
 //!   onset of a command spoken over the answer to the answer stopping;
 //! - `latency`: in real time, from the last voiced sample of a 3 s command to the first
 //!   sample of the answer handed to the speaker;
-//! - `sure`: the same for a French command the grammar is sure of (espeak-ng French, whisper
-//!   base in French), with a model configured that answers after 400 ms per call: the model
-//!   path (`ARTHUR_LOCAL_FIRST=0`, router + one call) and local first (no call) side by side,
-//!   local first as shipped, with the context prompt, and with it and beam search 5;
+//! - `sure`: the same for a French command the grammar is sure of (MBROLA fr3 when
+//!   installed, else espeak-ng French; whisper base in French), with a model configured that
+//!   answers after 400 ms per call: the model path (`ARTHUR_LOCAL_FIRST=0`, router + one
+//!   call) and local first (no call) side by side, local first with one plain reading
+//!   (before), as shipped (favoured words), with the context prompt, and with it and beam
+//!   search 5;
 //! - `cpu`: CPU used by the loop over 10 minutes of babble without the wake word, and the
 //!   turns it ran;
 //! - `tv`: a television (voices and music) under commands at 20, 12 and 6 dB: answers cut
@@ -23,9 +25,11 @@
 //! - `ears` (issue 29): the commands understood by whisper alone, in silence and under a
 //!   television at 12 and 6 dB, said by joe and by espeak-ng, and free speech's word error
 //!   rate, for each way of decoding (context prompt, beam search, denoiser, flash
-//!   attention, quantized weights, tiny.en), each against the first row
-//!   (`VOICE_BENCH_EARS=0,2` runs some rows; `VOICE_BENCH_VERBOSE=1` prints what was missed);
-//!   `ears-fr`: the grammar as the judge of several readings, on espeak-ng French.
+//!   attention, quantized weights, tiny.en, favoured words at bonuses 1 to 5), each against
+//!   the first row (`VOICE_BENCH_EARS=0,2` runs some rows; `VOICE_BENCH_VERBOSE=1` prints
+//!   what was missed); `ears-fr`: the same in French (espeak-ng, MBROLA fr3 at 120 and 150
+//!   wpm), understood = the grammar reads the same tool and arguments, with the grammar as
+//!   the judge of several readings, favoured words, and free speech's word error rate.
 //!
 //! `VOICE_BENCH_PART=vad,echo,…` runs some parts (all but `tvhour` by default: it takes
 //! about half an hour); `VOICE_BENCH_QUICK=1` shortens them.
@@ -516,12 +520,23 @@ async fn part_sure(maker: &NoiseMaker, models: &Models) {
     println!("|---|---|---|---|---|");
     let variant = Variant::Room(silero());
     let shipped = variant.tuning().ears;
-    let context = arthur_voice::listen::EarsPolicy { context_prompt: true, ..shipped };
+    let plain = arthur_voice::listen::EarsPolicy::PLAIN;
     let rows = [
         ("model path (ARTHUR_LOCAL_FIRST=0)", false, shipped, &french),
-        ("local first (default)", true, shipped, &french),
-        ("local first, context prompt", true, context, &french),
-        ("local first, context prompt + beam search 5", true, context, &beam),
+        ("local first, one plain reading (before)", true, plain, &french),
+        ("local first (default: favoured words)", true, shipped, &french),
+        (
+            "local first, context prompt",
+            true,
+            arthur_voice::listen::EarsPolicy { context_prompt: true, ..plain },
+            &french,
+        ),
+        (
+            "local first, context prompt + beam search 5",
+            true,
+            arthur_voice::listen::EarsPolicy { context_prompt: true, ..plain },
+            &beam,
+        ),
     ];
     for (name, local_first, ears, transcriber) in rows {
         let t = turns_with(local_first).await;
@@ -694,6 +709,18 @@ async fn part_ears(maker: &NoiseMaker, models: &Models) {
         ("q5_0 weights", q5.clone(), before.clone()),
         ("tiny.en", tiny, before.clone()),
     ];
+    // The same words favoured while decoding (`arthur_audio::favour`), at three bonuses.
+    let words: Vec<String> =
+        context.split(['.', ',']).map(str::trim).filter(|w| !w.is_empty()).map(str::to_owned).collect();
+    for (name, bonus) in [
+        ("favour the context words, bonus 1", 1.0),
+        ("favour the context words, bonus 2", 2.0),
+        ("favour the context words, bonus 3", 3.0),
+        ("favour the context words, bonus 4", 4.0),
+        ("favour the context words, bonus 5", 5.0),
+    ] {
+        steps.push((name, base.clone(), SttOptions { favour: words.clone(), favour_bonus: bonus, ..before.clone() }));
+    }
     if let Ok(only) = std::env::var("VOICE_BENCH_EARS") {
         let keep: Vec<usize> = only.split(',').filter_map(|i| i.trim().parse().ok()).collect();
         steps = steps.into_iter().enumerate().filter(|(i, _)| keep.contains(i)).map(|(_, s)| s).collect();
@@ -907,14 +934,40 @@ async fn part_ears_fr(maker: &NoiseMaker) {
             }
         }
     }
+    // Free speech, what a favoured word must not distort: a note's text, questions to the
+    // model (MBROLA fr3 at 150 wpm, in silence; no wake word). Written for this bench, none
+    // holds a command word on purpose, several hold everyday words near them.
+    const FREE_FR: [&str; 8] = [
+        "Le plombier passera jeudi pour réparer la fuite sous l'évier.",
+        "Quelle est la capitale de l'Australie et combien d'habitants compte-t-elle ?",
+        "Penser à acheter de la farine, des œufs et une bougie pour dimanche.",
+        "Peux-tu me conseiller un bon livre sur l'histoire de Rome ?",
+        "Écris un petit poème sur les feuilles d'automne dans le parc.",
+        "Comment faire une sauce tomate simple pour les pâtes ?",
+        "La voiture a besoin de pneus neufs avant les vacances d'hiver.",
+        "Raconte-moi une histoire drôle sur un chat et un violon.",
+    ];
+    let free_fr: Vec<(Vec<f32>, &str)> = FREE_FR
+        .iter()
+        .map(|t| {
+            let mut pcm = vec![0.0; margin];
+            pcm.extend(mbrola_fr3(t, 150));
+            pcm.extend(vec![0.0; margin]);
+            (pcm, *t)
+        })
+        .filter(|(pcm, _)| pcm.len() > 2 * margin)
+        .collect();
     let per = clips.iter().filter(|c| c.0 == 0).count();
     println!(
         "\n## The grammar as judge (French: {} sentences × {}; whisper base fr)",
         sentences.len(),
         voices.join(" + ")
     );
-    println!("| decoding | silence | TV 12 dB | TV 6 dB | STT per command (median) | decodings per command |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| decoding | silence | TV 12 dB | TV 6 dB | free speech WER (MBROLA fr3, {} sentences) | STT per command (median) | decodings per command |",
+        free_fr.len()
+    );
+    println!("|---|---|---|---|---|---|---|");
     let understood = |heard: &str, expected: &str| {
         let want = understand(expected, now, tz, &lexicon).reading;
         let rest = strip_wake_word(heard, "Arthur").unwrap_or_default();
@@ -962,15 +1015,29 @@ async fn part_ears_fr(maker: &NoiseMaker) {
             SecondReading::Never,
         ),
     ];
+    // The grammar's words favoured while decoding (`arthur_audio::favour`).
+    let words = arthur_agents::ears::favoured_words("Arthur", &lexicon);
+    let favour = |bonus: f32| SttOptions { favour: words.clone(), favour_bonus: bonus, ..before.clone() };
     // What the hands-free loop ships (`Tuning::room`): the row to read first.
     let shipped = arthur_voice::listen::EarsPolicy::MEASURED;
     steps.push((
         "the loop's default (EarsPolicy::MEASURED)",
-        before.clone(),
+        match shipped.favour {
+            Some(bonus) => favour(bonus),
+            None => before.clone(),
+        },
         Some(if shipped.context_prompt { context.as_str() } else { "Arthur" }),
         Some("Arthur"),
         shipped.judge,
     ));
+    for (name, bonus) in [
+        ("favour the grammar's words, bonus 1", 1.0),
+        ("favour the grammar's words, bonus 2", 2.0),
+        ("favour the grammar's words, bonus 3", 3.0),
+        ("favour the grammar's words, bonus 4", 4.0),
+    ] {
+        steps.push((name, favour(bonus), Some("Arthur"), None, SecondReading::Never));
+    }
     if let Ok(only) = std::env::var("VOICE_BENCH_EARS_FR") {
         let keep: Vec<usize> = only.split(',').filter_map(|i| i.trim().parse().ok()).collect();
         steps = steps.into_iter().enumerate().filter(|(i, _)| keep.contains(i)).map(|(_, s)| s).collect();
@@ -1005,11 +1072,24 @@ async fn part_ears_fr(maker: &NoiseMaker) {
                 eprintln!("not understood ({name}, {}, condition {c}): {:?} for {expected:?}", voices[*v], h.text);
             }
         }
+        // Free speech is read as the loop reads a whole utterance: the first reading only.
+        let (mut errors, mut words) = (0, 0);
+        for (pcm, said) in &free_fr {
+            let text = t.hypotheses(pcm, None, &[first]).unwrap().pop().unwrap_or_default();
+            let expected = arthur_voice::selftest::comparable_words(said);
+            let got = arthur_voice::selftest::comparable_words(&text);
+            errors += arthur_voice::selftest::word_errors(&expected, &got);
+            words += expected.len();
+            if std::env::var_os("VOICE_BENCH_VERBOSE").is_some() && expected != got {
+                eprintln!("free speech ({name}): {text:?} for {said:?}");
+            }
+        }
+        let wer = if words == 0 { "—".to_owned() } else { format!("{:.1} %", 100.0 * errors as f64 / words as f64) };
         let pct = |n: usize| format!("{n} of {per} ({:.0} %)", 100.0 * n as f64 / per.max(1) as f64);
         let detail =
             |c: usize| format!(" [{}]", by_voice.iter().map(|h| h[c].to_string()).collect::<Vec<_>>().join(" + "));
         println!(
-            "| {name} | {}{} | {}{} | {}{} | {:.3} s | {:.2} |",
+            "| {name} | {}{} | {}{} | {}{} | {wer} | {:.3} s | {:.2} |",
             pct(heard[0]),
             detail(0),
             pct(heard[1]),

@@ -157,6 +157,7 @@ pub async fn start(
                     transcriber: s.transcriber.clone(),
                     model: s.whisper.file_stem().map(|m| m.to_string_lossy().into_owned()).unwrap_or_default(),
                     language: settings.voice.stt_lang.clone(),
+                    favour: arthur_voice::listen::EarsPolicy::MEASURED.favour.map(|b| (app.engine.clone(), b)),
                 })
             }),
             tts: speech

@@ -26,21 +26,41 @@ pub const COMMAND_WORDS: &[&str] = &[
     "ajoute",
     "retire",
     "minuteur",
+    "minuteurs",
     "minutes",
     "session",
     "travail",
+    "travailler",
+    "travaillé",
+    "commence",
     "pause",
     "reprends",
     "arrête",
+    "chrono",
     "projet",
     "projets",
+    "décision",
     "souviens-toi",
+    "préférence",
     "préférences",
     "cherche",
     "bilan",
     "semaine",
     "demain",
+    "heure",
     "heures",
+    "quelle",
+    "date",
+    "combien",
+    "fait",
+    "numéro",
+    "supprime",
+    "efface",
+    "annule",
+    "lance",
+    "fais-moi",
+    "dis-moi",
+    "lis-moi",
 ];
 
 /// whisper keeps at most half its 448-token context for the prompt; French words are
@@ -81,6 +101,19 @@ pub fn context_prompt(wake_word: &str, lexicon: &Lexicon) -> String {
         prompt.push('.');
     }
     prompt
+}
+
+/// The words the recogniser should favour while it decodes (`arthur_audio::favour`): the
+/// wake word, the user's names (projects, lists, timers), then the command words; each once.
+pub fn favoured_words(wake_word: &str, lexicon: &Lexicon) -> Vec<String> {
+    let names = lexicon.projects.iter().chain(&lexicon.lists).chain(&lexicon.timers).map(|n| n.trim());
+    let mut seen = std::collections::HashSet::new();
+    std::iter::once(wake_word.trim())
+        .chain(names)
+        .chain(COMMAND_WORDS.iter().copied())
+        .filter(|w| !w.is_empty() && seen.insert(arthur_french::fold::fold(w)))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// How surely the grammar reads a transcript: sure, unsure, incomplete, not a command.
@@ -187,6 +220,20 @@ mod tests {
                 assert!(g.knows_word(part), "{part:?} (of {w:?}) is in no template");
             }
         }
+    }
+
+    #[test]
+    fn favoured_words_come_once_names_first() {
+        let lexicon = Lexicon {
+            projects: vec!["Atlas".into(), " jardin ".into(), "atlas".into()],
+            lists: vec!["courses".into(), "".into()],
+            timers: vec![],
+        };
+        let w = favoured_words("Arthur", &lexicon);
+        assert_eq!(w[..3], ["Arthur", "Atlas", "jardin"]);
+        assert_eq!(w.iter().filter(|w| w.as_str() == "courses").count(), 1, "a list named like a command word: once");
+        assert!(w.iter().all(|w| !w.is_empty()));
+        assert_eq!(w.len(), 3 + COMMAND_WORDS.len(), "{w:?}");
     }
 
     #[test]

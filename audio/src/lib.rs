@@ -11,6 +11,7 @@ pub mod denoise;
 pub mod detect;
 pub mod earcon;
 pub mod echo;
+pub mod favour;
 pub mod hearing;
 pub mod piper;
 pub mod playback;

@@ -271,3 +271,23 @@ fn initial_prompt_brings_the_users_vocabulary() {
     let heard = stt.transcribe(pcm).expect("transcription");
     assert!(heard.contains("Arthur"), "said {text:?}, heard {heard:?}");
 }
+
+#[test]
+fn favoured_words_reach_the_decoder_and_are_never_repeated() {
+    let _cpu = one_model_at_a_time();
+    let (text, pcm) = corpus().iter().find(|(t, _)| t.contains("Arthur")).expect("a command with the name");
+    // The same clip as above: without help base hears "Master"; favouring the name's
+    // tokens (no prompt) makes whisper spell it.
+    let options = SttOptions { favour: vec!["Arthur".to_owned()], favour_bonus: 3.0, ..english(Some(500)) };
+    let stt = Transcriber::load(&model("ggml-base.bin"), options).expect("base loads");
+    let heard = stt.transcribe(pcm).expect("transcription");
+    assert!(heard.contains("Arthur"), "said {text:?}, heard {heard:?}");
+    // An overwhelming bonus on a word nobody said forces it in once, and once only: a
+    // favoured word already in the reading gets no more bonus.
+    let zebra = stt.vocabulary(&["zebra"], 40.0);
+    let heard = stt.hypotheses_favouring(pcm, None, &[None], Some(&zebra)).expect("transcription").remove(0);
+    assert_eq!(heard.to_lowercase().matches("zebra").count(), 1, "heard {heard:?}");
+    // No vocabulary: the plain reading, as `transcribe` without `favour`.
+    let plain = stt.hypotheses_favouring(pcm, None, &[None], None).expect("transcription").remove(0);
+    assert!(!plain.to_lowercase().contains("zebra"), "heard {plain:?}");
+}

@@ -180,7 +180,7 @@ pub struct Tuning {
 
 /// How the loop decodes a whole utterance (`arthur_agents::ears`); measured by
 /// `cargo bench --bench voice` (`ears-fr`), where each choice has its row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EarsPolicy {
     /// First reading prompted with `ears::context_prompt` (wake word, the user's project,
     /// list and timer names, the command words) instead of the transcriber's own prompt.
@@ -189,6 +189,9 @@ pub struct EarsPolicy {
     /// When a second reading (with the transcriber's own prompt) runs, the grammar keeping
     /// the one it reads surest.
     pub judge: arthur_agents::ears::SecondReading,
+    /// Each reading favours `ears::favoured_words` (wake word, the user's names, the command
+    /// words) by this many logits per token (`arthur_audio::favour`). Only for French.
+    pub favour: Option<f32>,
 }
 
 impl Default for EarsPolicy {
@@ -198,12 +201,32 @@ impl Default for EarsPolicy {
 }
 
 impl EarsPolicy {
-    /// The hands-free default, chosen on the figures (issue 29's note): one plain reading.
-    /// The context prompt heard 3 more commands in 48 in silence and 1 more under a
-    /// television at 12 dB (`ears-fr`), but lost the `sure` part's own sentence entirely
-    /// and costs about 0.3 s per utterance; the judge won nothing when unsure, and 1 in 48
-    /// for 71 % more decodings unless sure. Both stay measurable, off.
-    pub const MEASURED: Self = Self { context_prompt: false, judge: arthur_agents::ears::SecondReading::Never };
+    /// The hands-free default, chosen on the figures (issue 29's notes): one reading that
+    /// favours the grammar's words and the user's names ([`EarsPolicy::favour`], bonus
+    /// `arthur_audio::stt::DEFAULT_FAVOUR_BONUS`): French 21 → 26 commands of 48 in silence
+    /// and 4 → 7 under a television at 12 dB, English 12 → 16 of 20 and 11 → 14, free speech
+    /// no worse, no second decoding (`ears`, `ears-fr`). The context prompt heard 3 more in
+    /// 48 but lost the `sure` part's own sentence with espeak-ng (whisper looped on the
+    /// prompt's words); the judge won nothing when unsure, and 1 in 48 for 71 % more
+    /// decodings unless sure. Both stay measurable, off.
+    pub const MEASURED: Self = Self {
+        context_prompt: false,
+        judge: arthur_agents::ears::SecondReading::Never,
+        favour: Some(arthur_audio::stt::DEFAULT_FAVOUR_BONUS),
+    };
+
+    /// One plain reading (the default before favoured words): the benches' « before ».
+    pub const PLAIN: Self =
+        Self { context_prompt: false, judge: arthur_agents::ears::SecondReading::Never, favour: None };
+
+    /// Whether an utterance in `language` (`judged`: a whole one, not a speculative
+    /// reading) is read plainly: one decoding with the transcriber's own prompt, nothing
+    /// from the store.
+    pub fn is_plain(&self, language: &str, judged: bool) -> bool {
+        use arthur_agents::ears::SecondReading;
+        let french = language == "fr";
+        !(french && (self.context_prompt || self.favour.is_some() || (judged && self.judge != SecondReading::Never)))
+    }
 
     /// The prompts and the judgement for one utterance in `language`: the context prompt
     /// (with the user's names) first when asked and French, else the transcriber's `own`;
@@ -216,20 +239,23 @@ impl EarsPolicy {
         lexicon: &arthur_french::Lexicon,
         own: Option<String>,
     ) -> ReadingPlan {
-        use arthur_agents::ears::{context_prompt, SecondReading};
+        use arthur_agents::ears::{context_prompt, favoured_words, SecondReading};
         let french = language == "fr";
         let first = if french && self.context_prompt { Some(context_prompt(wake_word, lexicon)) } else { own.clone() };
         let judge = if french && judged { self.judge } else { SecondReading::Never };
-        ReadingPlan { first, second: own, judge }
+        let favour = self.favour.filter(|_| french).map(|bonus| (favoured_words(wake_word, lexicon), bonus));
+        ReadingPlan { first, second: own, judge, favour }
     }
 }
 
 /// How one utterance is read ([`EarsPolicy::plan`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ReadingPlan {
     pub first: Option<String>,
     pub second: Option<String>,
     pub judge: arthur_agents::ears::SecondReading,
+    /// The words each reading favours, and their bonus.
+    pub favour: Option<(Vec<String>, f32)>,
 }
 
 impl Tuning {
@@ -246,7 +272,7 @@ impl Tuning {
             user_only: false,
             stop_window: None,
             rejoin_window: Duration::ZERO,
-            ears: EarsPolicy { context_prompt: false, judge: arthur_agents::ears::SecondReading::Never },
+            ears: EarsPolicy::PLAIN,
         }
     }
 
@@ -1081,11 +1107,9 @@ impl<'a> VoiceLoop<'a> {
     /// the recogniser's own prompt is used. `judged`: a second reading may run (not for a
     /// speculative decoding during a pause, where a command is often still incomplete).
     async fn hear(&self, pcm: Vec<f32>, judged: bool) -> anyhow::Result<String> {
-        use arthur_agents::ears::{self, SecondReading};
+        use arthur_agents::ears;
         let policy = self.tuning.ears;
-        let french = self.transcriber.options().language == "fr";
-        let plain = !(french && (policy.context_prompt || (judged && policy.judge != SecondReading::Never)));
-        if plain {
+        if policy.is_plain(&self.transcriber.options().language, judged) {
             return self.transcribe(pcm).await;
         }
         let lexicon = match self.engine.lexicon().await {
@@ -1102,8 +1126,16 @@ impl<'a> VoiceLoop<'a> {
         let (now, tz) = (ctx.now(), ctx.tz);
         let transcriber = self.transcriber.clone();
         let heard = tokio::task::spawn_blocking(move || {
+            let favoured = plan.favour.as_ref().map(|(words, bonus)| {
+                let words: Vec<&str> = words.iter().map(String::as_str).collect();
+                transcriber.vocabulary(&words, *bonus)
+            });
             ears::hear(
-                |prompt| transcriber.hypotheses(&pcm, None, &[prompt]).map(|mut h| h.pop().unwrap_or_default()),
+                |prompt| {
+                    transcriber
+                        .hypotheses_favouring(&pcm, None, &[prompt], favoured.as_ref())
+                        .map(|mut h| h.pop().unwrap_or_default())
+                },
                 plan.first.as_deref(),
                 plan.second.as_deref(),
                 plan.judge,
@@ -1346,7 +1378,7 @@ mod tests {
 
     #[test]
     fn in_french_the_first_reading_is_prompted_with_the_users_names_and_the_command_words() {
-        let policy = EarsPolicy { context_prompt: true, judge: SecondReading::Never };
+        let policy = EarsPolicy { context_prompt: true, judge: SecondReading::Never, favour: None };
         let plan = policy.plan("fr", true, "Arthur", &lexicon(), Some("Arthur, Zéphyrine".into()));
         let first = plan.first.unwrap();
         assert!(first.starts_with("Arthur.") && first.contains("Zéphyrine") && first.contains("minuteur"), "{first}");
@@ -1355,23 +1387,43 @@ mod tests {
     }
 
     #[test]
-    fn the_shipped_loop_reads_once_with_the_transcribers_own_prompt() {
+    fn the_shipped_loop_reads_once_with_the_transcribers_own_prompt_favouring_the_users_names() {
         assert_eq!(Tuning::room(DetectorChoice::Earshot).ears, EarsPolicy::MEASURED);
         let plan = EarsPolicy::MEASURED.plan("fr", true, "Arthur", &lexicon(), Some("Arthur, Zéphyrine".into()));
         assert_eq!(plan.first.as_deref(), Some("Arthur, Zéphyrine"));
         assert_eq!(plan.judge, SecondReading::Never);
+        let (words, bonus) = plan.favour.expect("favoured words");
+        assert_eq!(bonus, arthur_audio::stt::DEFAULT_FAVOUR_BONUS);
+        assert!(words.iter().any(|w| w == "Zéphyrine"), "{words:?}");
+        assert!(EarsPolicy::PLAIN.is_plain("fr", true));
+        assert_eq!(Tuning::before_room().ears, EarsPolicy::PLAIN);
     }
 
     #[test]
     fn another_language_keeps_the_transcribers_prompt_and_one_reading() {
-        let policy = EarsPolicy { context_prompt: true, judge: SecondReading::UnlessSure };
+        let policy = EarsPolicy { context_prompt: true, judge: SecondReading::UnlessSure, favour: Some(2.0) };
         let plan = policy.plan("en", true, "Arthur", &lexicon(), Some("Arthur".into()));
         assert_eq!((plan.first.as_deref(), plan.judge), (Some("Arthur"), SecondReading::Never));
+        assert_eq!(plan.favour, None, "the favoured words are the French grammar's");
+        assert!(policy.is_plain("en", true));
+    }
+
+    #[test]
+    fn in_french_favoured_words_are_the_users_names_and_the_command_words() {
+        let policy = EarsPolicy { favour: Some(1.5), ..EarsPolicy::PLAIN };
+        assert!(!policy.is_plain("fr", false), "favouring reads the user's names from the store");
+        assert!(EarsPolicy::PLAIN.is_plain("fr", false));
+        let plan = policy.plan("fr", false, "Arthur", &lexicon(), Some("Arthur".into()));
+        let (words, bonus) = plan.favour.unwrap();
+        assert_eq!(bonus, 1.5);
+        assert_eq!(words[..2], ["Arthur", "Zéphyrine"]);
+        assert!(words.iter().any(|w| w == "minuteur"), "{words:?}");
+        assert_eq!(plan.first.as_deref(), Some("Arthur"), "the prompt stays the transcriber's own");
     }
 
     #[test]
     fn a_speculative_reading_is_never_judged() {
-        let policy = EarsPolicy { context_prompt: false, judge: SecondReading::WhenUnsure };
+        let policy = EarsPolicy { context_prompt: false, judge: SecondReading::WhenUnsure, favour: None };
         assert_eq!(policy.plan("fr", false, "Arthur", &lexicon(), None).judge, SecondReading::Never);
         let plan = policy.plan("fr", true, "Arthur", &lexicon(), None);
         assert_eq!((plan.first, plan.judge), (None, SecondReading::WhenUnsure));

@@ -208,8 +208,9 @@ impl Machine {
 /// same fitted audio context for every model): small 4.5×, medium 16×, large-v3-turbo
 /// (large-v3's 32-layer encoder, 4 decoder layers) about 25×; quantized weights do not
 /// shorten it (q5_0 was slower than float16 on base: `cargo bench -p arthur-audio --bench
-/// stt`). The one ratio measurable here agrees: base takes 2.4× tiny's time (2.7× by the
-/// same count; `cargo bench --bench voice`, part `ears`). Issue 29.
+/// stt`). The one ratio measurable here is of the same order: base takes 1.9× to 2.4×
+/// tiny's time per command from run to run (2.7× by the same count; `cargo bench --bench
+/// voice`, part `ears`: 0.97 s against 0.50 s on a quiet 2-core machine). Issue 29.
 const LADDER: [(&str, &str, f64, f64); 4] = [
     ("ggml-base", "", 0.5, 1.0),
     ("ggml-small", "small", 1.0, 4.5),

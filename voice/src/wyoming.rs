@@ -19,6 +19,26 @@ pub struct WhisperAsr {
     pub transcriber: Arc<Transcriber>,
     pub model: String,
     pub language: String,
+    /// In French, each transcript favours the grammar's words and the user's names (read
+    /// from this engine's store at each request) by this bonus, as the hands-free loop does
+    /// (`listen::EarsPolicy::favour`). Home Assistant sends what follows its wake word: a
+    /// command, most of the time.
+    pub favour: Option<(Arc<TurnEngine>, f32)>,
+}
+
+impl WhisperAsr {
+    /// The words to favour for one request, if any (none when the store cannot say).
+    async fn vocabulary(&self) -> Option<arthur_audio::stt::Vocabulary> {
+        let (engine, bonus) = self.favour.as_ref().filter(|_| primary(&self.language) == "fr")?;
+        let lexicon = engine
+            .lexicon()
+            .await
+            .inspect_err(|e| tracing::warn!(error = %e, "the user's names are unknown: transcribed without them"))
+            .ok()?;
+        let words = arthur_agents::ears::favoured_words("", &lexicon);
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        Some(self.transcriber.vocabulary(&words, *bonus))
+    }
 }
 
 /// "fr-FR", "fr_FR" and "fr" are one language here.
@@ -44,10 +64,19 @@ impl Asr for WhisperAsr {
             )));
         }
         let transcriber = self.transcriber.clone();
-        tokio::task::spawn_blocking(move || transcriber.transcribe(&pcm))
-            .await
-            .map_err(|e| ServiceError::Failed(format!("transcription task: {e}")))?
-            .map_err(|e| ServiceError::Failed(e.to_string()))
+        let vocabulary = self.vocabulary().await;
+        tokio::task::spawn_blocking(move || match vocabulary {
+            Some(v) => {
+                let prompt = transcriber.options().initial_prompt.clone();
+                transcriber
+                    .hypotheses_favouring(&pcm, None, &[prompt.as_deref()], Some(&v))
+                    .map(|mut h| h.pop().unwrap_or_default())
+            }
+            None => transcriber.transcribe(&pcm),
+        })
+        .await
+        .map_err(|e| ServiceError::Failed(format!("transcription task: {e}")))?
+        .map_err(|e| ServiceError::Failed(e.to_string()))
     }
 }
 
