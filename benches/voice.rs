@@ -721,6 +721,11 @@ async fn part_ears(maker: &NoiseMaker, models: &Models) {
     ] {
         steps.push((name, base.clone(), SttOptions { favour: words.clone(), favour_bonus: bonus, ..before.clone() }));
     }
+    steps.push((
+        "favour the context words, bonus 3 + beam search 5",
+        base.clone(),
+        SttOptions { favour: words.clone(), favour_bonus: 3.0, beam_size: Some(5), ..before.clone() },
+    ));
     if let Ok(only) = std::env::var("VOICE_BENCH_EARS") {
         let keep: Vec<usize> = only.split(',').filter_map(|i| i.trim().parse().ok()).collect();
         steps = steps.into_iter().enumerate().filter(|(i, _)| keep.contains(i)).map(|(_, s)| s).collect();
@@ -1038,6 +1043,13 @@ async fn part_ears_fr(maker: &NoiseMaker) {
     ] {
         steps.push((name, favour(bonus), Some("Arthur"), None, SecondReading::Never));
     }
+    steps.push((
+        "favour the grammar's words, bonus 3 + beam search 5",
+        SttOptions { beam_size: Some(5), ..favour(3.0) },
+        Some("Arthur"),
+        None,
+        SecondReading::Never,
+    ));
     if let Ok(only) = std::env::var("VOICE_BENCH_EARS_FR") {
         let keep: Vec<usize> = only.split(',').filter_map(|i| i.trim().parse().ok()).collect();
         steps = steps.into_iter().enumerate().filter(|(i, _)| keep.contains(i)).map(|(_, s)| s).collect();

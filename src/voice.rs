@@ -226,6 +226,7 @@ pub async fn transcriber(app: &crate::app::App) -> anyhow::Result<Arc<Transcribe
         language: app.settings.voice.stt_lang.clone(),
         initial_prompt: Some(vocabulary(app).await),
         adaptive_audio_ctx: true,
+        beam_size: Some(app.settings.voice.stt_beam).filter(|w| *w > 1),
         ..Default::default()
     };
     let transcriber = tokio::task::spawn_blocking(move || {
