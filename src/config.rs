@@ -63,15 +63,18 @@ pub struct Models {
 /// The widest beam `ARTHUR_STT_BEAM` accepts (whisper.cpp keeps at most 8 decoders).
 pub const MAX_STT_BEAM: u32 = 8;
 
+/// Beam search 5 by default, on the figures (`cargo bench --bench voice`, issue 29's
+/// note): with favoured words it heard 28 French commands of 48 in silence against 26 for
+/// greedy decoding, 18 English of 20 against 16, French free speech 29.8 % word errors
+/// against 34.0 %, for about 60 ms more per command and 0.02 more of a core under babble
+/// (0.06 against 0.04) on 2 cores.
+pub const DEFAULT_STT_BEAM: u32 = 5;
+
 #[derive(Debug, Clone)]
 pub struct Voice {
     pub stt_lang: String,
-    /// Whisper's decoding for the conversation (`ARTHUR_STT_BEAM`): 1 is greedy (the
-    /// default), more is a beam search of that width. Measured (`cargo bench --bench
-    /// voice`, issue 29's note): with favoured words, beam 5 heard 28 French commands of 48
-    /// in silence against 26, 18 English of 20 against 16, for about 60 ms more per command
-    /// on 2 cores, and more CPU while the loop decodes during pauses (not measured yet, so
-    /// not the default).
+    /// Whisper's decoding for the conversation (`ARTHUR_STT_BEAM`, [`DEFAULT_STT_BEAM`]):
+    /// 1 is greedy, more is a beam search of that width.
     pub stt_beam: u32,
     pub whisper_model: Option<PathBuf>,
     pub piper_voice: Option<PathBuf>,
@@ -284,7 +287,7 @@ settings! {
         default DEFAULT_CLASSIFIER_MODEL;
     // Voice
     stt_lang: String = "ARTHUR_STT_LANG", file "voice.stt_lang", default "fr";
-    stt_beam: u32 = "ARTHUR_STT_BEAM", file "voice.stt_beam", default 1;
+    stt_beam: u32 = "ARTHUR_STT_BEAM", file "voice.stt_beam", default DEFAULT_STT_BEAM;
     whisper_model: PathBuf = "ARTHUR_WHISPER_MODEL", file "voice.whisper_model";
     piper_voice: PathBuf = "ARTHUR_PIPER_VOICE", file "voice.piper_voice";
     input_device: String = "ARTHUR_AUDIO_INPUT", file "voice.input_device";
@@ -749,14 +752,14 @@ mod tests {
     }
 
     #[test]
-    fn whispers_beam_is_greedy_by_default_and_bounded() {
+    fn whispers_beam_is_five_by_default_and_bounded() {
         let merge = |pairs: &[(&str, &str)], file: &str| {
             let mut all = vec![("ARTHUR_DATA_DIR", "/d")];
             all.extend_from_slice(pairs);
             Settings::merge(FileSettings::parse(file).unwrap(), &env(&all), None)
         };
-        assert_eq!(merge(&[], "").unwrap().voice.stt_beam, 1);
-        assert_eq!(merge(&[("ARTHUR_STT_BEAM", "5")], "").unwrap().voice.stt_beam, 5);
+        assert_eq!(merge(&[], "").unwrap().voice.stt_beam, DEFAULT_STT_BEAM);
+        assert_eq!(merge(&[("ARTHUR_STT_BEAM", "1")], "").unwrap().voice.stt_beam, 1);
         assert_eq!(merge(&[], "[voice]\nstt_beam = 3").unwrap().voice.stt_beam, 3);
         for wrong in ["0", "9"] {
             let err = merge(&[("ARTHUR_STT_BEAM", wrong)], "").unwrap_err();
