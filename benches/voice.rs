@@ -524,8 +524,8 @@ async fn part_sure(maker: &NoiseMaker, models: &Models) {
     let rows = [
         ("model path (ARTHUR_LOCAL_FIRST=0)", false, shipped, &french),
         ("local first, one plain reading (before)", true, plain, &french),
-        ("local first, favoured words, greedy (ARTHUR_STT_BEAM=1)", true, shipped, &french),
-        ("local first (default: favoured words, beam search 5)", true, shipped, &beam),
+        ("local first (default: favoured words, greedy)", true, shipped, &french),
+        ("local first, favoured words + beam search 5 (ARTHUR_STT_BEAM=5)", true, shipped, &beam),
         (
             "local first, context prompt",
             true,
@@ -596,7 +596,7 @@ async fn part_cpu(maker: &NoiseMaker, models: &Models) {
     println!("|---|---|---|---|");
     let babble = maker.make(Noise::Babble, minutes * 60.0, 11);
     // The room loop again with beam search 5 (`ARTHUR_STT_BEAM=5`): every speculative
-    // decoding during a pause pays for it too.
+    // decoding during a pause would pay for it too.
     let beam = Arc::new(
         Transcriber::load(
             &arthur::config::default_model_dir().expect("data dir").join("ggml-base.bin"),

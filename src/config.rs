@@ -63,12 +63,13 @@ pub struct Models {
 /// The widest beam `ARTHUR_STT_BEAM` accepts (whisper.cpp keeps at most 8 decoders).
 pub const MAX_STT_BEAM: u32 = 8;
 
-/// Beam search 5 by default, on the figures (`cargo bench --bench voice`, issue 29's
-/// note): with favoured words it heard 28 French commands of 48 in silence against 26 for
-/// greedy decoding, 18 English of 20 against 16, French free speech 29.8 % word errors
-/// against 34.0 %, for about 60 ms more per command and 0.02 more of a core under babble
-/// (0.06 against 0.04) on 2 cores.
-pub const DEFAULT_STT_BEAM: u32 = 5;
+/// Greedy decoding by default, on the figures (`cargo bench --bench voice` and `cargo bench
+/// -p arthur-audio --bench stt`, issue 29's note). Beam search 5 with favoured words heard
+/// 28 French commands of 48 in silence against 26, 18 English of 20 against 16, French free
+/// speech 29.8 % word errors against 34.0 %, for 0.02 more of a core under babble. But it
+/// costs +0.17 s per turn, and its STT time is 0.70× faster-whisper int8 at the same beam,
+/// over the 0.6× goal (greedy: 0.54×). `ARTHUR_STT_BEAM=5` chooses it.
+pub const DEFAULT_STT_BEAM: u32 = 1;
 
 #[derive(Debug, Clone)]
 pub struct Voice {
@@ -752,14 +753,14 @@ mod tests {
     }
 
     #[test]
-    fn whispers_beam_is_five_by_default_and_bounded() {
+    fn whispers_beam_is_greedy_by_default_and_bounded() {
         let merge = |pairs: &[(&str, &str)], file: &str| {
             let mut all = vec![("ARTHUR_DATA_DIR", "/d")];
             all.extend_from_slice(pairs);
             Settings::merge(FileSettings::parse(file).unwrap(), &env(&all), None)
         };
         assert_eq!(merge(&[], "").unwrap().voice.stt_beam, DEFAULT_STT_BEAM);
-        assert_eq!(merge(&[("ARTHUR_STT_BEAM", "1")], "").unwrap().voice.stt_beam, 1);
+        assert_eq!(merge(&[("ARTHUR_STT_BEAM", "5")], "").unwrap().voice.stt_beam, 5);
         assert_eq!(merge(&[], "[voice]\nstt_beam = 3").unwrap().voice.stt_beam, 3);
         for wrong in ["0", "9"] {
             let err = merge(&[("ARTHUR_STT_BEAM", wrong)], "").unwrap_err();

@@ -78,7 +78,7 @@ fn quantized(base: &Path, kind: &str) -> Option<PathBuf> {
     Some(out)
 }
 
-fn faster_whisper(corpus: &Path, compute: &str) -> Option<(f64, Vec<String>)> {
+fn faster_whisper(corpus: &Path, compute: &str, beam: u32) -> Option<(f64, Vec<String>)> {
     let cache = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?
@@ -89,7 +89,15 @@ fn faster_whisper(corpus: &Path, compute: &str) -> Option<(f64, Vec<String>)> {
         return None;
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/run_faster_whisper.py");
-    let out = Command::new(python).arg(script).arg(corpus).arg(&model).arg(compute).arg("2").output().ok()?;
+    let out = Command::new(python)
+        .arg(script)
+        .arg(corpus)
+        .arg(&model)
+        .arg(compute)
+        .arg("2")
+        .arg(beam.to_string())
+        .output()
+        .ok()?;
     if !out.status.success() {
         eprintln!("faster-whisper failed: {}", String::from_utf8_lossy(&out.stderr));
         return None;
@@ -108,7 +116,7 @@ fn main() {
     let base = models.join("ggml-base.bin");
     assert!(base.is_file(), "run models/fetch --offline");
     println!(
-        "STT bench: {} espeak-ng English commands, {audio_secs:.1} s of audio, base weights, 2 threads, greedy",
+        "STT bench: {} espeak-ng English commands, {audio_secs:.1} s of audio, base weights, 2 threads, greedy unless said",
         clips.len()
     );
     println!("{:<40} {:>10} {:>8} {:>8}", "engine", "seconds", "RTF", "WER %");
@@ -151,15 +159,32 @@ fn main() {
     let fw: Vec<(&str, Option<Timed>)> = ["int8", "float32"]
         .into_iter()
         .filter(|c| computes.split(',').any(|w| w == *c))
-        .map(|c| (c, faster_whisper(dir.path(), c)))
+        .map(|c| (c, faster_whisper(dir.path(), c, 1)))
         .collect();
     let int8 = fw.first().and_then(|(_, r)| r.as_ref().map(|r| r.0));
+    // Beam search 5 (`ARTHUR_STT_BEAM=5`, not the default) against faster-whisper int8 at
+    // the same beam.
+    rows.push((
+        "whisper-rs, adaptive + beam search 5".into(),
+        base.clone(),
+        SttOptions { beam_size: Some(5), ..adaptive.clone() },
+    ));
+    let int8_beam = fw.first().and_then(|_| faster_whisper(dir.path(), "int8", 5));
     for (name, model, options) in rows {
+        let beam = options.beam_size.is_some();
         let (s, t) = whisper_rs(&model, &clips, options);
         row(&name, s, &t);
-        if let Some(fw) = int8 {
-            println!("{:<40} {:>10} ratio to faster-whisper int8: {:.2}× (goal ≤ 0.6×)", "", "", s / fw);
+        let (reference, label) = if beam {
+            (int8_beam.as_ref().map(|r| r.0), "faster-whisper int8, beam 5")
+        } else {
+            (int8, "faster-whisper int8")
+        };
+        if let Some(fw) = reference {
+            println!("{:<40} {:>10} ratio to {label}: {:.2}× (goal ≤ 0.6×)", "", "", s / fw);
         }
+    }
+    if let Some((s, t)) = &int8_beam {
+        row("faster-whisper int8, beam search 5", *s, t);
     }
     for (compute, result) in fw {
         match result {
