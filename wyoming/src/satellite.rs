@@ -26,7 +26,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::audio::{AudioFormat, ToMono16k};
-use crate::event::{read_event, write_event, Event};
+use crate::event::{read_event, write_event, Event, WireError};
 use crate::speaker::{Outbox, OutputRate, SatelliteSpeaker};
 
 /// Frames queued for the loop: a minute of audio (a loop that falls further behind loses
@@ -310,9 +310,10 @@ async fn session(deps: &SatelliteDeps, shutdown: &CancellationToken) -> Result<(
     let mut answers_pings = false;
     let mut last_pong = Instant::now();
     let mut check = tokio::time::interval(Duration::from_secs(1));
+    let (mut events, reader_task) = events_of(reader);
     let result = loop {
         let event = tokio::select! {
-            event = read_event(&mut reader) => event,
+            event = events.recv() => event.unwrap_or(Ok(None)),
             _ = ping.tick() => {
                 if answers_pings && last_pong.elapsed() > PONG_WITHIN {
                     break Err("no pong within 15 s".to_string());
@@ -377,6 +378,7 @@ async fn session(deps: &SatelliteDeps, shutdown: &CancellationToken) -> Result<(
     *link.outbox.lock().unwrap_or_else(|p| p.into_inner()) = None;
     drop(tx);
     writer_task.abort();
+    reader_task.abort();
     result
 }
 
@@ -468,6 +470,28 @@ async fn fill(feed: Arc<Mutex<Feed>>, shutdown: CancellationToken) {
     }
 }
 
+/// The satellite's events, read by a task of their own. `read_event` is not cancel-safe: a
+/// `select!` that drops it between an event's header and its payload (a ping or a check
+/// tick firing while audio streams) loses the header, and the next read starts inside the
+/// payload (« event header is not a JSON object »: the link dropped, the answer lost).
+/// A channel's `recv` is cancel-safe. The task ends after the first end or error.
+fn events_of<R>(mut reader: R) -> (mpsc::Receiver<Result<Option<Event>, WireError>>, tokio::task::JoinHandle<()>)
+where
+    R: tokio::io::AsyncBufRead + Unpin + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel(64);
+    let task = tokio::spawn(async move {
+        loop {
+            let event = read_event(&mut reader).await;
+            let last = !matches!(event, Ok(Some(_)));
+            if tx.send(event).await.is_err() || last {
+                break;
+            }
+        }
+    });
+    (rx, task)
+}
+
 /// The name a satellite gives itself in its `info`, as data: shown on /healthz and printed
 /// by the doctor on a terminal, so without control characters, and 64 characters at most.
 fn satellite_name(info: &serde_json::Map<String, Value>) -> Option<String> {
@@ -504,6 +528,38 @@ pub async fn probe(address: &str, within: Duration) -> Result<Option<String>, St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An audio chunk whose payload arrives after its header, while the loop's ticks keep
+    /// interrupting the wait: every event still comes whole and in order. (Reading with
+    /// `read_event` inside the `select!` lost the header at the first tick.)
+    #[tokio::test]
+    async fn events_survive_being_waited_for_with_interruptions() {
+        let (client, mut server) = tokio::io::duplex(1 << 16);
+        let (mut events, _task) = events_of(tokio::io::BufReader::new(client));
+        let writer = tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            for i in 0..3u8 {
+                let header = "{\"type\": \"audio-chunk\", \"data\": {\"rate\": 16000, \"width\": 2, \"channels\": 1}, \"payload_length\": 4}\n";
+                server.write_all(header.as_bytes()).await.unwrap();
+                tokio::time::sleep(Duration::from_millis(30)).await;
+                server.write_all(&[i; 4]).await.unwrap();
+            }
+            server.write_all(b"{\"type\": \"ping\"}\n").await.unwrap();
+        });
+        let mut got = Vec::new();
+        while got.len() < 4 {
+            // A short wait, dropped at each tick as the session's `select!` drops it.
+            if let Ok(event) = tokio::time::timeout(Duration::from_millis(5), events.recv()).await {
+                got.push(event.expect("the reader is alive").expect("a readable event").expect("an event"));
+            }
+        }
+        writer.await.unwrap();
+        for (i, e) in got[..3].iter().enumerate() {
+            assert!(e.is("audio-chunk"));
+            assert_eq!(e.payload(), &[i as u8; 4]);
+        }
+        assert!(got[3].is("ping"));
+    }
 
     #[test]
     fn frames_are_cut_from_the_audio_and_silence_keeps_the_clock_when_none_comes() {
