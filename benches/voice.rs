@@ -29,7 +29,10 @@
 //!   the first row (`VOICE_BENCH_EARS=0,2` runs some rows; `VOICE_BENCH_VERBOSE=1` prints
 //!   what was missed); `ears-fr`: the same in French (espeak-ng, MBROLA fr3 at 120 and 150
 //!   wpm), understood = the grammar reads the same tool and arguments, with the grammar as
-//!   the judge of several readings, favoured words, and free speech's word error rate.
+//!   the judge of several readings, favoured words, and free speech's word error rate;
+//! - `turn-end` (issue 41, `voice/turn_end.rs`): each step of answering as soon as the user
+//!   has finished, side by side: last voiced sample → first answer sample for sure French
+//!   commands, false cuts on commands said with hesitations, CPU under babble.
 //!
 //! `VOICE_BENCH_PART=vad,echo,…` runs some parts (all but `tvhour` by default: it takes
 //! about half an hour); `VOICE_BENCH_QUICK=1` shortens them.
@@ -37,6 +40,8 @@
 
 #[path = "../tests/common/noise.rs"]
 mod noise;
+#[path = "voice/turn_end.rs"]
+mod turn_end;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -1281,6 +1286,9 @@ async fn main() {
     }
     if wants("ears-fr") {
         part_ears_fr(&maker).await;
+    }
+    if wants("turn-end") {
+        turn_end::part_turn_end(&maker, &models).await;
     }
     if wants("rss") {
         part_rss(&models, rss_start, rss_loaded).await;

@@ -29,6 +29,22 @@ pub fn model_files(settings: &Settings) -> ModelFiles {
     }
 }
 
+/// How the voice loop decides that the user has finished speaking, in one line for
+/// `arthur doctor` and `doctor --voix`: by meaning when Smart Turn is installed, else by
+/// silences (and what to run to change it).
+pub fn turn_end_line(settings: &Settings) -> (bool, String) {
+    match crate::voice::turn_end(&settings.voice) {
+        arthur_voice::listen::TurnEnd::Meaning { .. } => (
+            true,
+            "fin de phrase : au sens (Smart Turn v3.2 écoute le ton, la grammaire lit les mots) — je réponds dès que tu as fini".into(),
+        ),
+        arthur_voice::listen::TurnEnd::Silences => (
+            false,
+            "fin de phrase : aux silences (Smart Turn absent — lance models/fetch) ; j'attends 0,4 à 0,6 s de silence avant de répondre".into(),
+        ),
+    }
+}
+
 /// The configured providers, in fallback order.
 pub fn providers(settings: &Settings) -> Vec<ProviderCheck> {
     let p = &settings.providers;
@@ -363,6 +379,8 @@ pub fn report(settings: &Settings, found: &Findings<'_>) -> String {
             line(false, "voix : pas de voix Piper de la langue — models/fetch ; espeak-ng en attendant".into())
         }
     }
+    let (ok, text) = turn_end_line(settings);
+    line(ok, text);
     match &found.microphone {
         None => {}
         Some(Ok(p)) if p.frames > 0 => line(

@@ -15,7 +15,8 @@ use arthur_audio::wav::{WavSource, FRAME_SAMPLES};
 use tokio::sync::mpsc;
 
 use arthur_audio::detect::SileroDetector;
-use arthur_voice::listen::{DetectorChoice, Exchange, LoopEvent, PttKey, Tuning, VoiceLoop};
+use arthur_audio::smart_turn::SmartTurn;
+use arthur_voice::listen::{DetectorChoice, Exchange, LoopEvent, PttKey, Tuning, TurnEnd, VoiceLoop};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Settings, VadSetting, Voice};
@@ -40,9 +41,21 @@ pub fn detector(voice: &Voice) -> DetectorChoice {
     }
 }
 
-/// A real room with the configured detector.
+/// How the end of a turn is decided: by meaning (Smart Turn and the grammar) when
+/// `models/fetch` installed Smart Turn and ONNX Runtime is there, else by silences as
+/// before (`doctor --voix` says which).
+pub fn turn_end(voice: &Voice) -> TurnEnd {
+    let model = voice.model_dir.as_deref().and_then(SmartTurn::model_in);
+    match (model, voice.onnxruntime.clone().filter(|p| p.is_file())) {
+        (Some(model), Some(onnxruntime)) => TurnEnd::Meaning { model, onnxruntime },
+        _ => TurnEnd::Silences,
+    }
+}
+
+/// A real room with the configured detector, the end of a turn judged by meaning when the
+/// model is there.
 pub fn tuning(voice: &Voice) -> Tuning {
-    Tuning::room(detector(voice))
+    Tuning::room(detector(voice)).judging_turns(turn_end(voice))
 }
 
 /// A real room with the detector this process's configuration gives (file and environment;
@@ -379,6 +392,8 @@ pub async fn selftest(app: &crate::app::App, args: &SelfTestArgs) -> anyhow::Res
     let model_path = whisper_model(settings)?;
     let model = model_path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     println!("Est-ce que je te comprends ? (modèle {model}, langue {language})");
+    let (ok, turn_end) = crate::health::turn_end_line(settings);
+    println!("  [{}] {turn_end}", if ok { "ok" } else { "--" });
     let transcriber = transcriber(app).await?;
     let (_capture, frames) = match &args.input {
         Some(path) => {

@@ -16,6 +16,7 @@ pub mod hearing;
 pub mod piper;
 pub mod playback;
 pub mod quiet;
+pub mod smart_turn;
 pub mod stt;
 pub mod tts;
 pub mod vad;

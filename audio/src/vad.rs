@@ -184,6 +184,9 @@ enum State {
         speech_start: usize,
         /// Silence since the last speech chunk.
         silence: usize,
+        /// Silence that closes this utterance instead of the hangover (the loop was told
+        /// the user has not finished).
+        hold: Option<usize>,
         paused_told: bool,
         power_sum: f64,
         power_chunks: usize,
@@ -362,6 +365,16 @@ impl Vad {
         self.events.pop_front()
     }
 
+    /// Keeps the utterance being collected open through a silence of `ms` (instead of the
+    /// hangover; at least the hangover): the user has not finished, by what they said or how
+    /// it sounded. Lasts until the utterance ends.
+    pub fn hold_open(&mut self, ms: u32) {
+        let samples = self.config.samples(ms.max(self.config.hangover_ms));
+        if let State::Speaking { hold, .. } = &mut self.state {
+            *hold = Some(samples);
+        }
+    }
+
     /// Ends the utterance in progress now (the loop found it complete): it is emitted
     /// (or discarded if too short), as at the end of the hangover.
     pub fn end_utterance(&mut self) -> Option<VadEvent> {
@@ -530,6 +543,7 @@ impl Vad {
                         start,
                         speech_start,
                         silence: 0,
+                        hold: None,
                         paused_told: false,
                         power_sum,
                         power_chunks: speech_len / chunk_len,
@@ -547,6 +561,7 @@ impl Vad {
                 utterance,
                 last_speech_end,
                 silence,
+                hold,
                 paused_told,
                 power_sum,
                 power_chunks,
@@ -592,6 +607,7 @@ impl Vad {
                             utterance: tail,
                             start,
                             silence: 0,
+                            hold: None,
                             paused_told: false,
                             power_sum,
                             power_chunks: speech_len / chunk_len,
@@ -607,7 +623,7 @@ impl Vad {
                         return None;
                     }
                 }
-                if *silence >= hangover || utterance.len() >= max_len {
+                if *silence >= hold.unwrap_or(hangover) || utterance.len() >= max_len {
                     return self.finish();
                 }
                 if *foreground
@@ -878,6 +894,39 @@ mod tests {
         let closed = closed_at.unwrap() as f32 / 16_000.0;
         assert!((2.15..2.35).contains(&closed), "closed at {closed} s");
         assert!(u.speech_secs() > 0.9);
+    }
+
+    /// Held open at the pause (the user has not finished), a 1 s silence does not end the
+    /// utterance: the speech after it joins it, and the hold lasts until it ends.
+    #[test]
+    fn an_utterance_held_open_spans_a_hesitation() {
+        let config = VadConfig { pause_ms: Some(200), ..VadConfig::room() };
+        let mut signal = vec![0.0; 16_000];
+        signal.extend(tone(1.0, 0.3));
+        signal.extend(vec![0.0; 16_000]);
+        signal.extend(tone(0.8, 0.3));
+        signal.extend(vec![0.0; 16_000 * 3]);
+        let hear = |hold: bool| {
+            let mut vad = Vad::with_detector(config.clone(), Box::new(LOUD));
+            let mut events = Vec::new();
+            for frame in signal.chunks(FRAME) {
+                match vad.push(frame) {
+                    Some(VadEvent::Paused) if hold => vad.hold_open(2_000),
+                    Some(e) => events.push(e),
+                    None => {}
+                }
+            }
+            events
+        };
+        let plain = hear(false);
+        assert_eq!(utterances(&plain).len(), 2, "the hangover cuts at the hesitation: {plain:?}");
+        let held = hear(true);
+        let u = utterances(&held);
+        assert_eq!(u.len(), 1, "{held:?}");
+        assert!(u[0].speech_secs() > 2.7, "{}", u[0].speech_secs());
+        // It closed 2 s after the last speech (the hold), not at the 600 ms hangover.
+        let end = (u[0].start as usize + u[0].speech.end) as f32 / 16_000.0;
+        assert!((3.7..3.9).contains(&end), "{end}");
     }
 
     /// A speaking background (a talking tone at -30 dBFS that never stops) is measured;

@@ -7,6 +7,7 @@
 mod common;
 
 mod dsp;
+mod smart_turn;
 
 #[cfg(feature = "system-tests")]
 mod piper;

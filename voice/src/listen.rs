@@ -30,6 +30,7 @@ use arthur_audio::clock::CaptureClock;
 use arthur_audio::detect::{EarshotDetector, EnergyDetector, SileroDetector, SpeechDetector};
 use arthur_audio::hearing::Hearing;
 use arthur_audio::playback::{Speaker, WavSpeaker};
+use arthur_audio::smart_turn::{SharedSmartTurn, SmartTurn};
 use arthur_audio::stt::Transcriber;
 use arthur_audio::tts::{self, Pcm, Synthesizer};
 use arthur_audio::vad::{Utterance, Vad, VadConfig, VadEvent};
@@ -39,7 +40,7 @@ use arthur_audio::{earcon, SAMPLE_RATE_HZ};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::turns::{self, Action, Ended, Event};
+use crate::turns::{self, Action, Ended, Event, Verdict};
 use crate::words;
 
 /// One utterance and what became of it.
@@ -154,6 +155,34 @@ impl DetectorChoice {
     }
 }
 
+/// How the end of the user's turn is decided at a pause.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnEnd {
+    /// By silences and the grammar alone: a reading it is sure of closes at the pause,
+    /// otherwise 400 ms after a sentence that sounds finished, 600 ms else (before issue
+    /// 41, and whenever the model is missing).
+    Silences,
+    /// By meaning (issue 41): Smart Turn v3.2 judges the sound and the grammar the
+    /// speculative reading; both finished close at the pause, either unfinished waits up
+    /// to 2 s. This model file, on this runtime.
+    Meaning { model: PathBuf, onnxruntime: PathBuf },
+}
+
+impl TurnEnd {
+    /// The model loaded, or `None` (with a warning) for the silences: a model that does
+    /// not load must not stop the voice.
+    pub fn load(&self) -> Option<SharedSmartTurn> {
+        let TurnEnd::Meaning { model, onnxruntime } = self else { return None };
+        match SmartTurn::load(model, Some(onnxruntime)) {
+            Ok(m) => Some(Arc::new(std::sync::Mutex::new(m))),
+            Err(e) => {
+                tracing::warn!(error = %e, "Smart Turn unusable: the end of a turn is decided by silences");
+                None
+            }
+        }
+    }
+}
+
 /// How the hands-free loop hears a room.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tuning {
@@ -176,6 +205,8 @@ pub struct Tuning {
     /// How a whole utterance is heard (issue 29): with the grammar's words and the user's
     /// names as whisper's prompt, and when a second reading is judged by the grammar.
     pub ears: EarsPolicy,
+    /// How the end of a turn is decided at a pause (issue 41).
+    pub turn_end: TurnEnd,
 }
 
 /// How the loop decodes a whole utterance (`arthur_agents::ears`); measured by
@@ -273,10 +304,12 @@ impl Tuning {
             stop_window: None,
             rejoin_window: Duration::ZERO,
             ears: EarsPolicy::PLAIN,
+            turn_end: TurnEnd::Silences,
         }
     }
 
-    /// A real room, with `detector`.
+    /// A real room, with `detector`; the end of a turn by silences (see
+    /// [`Tuning::judging_turns`]).
     pub fn room(detector: DetectorChoice) -> Self {
         Self {
             detector,
@@ -288,7 +321,13 @@ impl Tuning {
             stop_window: Some(Duration::from_secs(5)),
             rejoin_window: Duration::from_millis(1_200),
             ears: EarsPolicy::MEASURED,
+            turn_end: TurnEnd::Silences,
         }
+    }
+
+    /// The same, the end of each turn judged by `turn_end`.
+    pub fn judging_turns(self, turn_end: TurnEnd) -> Self {
+        Self { turn_end, ..self }
     }
 }
 
@@ -391,10 +430,12 @@ struct Session {
     conversation: Option<String>,
     exchanges: Vec<Exchange>,
     turns: turns::State<Exchange>,
+    /// Smart Turn, when the tuning judges turns by meaning and the model loaded.
+    smart_turn: Option<SharedSmartTurn>,
 }
 
-/// Silence after a sentence that sounds finished (instead of the 600 ms hangover).
-const SHORT_HANGOVER_SAMPLES: usize = SAMPLE_RATE_HZ as usize * 2 / 5;
+/// Smart Turn's probability above which the sound says the user has finished (pipecat's).
+const SMART_TURN_THRESHOLD: f32 = 0.5;
 
 /// Something Arthur says on its own between two utterances: a due reminder, a timer that
 /// ended (with its bell). Composed by code.
@@ -512,6 +553,7 @@ impl<'a> VoiceLoop<'a> {
             conversation: None,
             exchanges: Vec::new(),
             turns: turns::State::default(),
+            smart_turn: self.tuning.turn_end.load(),
         };
         on_event(&LoopEvent::Ready);
         loop {
@@ -563,15 +605,15 @@ impl<'a> VoiceLoop<'a> {
                         continue;
                     }
                     let mut event = ears.vad.push(&frame);
-                    let mut hangover_done = ears.vad.silence_samples() >= SHORT_HANGOVER_SAMPLES;
+                    let mut silence_ms = (ears.vad.silence_samples() as u64 * 1000 / u64::from(SAMPLE_RATE_HZ)) as u32;
                     while event.is_none() {
                         let quiet =
-                            Event::Quiet { secs: ears.secs(), speech_now: ears.vad.is_speech_now(), hangover_done };
+                            Event::Quiet { secs: ears.secs(), speech_now: ears.vad.is_speech_now(), silence_ms };
                         let actions = self.step(&mut s, quiet);
                         if actions.contains(&Action::Close) {
                             event = ears.vad.end_utterance();
                             // Nothing to close after all: what is held may be due.
-                            hangover_done = false;
+                            silence_ms = 0;
                             continue;
                         }
                         self.obey(actions, &mut s, &mut ears, speaker, &mut on_event).await?;
@@ -611,6 +653,8 @@ impl<'a> VoiceLoop<'a> {
             stop_window: self.tuning.stop_window.map(|w| w.as_secs_f64()),
             rejoin_secs: self.tuning.rejoin_window.as_secs_f64(),
             wake_prefix: self.tuning.wake_prefix_secs.is_some(),
+            by_meaning: s.smart_turn.is_some(),
+            silences: turns::Silences { open_ms: self.tuning.vad.hangover_ms, ..turns::Silences::DEFAULT },
         };
         let (state, actions) = turns::next(&rules, std::mem::take(&mut s.turns), event);
         s.turns = state;
@@ -630,6 +674,7 @@ impl<'a> VoiceLoop<'a> {
         for action in actions {
             match action {
                 Action::StopSpeaking => speaker.stop(),
+                Action::HoldOpen { ms } => ears.vad.hold_open(ms),
                 Action::Answered => s.listener.answered(ears.now()),
                 Action::Run { text, record } => self.run_command(text, record, s, ears, speaker, on_event).await?,
                 other => tracing::error!(?other, "turn-taking: action without a place here, skipped"),
@@ -715,34 +760,78 @@ impl<'a> VoiceLoop<'a> {
                 return Ok(());
             }
         }
-        let transcript = self.hear(so_far.clone(), false).await?;
+        // The sound is judged while the words are decoded: Smart Turn takes one core for
+        // a few tens of milliseconds, whisper's decoding some hundreds.
+        let (transcript, audio) = tokio::join!(self.hear(so_far.clone(), false), self.judge_sound(s, &so_far));
+        let transcript = transcript?;
         let millis = started.elapsed().as_millis() as u64;
         let interrupting = s.turns.interrupting;
         let taken = s.listener.would_take(&transcript, ears.now(), self.context(&transcript, true, interrupting));
         // Only the parser's reading is trusted to close early: whisper ends fragments with a
         // full stop too ("Remind me to call.").
         let text = wake::strip_wake_word(&transcript, &self.listener.wake_word).unwrap_or_else(|| transcript.clone());
-        let closes_early = taken && !interrupting && self.closes_early(&text);
+        let grammar = self.grammar_verdict(&text);
+        tracing::debug!(%transcript, ?grammar, ?audio, "pause judged");
         let partial = turns::Partial { transcript, len: so_far.len(), millis };
-        let decoded = |closes_early| Event::PauseDecoded {
+        let decoded = |grammar, audio| Event::PauseDecoded {
             partial: partial.clone(),
             taken,
-            closes_early,
+            grammar,
+            audio,
             sounds_finished: words::sounds_finished(&text),
         };
-        for action in self.step(s, decoded(closes_early)) {
-            if let Action::CloseWith { transcript, millis } = action {
-                if let Some(VadEvent::Utterance(u)) = ears.vad.end_utterance() {
-                    tracing::debug!(%transcript, "complete at the pause: utterance closed early");
-                    let judged =
-                        self.on_utterance(u, Some((transcript, millis)), false, started, s, ears, speaker, on_event);
-                    return Box::pin(judged).await;
+        for action in self.step(s, decoded(grammar, audio)) {
+            match action {
+                Action::CloseWith { transcript, millis } => {
+                    if let Some(VadEvent::Utterance(u)) = ears.vad.end_utterance() {
+                        tracing::debug!(%transcript, "complete at the pause: utterance closed early");
+                        let judged =
+                            self.on_utterance(u, Some((transcript, millis)), false, started, s, ears, speaker, on_event);
+                        return Box::pin(judged).await;
+                    }
+                    // Nothing to close after all: kept as a partial.
+                    self.step(s, decoded(Verdict::Unknown, Verdict::Unknown));
                 }
-                // Nothing to close after all: kept as a partial.
-                self.step(s, decoded(false));
+                other => self.obey(vec![other], s, ears, speaker, on_event).await?,
             }
         }
         Ok(())
+    }
+
+    /// Smart Turn's verdict on the utterance so far (its trailing silence included); unknown
+    /// without the model, or when it fails (then the silences decide, as without it).
+    async fn judge_sound(&self, s: &Session, so_far: &[f32]) -> Verdict {
+        let Some(model) = s.smart_turn.clone() else { return Verdict::Unknown };
+        let audio = so_far.to_vec();
+        let judged = tokio::task::spawn_blocking(move || {
+            let features = arthur_audio::smart_turn::features(&arthur_audio::smart_turn::window(&audio));
+            model.lock().unwrap_or_else(|p| p.into_inner()).probability_of(features)
+        })
+        .await;
+        match judged {
+            Ok(Ok(p)) => {
+                tracing::debug!(probability = p, "Smart Turn");
+                if p > SMART_TURN_THRESHOLD {
+                    Verdict::Finished
+                } else {
+                    Verdict::Unfinished
+                }
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "Smart Turn failed: this pause is judged by silences");
+                Verdict::Unknown
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "Smart Turn task failed: this pause is judged by silences");
+                Verdict::Unknown
+            }
+        }
+    }
+
+    /// The grammar's verdict on a reading made at a pause (wake word removed), with the
+    /// turn's clock and zone ([`words::grammar_verdict`]).
+    pub fn grammar_verdict(&self, text: &str) -> Verdict {
+        words::grammar_verdict(text, self.engine_now(), self.tz())
     }
 
     /// Whether a partial transcript is a whole command the grammar is sure of, read with the

@@ -4,6 +4,43 @@
 //! what the loop must do. [`next`] does no I/O: transcriptions, turns, the speaker and the
 //! clock stay in [`crate::listen`], which hands their results back as events. The wake
 //! word and follow-up windows are the audio crate's own machine (`wake::Listener`).
+//!
+//! When the user pauses, two judges say whether they have finished: Smart Turn on the
+//! sound, the grammar on the speculative reading ([`Verdict`]). The utterance closes at
+//! once when both say finished, waits up to [`Silences::unfinished_ms`] when either says
+//! unfinished, and otherwise keeps the silences of before (400 ms after a sentence that
+//! sounds finished, 600 ms else). Without the sound's judge (`Rules::by_meaning` off, or no
+//! model), a reading the grammar is sure of closes alone, as before issue 41.
+
+/// One judge's view of whether the user has finished their turn, at a pause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Verdict {
+    /// The turn is over: the sound falls like an end (Smart Turn), or the grammar reads a
+    /// whole command it is sure of.
+    Finished,
+    /// More is coming: the sound is held open, or the reading stops on « à », on a comma,
+    /// on a command without its object (« rappelle-moi »).
+    Unfinished,
+    /// This judge cannot tell (free speech for the grammar; no model for the sound).
+    #[default]
+    Unknown,
+}
+
+/// The silences that close an utterance (ms), by what is known of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Silences {
+    /// Nothing known (the detector's own hangover).
+    pub open_ms: u32,
+    /// The reading sounds like a finished sentence.
+    pub finished_ms: u32,
+    /// A judge said unfinished: the user is given this long to go on.
+    pub unfinished_ms: u32,
+}
+
+impl Silences {
+    /// 600 ms, 400 after a sentence that sounds finished, 2 s when a judge says more is coming.
+    pub const DEFAULT: Self = Self { open_ms: 600, finished_ms: 400, unfinished_ms: 2_000 };
+}
 
 /// The utterance being collected, as turn-taking sees it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -13,6 +50,9 @@ pub enum Collecting {
     Open,
     /// What was said so far sounds finished: 400 ms of silence close it (not 600).
     SoundsFinished,
+    /// A judge said the user has not finished: the silence may last up to
+    /// [`Silences::unfinished_ms`] before it closes.
+    Unfinished,
     /// Its start was decoded and has no wake word (that transcript): nothing more of it is
     /// decoded, and it is ignored when it closes.
     NotForArthur(String),
@@ -76,6 +116,21 @@ pub struct Rules {
     pub rejoin_secs: f64,
     /// The wake word is looked for in the start of a long utterance first.
     pub wake_prefix: bool,
+    /// The end of a turn is judged by its sound and its meaning (issue 41); off: by the
+    /// grammar's sure reading and silences alone, as before.
+    pub by_meaning: bool,
+    pub silences: Silences,
+}
+
+impl Rules {
+    /// The silence (ms) after which the utterance closes, as it is collected now.
+    pub fn closing_ms(&self, collecting: &Collecting) -> u32 {
+        match collecting {
+            Collecting::SoundsFinished => self.silences.finished_ms,
+            Collecting::Unfinished => self.silences.unfinished_ms,
+            Collecting::Open | Collecting::NotForArthur(_) => self.silences.open_ms,
+        }
+    }
 }
 
 /// How an answer (or an announcement) being spoken ended.
@@ -93,17 +148,18 @@ pub enum Ended {
 pub enum Event<X> {
     /// The detector heard speech begin; `playing`: something is being played.
     SpeechStarted { foreground: bool, playing: bool },
-    /// A frame brought no detector event: `hangover_done` when 400 ms of silence followed
-    /// what was said; `speech_now` while speech goes on.
-    Quiet { secs: f64, speech_now: bool, hangover_done: bool },
+    /// A frame brought no detector event: `silence_ms` of silence followed what was said
+    /// so far (0 when nothing is being collected); `speech_now` while speech goes on.
+    Quiet { secs: f64, speech_now: bool, silence_ms: u32 },
     /// The user paused; `needs_wake`: the listener wants the wake word now; `long`: the
     /// utterance is long enough that only its start is decoded first.
     Paused { needs_wake: bool, long: bool },
     /// The start of the utterance was decoded: no wake word in it.
     NoWakeWord { prefix: String },
     /// What was said so far was decoded during the pause: whether the listener would take
-    /// it, the grammar reads it whole, and it sounds finished.
-    PauseDecoded { partial: Partial, taken: bool, closes_early: bool, sounds_finished: bool },
+    /// it, the grammar's verdict on that reading, the sound's verdict (Smart Turn, judged
+    /// on the same audio; `Unknown` without it), and whether the reading sounds finished.
+    PauseDecoded { partial: Partial, taken: bool, grammar: Verdict, audio: Verdict, sounds_finished: bool },
     /// The detector closed the utterance; its speech ended at `speech_end` (samples).
     Closed { speech_end: usize },
     /// Speech heard during (or begun in) an answer cut it by its words (the wake word, a
@@ -131,6 +187,9 @@ pub enum Action<X> {
     StopSpeaking,
     /// Close the utterance now (its silence is enough).
     Close,
+    /// Keep the utterance open through a silence this long (ms): a judge said the user has
+    /// not finished (the detector's own hangover would close it sooner).
+    HoldOpen { ms: u32 },
     /// Decode the start of the utterance, looking for the wake word (then
     /// [`Event::NoWakeWord`] or, found, decode what was said so far).
     DecodePrefix,
@@ -173,9 +232,11 @@ pub fn next<X>(rules: &Rules, mut s: State<X>, event: Event<X>) -> (State<X>, Ve
                 act.push(Action::StopSpeaking);
             }
         }
-        Event::Quiet { secs, speech_now, hangover_done } => {
-            if s.collecting == Collecting::SoundsFinished && hangover_done {
-                // The sentence sounded finished and the user stayed silent.
+        Event::Quiet { secs, speech_now, silence_ms } => {
+            // (The detector's own hangover closes an open utterance at the same silence; a
+            // hold asked for an earlier pause must not outlive a new judgement.)
+            if silence_ms > 0 && silence_ms >= rules.closing_ms(&s.collecting) {
+                // The user stayed silent as long as what was said allows.
                 s.collecting = Collecting::Open;
                 act.push(Action::Close);
             } else if s.held.as_ref().is_some_and(|h| secs > h.until_secs && !speech_now) {
@@ -189,13 +250,27 @@ pub fn next<X>(rules: &Rules, mut s: State<X>, event: Event<X>) -> (State<X>, Ve
             _ => act.push(Action::DecodeSoFar),
         },
         Event::NoWakeWord { prefix } => s.collecting = Collecting::NotForArthur(prefix),
-        Event::PauseDecoded { partial, taken, closes_early, sounds_finished } => {
+        Event::PauseDecoded { partial, taken, grammar, audio, sounds_finished } => {
             let mine = taken && !s.interrupting;
-            if mine && closes_early {
+            // Without the sound's judge, the grammar's sure reading closes alone (as before).
+            let by_meaning = rules.by_meaning && audio != Verdict::Unknown;
+            let finished = grammar == Verdict::Finished && (!by_meaning || audio == Verdict::Finished);
+            let unfinished = by_meaning && (grammar == Verdict::Unfinished || audio == Verdict::Unfinished);
+            if mine && finished {
+                // Closed here, judged with this reading: nothing of it is left to collect.
+                s.collecting = Collecting::Open;
+                s.partial = None;
                 act.push(Action::CloseWith { transcript: partial.transcript, millis: partial.millis });
             } else {
                 // What interrupts Arthur may be cut by his stopping: it waits for the hangover.
-                s.collecting = if mine && sounds_finished { Collecting::SoundsFinished } else { Collecting::Open };
+                s.collecting = if mine && unfinished {
+                    act.push(Action::HoldOpen { ms: rules.silences.unfinished_ms });
+                    Collecting::Unfinished
+                } else if mine && sounds_finished {
+                    Collecting::SoundsFinished
+                } else {
+                    Collecting::Open
+                };
                 s.partial = Some(partial);
             }
         }
@@ -275,8 +350,25 @@ pub fn next<X>(rules: &Rules, mut s: State<X>, event: Event<X>) -> (State<X>, Ve
 mod tests {
     use super::*;
 
-    const ROOM: Rules = Rules { user_only: true, stop_window: Some(5.0), rejoin_secs: 1.2, wake_prefix: true };
-    const BEFORE_ROOM: Rules = Rules { user_only: false, stop_window: None, rejoin_secs: 0.0, wake_prefix: false };
+    const ROOM: Rules = Rules {
+        user_only: true,
+        stop_window: Some(5.0),
+        rejoin_secs: 1.2,
+        wake_prefix: true,
+        by_meaning: true,
+        silences: Silences::DEFAULT,
+    };
+    /// The room without Smart Turn (no model): the silences of before issue 41.
+    const ROOM_SILENCES: Rules = Rules { by_meaning: false, ..ROOM };
+    const BEFORE_ROOM: Rules = Rules {
+        user_only: false,
+        stop_window: None,
+        rejoin_secs: 0.0,
+        wake_prefix: false,
+        by_meaning: false,
+        silences: Silences::DEFAULT,
+    };
+    const VERDICTS: [Verdict; 3] = [Verdict::Finished, Verdict::Unfinished, Verdict::Unknown];
 
     type S = State<&'static str>;
     type E = Event<&'static str>;
@@ -291,7 +383,9 @@ mod tests {
     /// an answer heard or not.
     fn states() -> Vec<S> {
         let mut out = Vec::new();
-        for collecting in [Collecting::Open, Collecting::SoundsFinished, Collecting::NotForArthur("hm".into())] {
+        for collecting in
+            [Collecting::Open, Collecting::SoundsFinished, Collecting::Unfinished, Collecting::NotForArthur("hm".into())]
+        {
             for bits in 0..16u8 {
                 out.push(State {
                     collecting: collecting.clone(),
@@ -316,22 +410,33 @@ mod tests {
         for (foreground, playing) in [(false, false), (false, true), (true, false), (true, true)] {
             out.push(Event::SpeechStarted { foreground, playing });
         }
-        for (secs, speech_now, hangover_done) in
-            [(9.5, false, false), (11.0, false, false), (11.0, true, false), (11.0, false, true)]
-        {
-            out.push(Event::Quiet { secs, speech_now, hangover_done });
+        for (secs, speech_now, silence_ms) in [
+            (9.5, false, 0),
+            (11.0, false, 0),
+            (11.0, true, 0),
+            (11.0, false, 450),
+            (11.0, true, 90),
+            (11.0, false, 700),
+            (11.0, false, 2_100),
+        ] {
+            out.push(Event::Quiet { secs, speech_now, silence_ms });
         }
         for (needs_wake, long) in [(false, false), (true, false), (true, true), (false, true)] {
             out.push(Event::Paused { needs_wake, long });
         }
         out.push(Event::NoWakeWord { prefix: "la télé".into() });
-        for bits in 0..8u8 {
-            out.push(Event::PauseDecoded {
-                partial: partial("note du pain.", 20_000),
-                taken: bits & 1 != 0,
-                closes_early: bits & 2 != 0,
-                sounds_finished: bits & 4 != 0,
-            });
+        for bits in 0..4u8 {
+            for grammar in VERDICTS {
+                for audio in VERDICTS {
+                    out.push(Event::PauseDecoded {
+                        partial: partial("note du pain.", 20_000),
+                        taken: bits & 1 != 0,
+                        grammar,
+                        audio,
+                        sounds_finished: bits & 2 != 0,
+                    });
+                }
+            }
         }
         out.push(Event::Closed { speech_end: 12_000 });
         out.push(Event::Closed { speech_end: 18_000 });
@@ -370,13 +475,13 @@ mod tests {
         actions.iter().filter(|a| matches!(a, Action::Run { .. } | Action::Rejoin { .. })).count()
     }
 
-    /// Every state × every event, under both tunings: what must always hold.
+    /// Every state × every event, under the three tunings: what must always hold.
     #[test]
     fn every_state_and_event() {
         let (states, events) = (states(), events());
-        assert_eq!(states.len(), 48);
+        assert_eq!(states.len(), 64);
         let mut pairs = 0;
-        for rules in [ROOM, BEFORE_ROOM] {
+        for rules in [ROOM, ROOM_SILENCES, BEFORE_ROOM] {
             for s in &states {
                 for e in &events {
                     pairs += 1;
@@ -420,10 +525,43 @@ mod tests {
                     if matches!(e, Event::AnswerEnded { .. } | Event::AnnouncementEnded { .. }) {
                         assert_eq!(after.answer_end_secs, Some(20.0), "{why}");
                     }
+                    // The end of a turn: closed at the pause only when the judges agree (the
+                    // grammar alone without the sound's judge), held open when one says more
+                    // is coming, and only for what the listener takes and interrupts nothing.
+                    if let Event::PauseDecoded { partial, taken, grammar, audio, sounds_finished } = e {
+                        let mine = *taken && !s.interrupting;
+                        let closed = act.iter().any(|a| matches!(a, Action::CloseWith { .. }));
+                        let judged = rules.by_meaning && *audio != Verdict::Unknown;
+                        let agree = *grammar == Verdict::Finished && (!judged || *audio == Verdict::Finished);
+                        assert_eq!(closed, mine && agree, "{why}");
+                        let unfinished =
+                            judged && (*grammar == Verdict::Unfinished || *audio == Verdict::Unfinished);
+                        let held = act.iter().any(|a| matches!(a, Action::HoldOpen { .. }));
+                        assert_eq!(held, mine && unfinished, "{why}");
+                        assert_eq!(after.collecting == Collecting::Unfinished, held, "{why}");
+                        if !rules.by_meaning {
+                            // Without the sound's judge, its verdict changes nothing.
+                            let heard = |audio| Event::PauseDecoded {
+                                partial: partial.clone(),
+                                taken: *taken,
+                                grammar: *grammar,
+                                audio,
+                                sounds_finished: *sounds_finished,
+                            };
+                            for other in VERDICTS {
+                                assert_eq!(next(&rules, s.clone(), heard(other)), (after.clone(), act.clone()), "{why}");
+                            }
+                        }
+                    }
+                    // A silence closes the utterance once it is as long as what was said allows.
+                    if let Event::Quiet { silence_ms, .. } = e {
+                        let due = *silence_ms > 0 && *silence_ms >= rules.closing_ms(&s.collecting);
+                        assert_eq!(act.contains(&Action::Close), due, "{why}");
+                    }
                 }
             }
         }
-        assert_eq!(pairs, 2 * 48 * events.len());
+        assert_eq!(pairs, 3 * 64 * events.len());
     }
 
     #[test]
@@ -510,11 +648,11 @@ mod tests {
         let (_, act) = next(&ROOM, s.clone(), rest(9.0));
         assert_eq!(act, [Action::Run { text: "rappelle-moi d'appeler".into(), record: "first" }, Action::Listen]);
         // Nothing follows: it runs once the window passed in silence.
-        let (_, act) = next(&ROOM, s.clone(), Event::Quiet { secs: 6.0, speech_now: false, hangover_done: false });
+        let (_, act) = next(&ROOM, s.clone(), Event::Quiet { secs: 6.0, speech_now: false, silence_ms: 0 });
         assert!(act.is_empty());
-        let (_, act) = next(&ROOM, s.clone(), Event::Quiet { secs: 6.5, speech_now: true, hangover_done: false });
+        let (_, act) = next(&ROOM, s.clone(), Event::Quiet { secs: 6.5, speech_now: true, silence_ms: 0 });
         assert!(act.is_empty(), "the user is still talking");
-        let (_, act) = next(&ROOM, s.clone(), Event::Quiet { secs: 6.5, speech_now: false, hangover_done: false });
+        let (_, act) = next(&ROOM, s.clone(), Event::Quiet { secs: 6.5, speech_now: false, silence_ms: 0 });
         assert_eq!(act, [Action::Run { text: "rappelle-moi d'appeler".into(), record: "first" }]);
         let (_, act) = next(&ROOM, s, Event::InputEnded);
         assert_eq!(act.len(), 1, "the input ended: it runs");
@@ -538,18 +676,21 @@ mod tests {
         // In the follow-up window (no wake word needed): what was said so far.
         let (s, act) = next(&ROOM, S::default(), Event::Paused { needs_wake: false, long: true });
         assert_eq!(act, [Action::DecodeSoFar]);
-        let decoded = |taken, closes_early, sounds_finished| Event::PauseDecoded {
+        let decoded = |taken, grammar, sounds_finished| Event::PauseDecoded {
             partial: partial("note du pain.", 20_000),
             taken,
-            closes_early,
+            grammar,
+            audio: Verdict::Unknown,
             sounds_finished,
         };
-        let (_, act) = next(&ROOM, s.clone(), decoded(true, true, true));
+        let (_, act) = next(&ROOM, s.clone(), decoded(true, Verdict::Finished, true));
         assert_eq!(act, [Action::CloseWith { transcript: "note du pain.".into(), millis: 120 }]);
-        let (s2, act) = next(&ROOM, s.clone(), decoded(true, false, true));
+        let (s2, act) = next(&ROOM, s.clone(), decoded(true, Verdict::Unknown, true));
         assert!(act.is_empty());
         assert_eq!(s2.collecting, Collecting::SoundsFinished);
-        let (_, act) = next(&ROOM, s2.clone(), Event::Quiet { secs: 1.0, speech_now: false, hangover_done: true });
+        let (_, act) = next(&ROOM, s2.clone(), Event::Quiet { secs: 1.0, speech_now: true, silence_ms: 390 });
+        assert!(act.is_empty());
+        let (_, act) = next(&ROOM, s2.clone(), Event::Quiet { secs: 1.0, speech_now: true, silence_ms: 400 });
         assert_eq!(act, [Action::Close], "400 ms of silence after a finished sentence");
         // The partial is kept when no more speech came, dropped when more did.
         let (_, act) = next(&ROOM, s2.clone(), Event::Closed { speech_end: 20_000 });
@@ -558,9 +699,55 @@ mod tests {
         assert_eq!(act, [Action::Judge { transcript: None, interrupting: false }]);
         // What interrupts Arthur waits for the full hangover.
         let interrupting = S { interrupting: true, ..S::default() };
-        let (s3, act) = next(&ROOM, interrupting, decoded(true, true, true));
+        let (s3, act) = next(&ROOM, interrupting, decoded(true, Verdict::Finished, true));
         assert!(act.is_empty());
         assert_eq!(s3.collecting, Collecting::Open);
+    }
+
+    #[test]
+    fn the_end_of_a_turn_is_judged_by_its_sound_and_its_meaning() {
+        let pause = |grammar, audio| Event::PauseDecoded {
+            partial: partial("Arthur, rappelle-moi demain à", 30_000),
+            taken: true,
+            grammar,
+            audio,
+            sounds_finished: false,
+        };
+        let close = |s: &S, silence_ms| next(&ROOM, s.clone(), Event::Quiet { secs: 3.0, speech_now: true, silence_ms });
+        // Both say finished: closed at the pause, with the speculative reading.
+        let (_, act) = next(&ROOM, S::default(), pause(Verdict::Finished, Verdict::Finished));
+        assert!(matches!(act[..], [Action::CloseWith { .. }]), "{act:?}");
+        // The sound says the user goes on (« euh… », a held last syllable): they wait.
+        for (grammar, audio) in [
+            (Verdict::Finished, Verdict::Unfinished),
+            (Verdict::Unfinished, Verdict::Finished),
+            (Verdict::Unknown, Verdict::Unfinished),
+        ] {
+            let (s, act) = next(&ROOM, S::default(), pause(grammar, audio));
+            assert_eq!(act, [Action::HoldOpen { ms: 2_000 }], "{grammar:?} {audio:?}");
+            assert_eq!(s.collecting, Collecting::Unfinished);
+            assert!(close(&s, 700).1.is_empty(), "a 700 ms hesitation does not cut the sentence");
+            assert!(close(&s, 1_900).1.is_empty());
+            assert_eq!(close(&s, 2_000).1, [Action::Close], "then it closes anyway");
+            // More speech came and the next pause is judged anew.
+            let (_, act) = next(&ROOM, s, pause(Verdict::Finished, Verdict::Finished));
+            assert!(matches!(act[..], [Action::CloseWith { .. }]), "{act:?}");
+        }
+        // Free speech the sound finds finished: the silences of before (600 ms, 400 when the
+        // reading sounds finished), not a cut at the pause.
+        let (s, act) = next(&ROOM, S::default(), pause(Verdict::Unknown, Verdict::Finished));
+        assert!(act.is_empty());
+        assert_eq!(s.collecting, Collecting::Open);
+        assert!(close(&s, 590).1.is_empty());
+        assert_eq!(close(&s, 600).1, [Action::Close]);
+        // Without the model: the grammar's sure reading closes alone, and nothing is held.
+        let (_, act) = next(&ROOM, S::default(), pause(Verdict::Finished, Verdict::Unknown));
+        assert!(matches!(act[..], [Action::CloseWith { .. }]), "{act:?}");
+        let (s, act) = next(&ROOM, S::default(), pause(Verdict::Unfinished, Verdict::Unknown));
+        assert!(act.is_empty());
+        assert_eq!(s.collecting, Collecting::Open);
+        let (_, act) = next(&ROOM_SILENCES, S::default(), pause(Verdict::Finished, Verdict::Unfinished));
+        assert!(matches!(act[..], [Action::CloseWith { .. }]), "the silences of before: {act:?}");
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! How the hands-free loop reads what was said, by code: the stop words (said alone they
 //! only cut Arthur's speech), whether a transcript sounds like a finished sentence (it
-//! shortens the silence that ends it), and the grammar's reading (a whole command closes
-//! the utterance at the pause; a command needs no wake word in the follow-up window).
+//! shortens the silence that ends it), the grammar's reading (a whole command closes
+//! the utterance at the pause; a command needs no wake word in the follow-up window), and
+//! the grammar's verdict on the end of the turn at a pause ([`grammar_verdict`]).
+
+use crate::turns::Verdict;
 
 /// The stop words: said alone (after an optional wake word), they only cut Arthur's speech.
 const STOP_WORDS: &[&str] = &[
@@ -85,6 +88,77 @@ pub fn parses_whole(text: &str, now: chrono::DateTime<chrono::Utc>, tz: chrono_t
     )
 }
 
+/// The grammar's verdict at a pause on what was said so far (`text`: the speculative
+/// reading, wake word removed): finished when it reads a whole command it is sure of;
+/// unfinished when the reading stops where a sentence cannot (on « à », « de », « et »…, on
+/// a comma or a colon, on « … », whisper's mark of a hesitation), is a command still
+/// missing its object or its time (« rappelle-moi », « rappelle-moi d'appeler Luc jeudi »,
+/// « mets un minuteur de »), or ends on the items of a list (more may follow); else it
+/// cannot tell (free speech, a command it would ask about for another reason).
+pub fn grammar_verdict(text: &str, now: chrono::DateTime<chrono::Utc>, tz: chrono_tz::Tz) -> Verdict {
+    use arthur_agents::understand::{Command, Doubt, Reading, ToolCommand};
+    let text = strip_leading_stop_words(text);
+    let t = text.trim();
+    if t.is_empty() {
+        return Verdict::Unknown;
+    }
+    if t.ends_with([',', ';', ':', '-', '…']) || t.ends_with("...") {
+        return Verdict::Unfinished;
+    }
+    let words = arthur_audio::wake::normalize(t);
+    let last = words.rsplit(' ').next().unwrap_or("");
+    if CONTINUATIONS.contains(&last) || DANGLING.contains(&last) {
+        return Verdict::Unfinished;
+    }
+    let lexicon = arthur_french::Lexicon::default();
+    match arthur_agents::understand::understand(t, now, tz, &lexicon).reading {
+        // Items said last (« ajoute à la liste de courses du pain ») may be the first of
+        // several: whisper ends the reading with a full stop all the same.
+        Reading::Sure(Command::Tool(ToolCommand::AjouterAListe { element, .. }))
+            if arthur_audio::wake::normalize(&element).rsplit(' ').next() == Some(last) =>
+        {
+            Verdict::Unfinished
+        }
+        Reading::Sure(_) => Verdict::Finished,
+        Reading::Incomplete { .. } => Verdict::Unfinished,
+        // A reminder without its hour, a date cut short, a piece missing: the user may be
+        // about to say it.
+        Reading::Unsure { doubt: Doubt::DefaultTime | Doubt::Vague | Doubt::Missing, .. } => Verdict::Unfinished,
+        Reading::Unsure { .. } | Reading::NotCommand => {
+            if COMMAND_OPENINGS.contains(&words.as_str()) {
+                Verdict::Unfinished
+            } else {
+                Verdict::Unknown
+            }
+        }
+    }
+}
+
+/// Words on which a French sentence is left hanging, beyond [`CONTINUATIONS`]: the
+/// prepositions and articles before an hour, a date or a list item.
+const DANGLING: &[&str] =
+    &["en", "vers", "chez", "par", "d", "l", "j", "qu", "puis", "mais", "donc", "alors", "ni", "euh", "heu", "hum"];
+
+/// A command's opening said alone: its object (what to remember, note, add) is still to come.
+const COMMAND_OPENINGS: &[&str] = &[
+    "rappelle moi",
+    "rappel moi",
+    "rappelle moi de",
+    "rappel moi de",
+    "rappelle moi demain",
+    "rappel moi demain",
+    "note",
+    "prends note",
+    "ajoute",
+    "mets",
+    "cree",
+    "lance",
+    "demarre",
+    "je commence",
+    "je commence a travailler",
+    "remind me",
+];
+
 /// Whether the grammar takes `text` for a command (sure or not).
 pub fn reads_as_command(text: &str, now: chrono::DateTime<chrono::Utc>, tz: chrono_tz::Tz) -> bool {
     let lexicon = arthur_french::Lexicon::default();
@@ -123,5 +197,42 @@ mod tests {
         assert!(!sounds_finished("Remind me to call the"));
         assert!(!sounds_finished("Remind me to..."));
         assert!(!sounds_finished("Stop."), "one word");
+    }
+
+    /// What the grammar says at a pause, on readings whisper makes of commands cut where
+    /// people hesitate, and of whole ones.
+    #[test]
+    fn the_grammar_judges_the_end_of_the_turn() {
+        let now = chrono::Utc::now();
+        let tz = chrono_tz::Europe::Paris;
+        let verdict = |t| grammar_verdict(t, now, tz);
+        for whole in [
+            "Rappelle-moi demain à neuf heures d'appeler la banque.",
+            "rappelle-moi d'appeler la banque demain à 9 h",
+            "Note : acheter du pain.",
+            "Ajoute du pain à la liste de courses.",
+            "Mets un minuteur de dix minutes.",
+        ] {
+            assert_eq!(verdict(whole), Verdict::Finished, "{whole}");
+        }
+        for cut in [
+            "Rappelle-moi.",
+            "Rappelle-moi...",
+            "Rappelle-moi demain à",
+            "Rappelle-moi demain à.",
+            "rappelle-moi d'appeler le dentiste jeudi",
+            "Ajoute à la liste de courses du pain,",
+            "Ajoute à la liste de courses du pain.",
+            "Rappel-moi.",
+            "Ajoute du beurre, de la farine et",
+            "Note :",
+            "Mets un minuteur de",
+            "Stop. Rappelle-moi de",
+        ] {
+            assert_eq!(verdict(cut), Verdict::Unfinished, "{cut}");
+        }
+        for free in ["Quel temps fera-t-il demain ?", "Raconte-moi une histoire.", ""] {
+            assert_eq!(verdict(free), Verdict::Unknown, "{free}");
+        }
     }
 }

@@ -1,0 +1,332 @@
+//! `turn-end` (issue 41): answering as soon as the user has finished. Each step of the
+//! issue is a row, measured in one run against the rows before it:
+//!
+//! - the time from the last voiced sample of a sure French command to the first sample of
+//!   the answer, in real time (said by MBROLA fr3, and by Kokoro ff_siwis when its script is
+//!   installed; whisper base in French as shipped; local first, no model called);
+//! - false cuts: French commands said with 300 to 700 ms of silence where people hesitate
+//!   (after « rappelle-moi », before the hour, between list items), replayed to the loop in
+//!   audio time: a cut is a command run from an utterance closed before the sentence's end;
+//! - the CPU the loop uses while listening to television babble (no wake word).
+//!
+//! The load average is printed beside the figures: on this 2-core machine whisper's
+//! threads and other builds inflate latency and CPU.
+
+use super::*;
+
+use arthur_voice::listen::{EarsPolicy, TurnEnd};
+
+/// One row: a step of the issue, and the tuning it runs with.
+struct Step {
+    name: &'static str,
+    tuning: Tuning,
+}
+
+fn smart_turn() -> Option<TurnEnd> {
+    let dir = arthur::config::default_model_dir()?;
+    Some(TurnEnd::Meaning {
+        model: arthur_audio::smart_turn::SmartTurn::model_in(&dir)?,
+        onnxruntime: arthur::config::default_onnxruntime()?,
+    })
+}
+
+fn steps() -> Vec<Step> {
+    let before = Tuning::room(silero());
+    let mut steps = vec![Step { name: "before: silences (the grammar's sure reading closes at the pause)", tuning: before.clone() }];
+    match smart_turn() {
+        Some(meaning) => {
+            steps.push(Step {
+                name: "1. end of turn by meaning (Smart Turn v3.2 + the grammar)",
+                tuning: before.judging_turns(meaning),
+            });
+        }
+        None => eprintln!("turn-end: Smart Turn is not installed (models/fetch --offline): only the row before"),
+    }
+    steps
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// The French test voices installed: MBROLA fr3 always (when `scripts/fetch-french-test-voice`
+/// ran), Kokoro when its script is there. Each says `text` with `|` marking a pause of
+/// `pause_ms` (SSML breaks for MBROLA).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Voice {
+    Mbrola,
+}
+
+impl Voice {
+    fn installed() -> Vec<Voice> {
+        let mut voices = Vec::new();
+        if !mbrola_fr3("Artur.", 150).is_empty() {
+            voices.push(Voice::Mbrola);
+        }
+        voices
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Voice::Mbrola => "MBROLA fr3 150 wpm",
+        }
+    }
+
+    fn say(self, text: &str, pause_ms: u32) -> Vec<f32> {
+        match self {
+            Voice::Mbrola => {
+                if !text.contains('|') {
+                    return mbrola_fr3(text, 150);
+                }
+                let ssml = format!("<speak>{}</speak>", text.replace('|', &format!("<break time=\"{pause_ms}ms\"/>")));
+                mbrola_fr3_ssml(&ssml, 150)
+            }
+        }
+    }
+}
+
+/// `ssml` said by MBROLA fr3 (espeak-ng `-m`; cached like [`mbrola_fr3`]).
+fn mbrola_fr3_ssml(ssml: &str, wpm: u32) -> Vec<f32> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")));
+    let Some(voice) = cache.map(|c| c.join("arthur/french-test-voice")).filter(|v| v.join("bin/mbrola").is_file())
+    else {
+        return Vec::new();
+    };
+    let said = ssml.replace("Arthur", "Artur");
+    let dir = std::env::temp_dir().join("arthur-voice-bench-noise");
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join(format!("mbrola-fr3-ssml-{wpm}-{:016x}.wav", fnv(&said)));
+    if !path.is_file() {
+        let raw = path.with_extension("raw.wav");
+        let path_env = format!("{}:{}", voice.join("bin").display(), std::env::var("PATH").unwrap_or_default());
+        let ok = std::process::Command::new("espeak-ng")
+            .args(["-m", "-v", "mb-fr3", "-s", &wpm.to_string(), "-w"])
+            .arg(&raw)
+            .arg(&said)
+            .env("ESPEAK_DATA_PATH", &voice)
+            .env("PATH", path_env)
+            .status()
+            .is_ok_and(|s| s.success())
+            && std::process::Command::new("sox")
+                .arg(&raw)
+                .args(["-r", "16000", "-c", "1", "-b", "16"])
+                .arg(&path)
+                .status()
+                .is_ok_and(|s| s.success());
+        let _ = std::fs::remove_file(&raw);
+        if !ok {
+            return Vec::new();
+        }
+    }
+    wav::read_wav_16k_mono(&path).unwrap_or_default()
+}
+
+/// Sure French commands (the grammar reads each whole), for the latency.
+const SURE: [&str; 3] = [
+    "Arthur, rappelle-moi demain à neuf heures d'appeler la banque.",
+    "Arthur, note : acheter du pain.",
+    "Arthur, mets un minuteur de dix minutes.",
+];
+
+/// French commands with pauses (`|`) where people hesitate: after « rappelle-moi », before
+/// the hour, between list items.
+const PAUSED: [&str; 12] = [
+    "Arthur, rappelle-moi | d'appeler la banque demain à neuf heures.",
+    "Arthur, rappelle-moi | de sortir les poubelles ce soir à vingt heures.",
+    "Arthur, rappelle-moi | demain à dix heures de prendre mes médicaments.",
+    "Arthur, rappelle-moi | jeudi à quatorze heures d'appeler le garagiste.",
+    "Arthur, rappelle-moi demain à | neuf heures d'appeler la banque.",
+    "Arthur, rappelle-moi d'appeler le dentiste jeudi | à dix heures.",
+    "Arthur, rappelle-moi de sortir les poubelles ce soir | à vingt heures.",
+    "Arthur, rappelle-moi vendredi | à quinze heures de rappeler Julie.",
+    "Arthur, ajoute à la liste de courses du pain, | du lait, | et des œufs.",
+    "Arthur, ajoute à la liste de courses des tomates, | des carottes, | et du fromage.",
+    "Arthur, ajoute du beurre, | de la farine | et du sucre à la liste de courses.",
+    "Arthur, ajoute à la liste de courses des pommes, | des poires | et des bananes.",
+];
+
+fn french_transcriber() -> Arc<Transcriber> {
+    let dir = arthur::config::default_model_dir().expect("data dir");
+    Arc::new(
+        Transcriber::load(
+            &dir.join("ggml-base.bin"),
+            SttOptions {
+                language: "fr".into(),
+                initial_prompt: Some("Arthur".into()),
+                adaptive_audio_ctx: true,
+                ..Default::default()
+            },
+        )
+        .expect("run models/fetch --offline"),
+    )
+}
+
+pub async fn part_turn_end(maker: &NoiseMaker, models: &Models) {
+    let steps = steps();
+    let voices = Voice::installed();
+    if voices.is_empty() {
+        println!("\n## End of turn (issue 41): no French test voice (scripts/fetch-french-test-voice)");
+        return;
+    }
+    let french = french_transcriber();
+    // VOICE_BENCH_TURN_END=latency,cuts,cpu runs some of the three.
+    let only = std::env::var("VOICE_BENCH_TURN_END").unwrap_or_default();
+    let runs = |what: &str| only.is_empty() || only.split(',').any(|w| w.trim() == what);
+    if runs("latency") {
+        latency(&steps, &voices, &french, models).await;
+    }
+    if runs("cuts") {
+        false_cuts(&steps, &voices, &french, models).await;
+    }
+    if runs("cpu") {
+        cpu(&steps, maker, models).await;
+    }
+}
+
+/// Last voiced sample → first answer sample for sure commands, in real time.
+async fn latency(steps: &[Step], voices: &[Voice], french: &Arc<Transcriber>, models: &Models) {
+    let rounds = if quick() { 2 } else { 3 };
+    println!(
+        "\n## End of turn (issue 41): a sure French command, last voiced sample → first answer sample (real time; whisper base fr, favoured words; local first; {} sentences × {rounds} rounds)",
+        SURE.len()
+    );
+    println!("| step | voice | heard | median | max | silence waited (median) | decoding after the close (median) | turn (median) | first audio after the turn (median) | load |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for voice in voices {
+        let said: Vec<Vec<f32>> = SURE.iter().map(|s| voice.say(s, 0)).collect();
+        for step in steps {
+            let t = turns_with(true).await;
+            let tuning = Tuning { ears: EarsPolicy::MEASURED, ..step.tuning.clone() };
+            let voice_loop =
+                VoiceLoop::new(&t.engine, french.clone(), models.voice.clone(), Default::default(), true).with_tuning(tuning);
+            let load = load_average();
+            let (mut felt, mut silence, mut decoding, mut turn, mut first) = (vec![], vec![], vec![], vec![], vec![]);
+            let mut heard = 0;
+            let mut total = 0;
+            for _ in 0..rounds {
+                for sentence in &said {
+                    total += 1;
+                    let mut input = vec![0.0f32; 8_000];
+                    let last_voiced = input.len() + noise::last_voiced_sample(sentence);
+                    input.extend(sentence);
+                    input.extend(vec![0.0f32; RATE as usize * 5]);
+                    let start = tokio::time::Instant::now();
+                    let (mut frames, mut speaker) = noise::room(input, None, Some(start));
+                    let enqueued = speaker.enqueued.clone();
+                    let exchanges = voice_loop
+                        .hands_free(&mut frames, &mut speaker, tokio_util::sync::CancellationToken::new(), |_| {})
+                        .await
+                        .unwrap();
+                    let Some(e) = exchanges.iter().find(|e| e.command.is_some()) else {
+                        eprintln!("turn-end ({}): not heard as a command: {exchanges:?}", step.name);
+                        continue;
+                    };
+                    heard += 1;
+                    let first_audio = enqueued.lock().unwrap()[1].0;
+                    let spoken_end = start.into_std() + Duration::from_secs_f64(secs(last_voiced));
+                    felt.push((first_audio - spoken_end).as_secs_f64());
+                    if let Some(s) = &e.stages {
+                        silence.push(s.silence_ms as f64);
+                        decoding.push(if s.transcribed_in_pause { 0.0 } else { s.transcription_ms as f64 });
+                        turn.push(s.turn_ms as f64);
+                        first.push(s.first_audio_ms as f64);
+                    }
+                }
+            }
+            let max = felt.iter().cloned().fold(f64::NAN, f64::max);
+            println!(
+                "| {} | {} | {heard} of {total} | {:.3} s | {max:.3} s | {:.0} ms | {:.0} ms | {:.0} ms | {:.0} ms | {load} |",
+                step.name,
+                voice.name(),
+                median(felt),
+                median(silence),
+                median(decoding),
+                median(turn),
+                median(first)
+            );
+        }
+    }
+}
+
+/// Commands with hesitations, replayed in audio time: how many are cut before their end.
+async fn false_cuts(steps: &[Step], voices: &[Voice], french: &Arc<Transcriber>, models: &Models) {
+    let pauses: &[u32] = if quick() { &[300, 500, 700] } else { &[300, 400, 500, 600, 700] };
+    println!(
+        "\n## End of turn (issue 41): false cuts on {} French commands said with pauses of {pauses:?} ms where people hesitate (audio time)",
+        PAUSED.len()
+    );
+    println!("| step | voice | cut before the end | of which at a pause of ≥ 500 ms | taken whole | not taken |");
+    println!("|---|---|---|---|---|---|");
+    let verbose = std::env::var("VOICE_BENCH_VERBOSE").is_ok_and(|v| v == "1");
+    for voice in voices {
+        for step in steps {
+            let t = turns_with(true).await;
+            let tuning = Tuning { ears: EarsPolicy::MEASURED, ..step.tuning.clone() };
+            let voice_loop =
+                VoiceLoop::new(&t.engine, french.clone(), models.voice.clone(), Default::default(), true).with_tuning(tuning);
+            let (mut cut, mut cut_long, mut whole, mut missed, mut total) = (0, 0, 0, 0, 0);
+            for sentence in PAUSED {
+                for &pause in pauses {
+                    total += 1;
+                    let said = voice.say(sentence, pause);
+                    let mut input = vec![0.0f32; 8_000];
+                    let last_voiced = secs(input.len() + noise::last_voiced_sample(&said));
+                    input.extend(&said);
+                    input.extend(vec![0.0f32; RATE as usize * 4]);
+                    let (exchanges, _) = run_in_room(&voice_loop, input, None, false, |_| {}).await;
+                    let commands: Vec<&Exchange> = exchanges.iter().filter(|e| e.command.is_some()).collect();
+                    if commands.iter().any(|e| e.at_secs < last_voiced) {
+                        cut += 1;
+                        cut_long += usize::from(pause >= 500);
+                        if verbose {
+                            let heard: Vec<_> = commands.iter().map(|e| (e.at_secs, e.command.clone())).collect();
+                            eprintln!("cut ({}, {pause} ms): {sentence} → {heard:?} (end at {last_voiced:.2} s)", step.name);
+                        }
+                    } else if commands.is_empty() {
+                        missed += 1;
+                    } else {
+                        whole += 1;
+                    }
+                }
+            }
+            let pct = |n: usize| 100.0 * n as f64 / total.max(1) as f64;
+            println!(
+                "| {} | {} | {cut} of {total} ({:.1} %) | {cut_long} | {whole} | {missed} |",
+                step.name,
+                voice.name(),
+                pct(cut)
+            );
+        }
+    }
+}
+
+/// CPU used by the loop over television babble without the wake word.
+async fn cpu(steps: &[Step], maker: &NoiseMaker, models: &Models) {
+    let minutes = if quick() { 2.0 } else { 10.0 };
+    println!("\n## End of turn (issue 41): CPU under babble ({minutes} min of babble, no wake word; the loop as fast as it goes; English whisper as in `cpu`)");
+    println!("| step | CPU (cores, averaged over the audio's duration) | utterances transcribed | load before |");
+    println!("|---|---|---|---|");
+    let babble = maker.make(Noise::Babble, minutes * 60.0, 11);
+    for step in steps {
+        let t = turns().await;
+        t.llm.set_fallback(Some(Reply::text(LONG_ANSWER)));
+        let voice_loop = VoiceLoop::new(&t.engine, models.whisper.clone(), models.voice.clone(), Default::default(), true)
+            .with_tuning(step.tuning.clone());
+        let transcribed = Arc::new(Mutex::new(0usize));
+        let n = transcribed.clone();
+        let load = load_average();
+        let before = cpu_secs();
+        run_in_room(&voice_loop, babble.clone(), None, false, |e| {
+            if *e == LoopEvent::Transcribing {
+                *n.lock().unwrap() += 1;
+            }
+        })
+        .await;
+        let cpu = (cpu_secs() - before) / f64::from(minutes * 60.0);
+        println!("| {} | {cpu:.3} | {} | {load} |", step.name, transcribed.lock().unwrap());
+    }
+}
