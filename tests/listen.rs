@@ -284,3 +284,45 @@ async fn a_wake_word_heard_elsewhere_opens_the_window_where_it_was_heard_in_the_
     assert_eq!(signal.load(Ordering::Acquire), 0, "lowered once heard");
     assert_eq!(t.llm.remaining(), 0);
 }
+
+/// A hesitation inside a command (« remind me to… ») does not cut it when the end of the
+/// turn is judged by meaning (Smart Turn, installed by models/fetch, and the grammar: the
+/// reading stops on « to »): the whole command is one utterance. Judged by silences alone,
+/// as before, the 700 ms pause outlasts the 600 ms hangover and cuts it in two.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hesitation_inside_a_command_does_not_cut_it_when_the_turn_is_judged_by_meaning() {
+    use arthur_voice::listen::{Tuning, TurnEnd};
+    let _voice = common::one_voice_at_a_time().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = silence(1.0);
+    input.extend(speech("Arthur, remind me to", dir.path(), "a.wav"));
+    input.extend(silence(0.7));
+    input.extend(speech("call the bank tomorrow at nine.", dir.path(), "b.wav"));
+    input.extend(silence(4.0));
+    let input_path = write_input(dir.path(), &input);
+
+    let by_meaning = arthur::voice::configured_tuning();
+    assert!(matches!(by_meaning.turn_end, TurnEnd::Meaning { .. }), "models/fetch installs Smart Turn");
+    let by_silences = Tuning { turn_end: TurnEnd::Silences, ..by_meaning.clone() };
+    for (tuning, judged) in [(by_meaning, true), (by_silences, false)] {
+        let t = spawn_turn_app().await;
+        t.llm.set_fallback(Some(Reply::text("Noted.")));
+        let voice_loop = VoiceLoop::new(
+            &t.engine,
+            common::english_transcriber(),
+            Arc::new(EspeakNg::new("en")),
+            ListenerConfig::default(),
+            true,
+        )
+        .with_tuning(tuning);
+        let exchanges = voice_loop.run_wav(&input_path, None).await.unwrap();
+        let commands: Vec<String> = exchanges.iter().filter_map(|e| e.command.as_deref()).map(str::to_lowercase).collect();
+        let first = commands.first().unwrap_or_else(|| panic!("no command taken: {exchanges:#?}"));
+        if judged {
+            assert_eq!(commands.len(), 1, "{exchanges:#?}");
+            assert!(first.contains("remind") && first.contains("bank"), "{exchanges:#?}");
+        } else {
+            assert!(!first.contains("bank"), "the silences of before cut at the pause: {exchanges:#?}");
+        }
+    }
+}

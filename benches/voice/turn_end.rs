@@ -30,14 +30,24 @@ fn smart_turn() -> Option<TurnEnd> {
     })
 }
 
+/// The rows: the loop before issue 41, then each step added (the last row is the loop as
+/// shipped). Decode once was already the loop's way (the pause's reading is kept when no
+/// more speech came): its row takes it away, to show what it saves.
 fn steps() -> Vec<Step> {
-    let before = Tuning::room(silero());
+    let shipped = Tuning::room(silero());
+    let before = Tuning { first_words_ready: false, ..shipped.clone() };
     let mut steps = vec![Step { name: "before: silences (the grammar's sure reading closes at the pause)", tuning: before.clone() }];
     match smart_turn() {
         Some(meaning) => {
+            let by_meaning = before.judging_turns(meaning.clone());
             steps.push(Step {
-                name: "1. end of turn by meaning (Smart Turn v3.2 + the grammar)",
-                tuning: before.judging_turns(meaning),
+                name: "1 without decode once (the closed utterance decoded again)",
+                tuning: Tuning { decode_once: false, ..by_meaning.clone() },
+            });
+            steps.push(Step { name: "1. end of turn by meaning (Smart Turn v3.2 + the grammar), 2. decode once", tuning: by_meaning });
+            steps.push(Step {
+                name: "3. + the first words at once (shipped)",
+                tuning: shipped.judging_turns(meaning),
             });
         }
         None => eprintln!("turn-end: Smart Turn is not installed (models/fetch --offline): only the row before"),
@@ -194,7 +204,7 @@ async fn latency(steps: &[Step], voices: &[Voice], french: &Arc<Transcriber>, mo
         "\n## End of turn (issue 41): a sure French command, last voiced sample → first answer sample (real time; whisper base fr, favoured words; local first; {} sentences × {rounds} rounds)",
         SURE.len()
     );
-    println!("| step | voice | heard | median | max | silence waited (median) | decoding after the close (median) | turn (median) | first audio after the turn (median) | load |");
+    println!("| step | voice | heard | median | max | silence waited (median) | decoding at the pause / after the close (median) | turn (median) | first audio after the turn (median) | load |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for voice in voices {
         let said: Vec<Vec<f32>> = SURE.iter().map(|s| voice.say(s, 0)).collect();
@@ -204,7 +214,8 @@ async fn latency(steps: &[Step], voices: &[Voice], french: &Arc<Transcriber>, mo
             let voice_loop =
                 VoiceLoop::new(&t.engine, french.clone(), models.voice.clone(), Default::default(), true).with_tuning(tuning);
             let load = load_average();
-            let (mut felt, mut silence, mut decoding, mut turn, mut first) = (vec![], vec![], vec![], vec![], vec![]);
+            let (mut felt, mut silence, mut turn, mut first) = (vec![], vec![], vec![], vec![]);
+            let (mut in_pause, mut after_close) = (vec![], vec![]);
             let mut heard = 0;
             let mut total = 0;
             for _ in 0..rounds {
@@ -231,7 +242,13 @@ async fn latency(steps: &[Step], voices: &[Voice], french: &Arc<Transcriber>, mo
                     felt.push((first_audio - spoken_end).as_secs_f64());
                     if let Some(s) = &e.stages {
                         silence.push(s.silence_ms as f64);
-                        decoding.push(if s.transcribed_in_pause { 0.0 } else { s.transcription_ms as f64 });
+                        let decoding = s.transcription_ms as f64;
+                        if s.transcribed_in_pause {
+                            in_pause.push(decoding);
+                            after_close.push(0.0);
+                        } else {
+                            after_close.push(decoding);
+                        }
                         turn.push(s.turn_ms as f64);
                         first.push(s.first_audio_ms as f64);
                     }
@@ -239,12 +256,13 @@ async fn latency(steps: &[Step], voices: &[Voice], french: &Arc<Transcriber>, mo
             }
             let max = felt.iter().cloned().fold(f64::NAN, f64::max);
             println!(
-                "| {} | {} | {heard} of {total} | {:.3} s | {max:.3} s | {:.0} ms | {:.0} ms | {:.0} ms | {:.0} ms | {load} |",
+                "| {} | {} | {heard} of {total} | {:.3} s | {max:.3} s | {:.0} ms | {:.0} ms / {:.0} ms | {:.0} ms | {:.0} ms | {load} |",
                 step.name,
                 voice.name(),
                 median(felt),
                 median(silence),
-                median(decoding),
+                median(in_pause),
+                median(after_close),
                 median(turn),
                 median(first)
             );

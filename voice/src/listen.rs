@@ -207,6 +207,12 @@ pub struct Tuning {
     pub ears: EarsPolicy,
     /// How the end of a turn is decided at a pause (issue 41).
     pub turn_end: TurnEnd,
+    /// The reading made at the pause is the final one when nothing was said after it
+    /// (off: the closed utterance is decoded again; kept to measure it).
+    pub decode_once: bool,
+    /// An answer's first words are played at once: a receipt's opening word (« Rappel »,
+    /// « Note », « Minuteur »…) is synthesised ahead and said while the rest is made.
+    pub first_words_ready: bool,
 }
 
 /// How the loop decodes a whole utterance (`arthur_agents::ears`); measured by
@@ -305,6 +311,8 @@ impl Tuning {
             rejoin_window: Duration::ZERO,
             ears: EarsPolicy::PLAIN,
             turn_end: TurnEnd::Silences,
+            decode_once: true,
+            first_words_ready: false,
         }
     }
 
@@ -322,6 +330,8 @@ impl Tuning {
             rejoin_window: Duration::from_millis(1_200),
             ears: EarsPolicy::MEASURED,
             turn_end: TurnEnd::Silences,
+            decode_once: true,
+            first_words_ready: true,
         }
     }
 
@@ -351,6 +361,69 @@ pub struct VoiceLoop<'a> {
     /// flag: a loop running behind its audio opens the window where the wake word was, not
     /// where the loop happens to be. Lowered by the loop once it has heard that far.
     pub woken: Option<Arc<std::sync::atomic::AtomicU64>>,
+    /// The fixed phrases synthesised ahead (see [`Tuning::first_words_ready`]).
+    phrases: Arc<Phrases>,
+}
+
+/// Words every receipt of a kind opens with (`arthur_agents::report`'s spoken forms:
+/// « Rappel numéro deux enregistré… », « Minuteur pâtes lancé… »): said alone first, from
+/// the cache, they are the answer's first sound while the rest of its first sentence is made.
+const OPENINGS: &[&str] =
+    &["Rappel", "Note", "Minuteur", "Préférence", "Projet", "Session", "Souvenir", "Décision", "Temps"];
+
+/// Short fixed phrases, synthesised once: the receipts' [`OPENINGS`].
+#[derive(Default)]
+struct Phrases {
+    ready: std::sync::Mutex<std::collections::HashMap<String, Pcm>>,
+}
+
+impl Phrases {
+    fn get(&self, text: &str) -> Option<Pcm> {
+        self.ready.lock().unwrap_or_else(|p| p.into_inner()).get(text).cloned()
+    }
+
+    /// `text` from the cache, else synthesised (and kept when it is a fixed phrase).
+    fn say(&self, synth: &dyn Synthesizer, text: &str) -> Result<Pcm, tts::TtsError> {
+        if let Some(pcm) = self.get(text) {
+            return Ok(pcm);
+        }
+        let pcm = synth.synthesize(text)?;
+        if OPENINGS.contains(&text) {
+            self.ready.lock().unwrap_or_else(|p| p.into_inner()).insert(text.to_owned(), pcm.clone());
+        }
+        Ok(pcm)
+    }
+
+    /// Synthesises the fixed phrases not yet ready, on a blocking thread (the loop goes on).
+    fn warm(self: &Arc<Self>, synth: Arc<dyn Synthesizer>) {
+        let phrases = self.clone();
+        tokio::task::spawn_blocking(move || {
+            for opening in OPENINGS {
+                if let Err(e) = phrases.say(synth.as_ref(), opening) {
+                    tracing::warn!(error = %e, opening, "fixed phrase not synthesised ahead");
+                    return;
+                }
+            }
+        });
+    }
+}
+
+/// The pieces an answer is spoken in (`tts::chunks`); with `first_words`, a first piece
+/// that opens with one of the receipts' [`OPENINGS`] gives that word a piece of its own.
+fn answer_pieces(text: &str, first_words: bool) -> Vec<String> {
+    let mut pieces = tts::chunks(text);
+    if !first_words {
+        return pieces;
+    }
+    if let Some(first) = pieces.first().cloned() {
+        let mut words = first.splitn(2, ' ');
+        if let (Some(word), Some(rest)) = (words.next(), words.next()) {
+            if OPENINGS.contains(&word) && rest.split_whitespace().count() >= 2 {
+                pieces.splice(0..1, [word.to_owned(), rest.trim().to_owned()]);
+            }
+        }
+    }
+    pieces
 }
 
 /// How an answer being spoken ended.
@@ -468,6 +541,7 @@ impl<'a> VoiceLoop<'a> {
             journal: None,
             capture_clock: None,
             woken: None,
+            phrases: Arc::default(),
         }
     }
 
@@ -548,6 +622,9 @@ impl<'a> VoiceLoop<'a> {
         mut on_event: impl FnMut(&LoopEvent),
     ) -> anyhow::Result<Vec<Exchange>> {
         let mut ears = self.ears(frames, speaker)?;
+        if self.tuning.first_words_ready {
+            self.phrases.warm(self.synth.clone());
+        }
         let mut s = Session {
             listener: Listener::new(self.listener.clone()),
             conversation: None,
@@ -886,6 +963,8 @@ impl<'a> VoiceLoop<'a> {
         let mut exchange = Exchange::ignored(at_secs, String::new(), u.foreground);
         on_event(&LoopEvent::Transcribing);
         let needs_wake = s.listener.needs_wake_word(ears.now()) && !interrupting;
+        let transcript = transcript.filter(|_| self.tuning.decode_once);
+        stages.transcribed_in_pause = transcript.is_some();
         let transcript = match transcript {
             Some((t, millis)) => {
                 stages.transcription_ms = millis;
@@ -1267,10 +1346,11 @@ impl<'a> VoiceLoop<'a> {
     ) -> anyhow::Result<Spoken> {
         let (tx, mut rx) = mpsc::channel::<Result<Pcm, tts::TtsError>>(4);
         let synth = self.synth.clone();
-        let sentences = tts::chunks(text);
+        let phrases = self.phrases.clone();
+        let sentences = answer_pieces(text, self.tuning.first_words_ready);
         let synthesis = tokio::task::spawn_blocking(move || {
             for sentence in sentences {
-                if tx.blocking_send(synth.synthesize(&sentence)).is_err() {
+                if tx.blocking_send(phrases.say(synth.as_ref(), &sentence)).is_err() {
                     break; // interrupted: the receiver is gone
                 }
             }
@@ -1516,5 +1596,44 @@ mod tests {
         assert_eq!(policy.plan("fr", false, "Arthur", &lexicon(), None).judge, SecondReading::Never);
         let plan = policy.plan("fr", true, "Arthur", &lexicon(), None);
         assert_eq!((plan.first, plan.judge), (None, SecondReading::WhenUnsure));
+    }
+
+    #[test]
+    fn a_receipts_opening_word_is_its_first_piece() {
+        let receipt = "Rappel numéro deux enregistré pour demain à neuf heures : appeler la banque.";
+        assert_eq!(
+            answer_pieces(receipt, true),
+            ["Rappel", "numéro deux enregistré pour demain à neuf heures :", "appeler la banque."]
+        );
+        assert_eq!(answer_pieces(receipt, false)[0], "Rappel numéro deux enregistré pour demain à neuf heures :");
+        let timer = "Minuteur pâtes lancé pour dix minutes, il sonnera à midi.";
+        assert_eq!(answer_pieces(timer, true)[..2], ["Minuteur", "pâtes lancé pour dix minutes,"]);
+        // Other answers keep their pieces: only a known opening is said ahead.
+        for other in ["Rappels à faire : aucun.", "Voici une idée pour ce soir.", "Note.", "Rappel annulé."] {
+            assert_eq!(answer_pieces(other, true), tts::chunks(other), "{other}");
+        }
+    }
+
+    /// A fixed phrase is synthesised once and then played from the cache; other pieces
+    /// are synthesised every time.
+    #[test]
+    fn fixed_phrases_are_synthesised_once() {
+        struct Counting(std::sync::atomic::AtomicUsize);
+        impl Synthesizer for Counting {
+            fn name(&self) -> &str {
+                "counting"
+            }
+            fn synthesize(&self, sentence: &str) -> Result<Pcm, tts::TtsError> {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Ok(Pcm { samples: vec![0.1; sentence.len()], rate: 16_000 })
+            }
+        }
+        let synth = Counting(Default::default());
+        let phrases = Phrases::default();
+        for _ in 0..3 {
+            assert_eq!(phrases.say(&synth, "Rappel").unwrap().samples.len(), 6);
+            phrases.say(&synth, "numéro un enregistré").unwrap();
+        }
+        assert_eq!(synth.0.load(std::sync::atomic::Ordering::SeqCst), 1 + 3);
     }
 }
