@@ -316,7 +316,8 @@ async fn a_hesitation_inside_a_command_does_not_cut_it_when_the_turn_is_judged_b
         )
         .with_tuning(tuning);
         let exchanges = voice_loop.run_wav(&input_path, None).await.unwrap();
-        let commands: Vec<String> = exchanges.iter().filter_map(|e| e.command.as_deref()).map(str::to_lowercase).collect();
+        let commands: Vec<String> =
+            exchanges.iter().filter_map(|e| e.command.as_deref()).map(str::to_lowercase).collect();
         let first = commands.first().unwrap_or_else(|| panic!("no command taken: {exchanges:#?}"));
         if judged {
             assert_eq!(commands.len(), 1, "{exchanges:#?}");

@@ -116,9 +116,8 @@ impl Mel {
         static MEL: std::sync::OnceLock<Mel> = std::sync::OnceLock::new();
         MEL.get_or_init(|| {
             // np.hanning(N + 1)[:-1]: the periodic window torch uses.
-            let window = (0..N_FFT)
-                .map(|n| 0.5 - 0.5 * (2.0 * std::f64::consts::PI * n as f64 / N_FFT as f64).cos())
-                .collect();
+            let window =
+                (0..N_FFT).map(|n| 0.5 - 0.5 * (2.0 * std::f64::consts::PI * n as f64 / N_FFT as f64).cos()).collect();
             Mel { window, filters: mel_filters(N_BINS, N_MELS, 0.0, f64::from(SAMPLE_RATE_HZ) / 2.0) }
         })
     }
@@ -204,8 +203,8 @@ impl SmartTurn {
     pub fn probability_of(&mut self, features: Vec<f32>) -> Result<f32, SmartTurnError> {
         use ort::value::Tensor;
         let runtime = |e: ort::Error| SmartTurnError::Runtime(e.to_string());
-        let input = Tensor::<f32>::from_array(([1usize, N_MELS, N_FRAMES], features.into_boxed_slice()))
-            .map_err(runtime)?;
+        let input =
+            Tensor::<f32>::from_array(([1usize, N_MELS, N_FRAMES], features.into_boxed_slice())).map_err(runtime)?;
         let outputs = self.session.run(ort::inputs!["input_features" => input]).map_err(runtime)?;
         // The graph ends in a sigmoid: its output, though named "logits", is a probability.
         let (_, p) = outputs[0].try_extract_tensor::<f32>().map_err(runtime)?;

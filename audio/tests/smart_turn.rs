@@ -89,7 +89,8 @@ mod with_the_model {
 
     fn espeak(text: &str, dir: &std::path::Path) -> Vec<f32> {
         let path = dir.join("said.wav");
-        let ok = std::process::Command::new("espeak-ng").args(["-v", "fr", "-s", "150", "-w"]).arg(&path).arg(text).status();
+        let ok =
+            std::process::Command::new("espeak-ng").args(["-v", "fr", "-s", "150", "-w"]).arg(&path).arg(text).status();
         assert!(ok.is_ok_and(|s| s.success()), "espeak-ng");
         arthur_audio::wav::read_wav_16k_mono(&path).unwrap()
     }
@@ -101,8 +102,9 @@ mod with_the_model {
     fn on_speech_the_features_and_the_probability_are_pipecats() {
         let dir = tempfile::tempdir().unwrap();
         let model_dir = crate::common::model_dir();
-        let mut model = SmartTurn::load(&model_dir.join(SMART_TURN_FILE), crate::common::piper_options().onnxruntime.as_deref())
-            .expect("models/fetch installs Smart Turn");
+        let mut model =
+            SmartTurn::load(&model_dir.join(SMART_TURN_FILE), crate::common::piper_options().onnxruntime.as_deref())
+                .expect("models/fetch installs Smart Turn");
         let said = espeak("Ajoute à la liste de courses du pain, du lait et des œufs.", dir.path());
         for audio in [said.clone(), said[..said.len() / 2].to_vec()] {
             let mut audio = audio;
@@ -139,5 +141,4 @@ mod with_the_model {
             }
         }
     }
-
 }

@@ -2,8 +2,9 @@
 //! issue is a row, measured in one run against the rows before it:
 //!
 //! - the time from the last voiced sample of a sure French command to the first sample of
-//!   the answer, in real time (said by MBROLA fr3, and by Kokoro ff_siwis when its script is
-//!   installed; whisper base in French as shipped; local first, no model called);
+//!   the answer, in real time (said by MBROLA fr3, and by Kokoro ff_siwis when
+//!   `scripts/fetch-french-test-voice` installed it; whisper base in French as shipped;
+//!   local first, no model called);
 //! - false cuts: French commands said with 300 to 700 ms of silence where people hesitate
 //!   (after « rappelle-moi », before the hour, between list items), replayed to the loop in
 //!   audio time: a cut is a command run from an utterance closed before the sentence's end;
@@ -36,7 +37,10 @@ fn smart_turn() -> Option<TurnEnd> {
 fn steps() -> Vec<Step> {
     let shipped = Tuning::room(silero());
     let before = Tuning { first_words_ready: false, ..shipped.clone() };
-    let mut steps = vec![Step { name: "before: silences (the grammar's sure reading closes at the pause)", tuning: before.clone() }];
+    let mut steps = vec![Step {
+        name: "before: silences (the grammar's sure reading closes at the pause)",
+        tuning: before.clone(),
+    }];
     match smart_turn() {
         Some(meaning) => {
             let by_meaning = before.judging_turns(meaning.clone());
@@ -44,11 +48,11 @@ fn steps() -> Vec<Step> {
                 name: "1 without decode once (the closed utterance decoded again)",
                 tuning: Tuning { decode_once: false, ..by_meaning.clone() },
             });
-            steps.push(Step { name: "1. end of turn by meaning (Smart Turn v3.2 + the grammar), 2. decode once", tuning: by_meaning });
             steps.push(Step {
-                name: "3. + the first words at once (shipped)",
-                tuning: shipped.judging_turns(meaning),
+                name: "1. end of turn by meaning (Smart Turn v3.2 + the grammar), 2. decode once",
+                tuning: by_meaning,
             });
+            steps.push(Step { name: "3. + the first words at once (shipped)", tuning: shipped.judging_turns(meaning) });
         }
         None => eprintln!("turn-end: Smart Turn is not installed (models/fetch --offline): only the row before"),
     }
@@ -67,6 +71,7 @@ fn load_average() -> String {
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Voice {
     Mbrola,
+    Kokoro,
 }
 
 impl Voice {
@@ -75,26 +80,75 @@ impl Voice {
         if !mbrola_fr3("Artur.", 150).is_empty() {
             voices.push(Voice::Mbrola);
         }
+        if !kokoro("Bonjour.").is_empty() {
+            voices.push(Voice::Kokoro);
+        }
         voices
     }
 
     fn name(self) -> &'static str {
         match self {
             Voice::Mbrola => "MBROLA fr3 150 wpm",
+            Voice::Kokoro => "Kokoro ff_siwis",
         }
     }
 
+    /// `text` said, with `pause_ms` of silence at each `|`: MBROLA through espeak-ng's SSML
+    /// breaks (the sentence's intonation goes on around them); Kokoro, which has no breaks,
+    /// says each part alone, the parts before a pause ending on « … » when they have no
+    /// punctuation of their own (a hesitation's suspended tone), joined by the silence.
     fn say(self, text: &str, pause_ms: u32) -> Vec<f32> {
         match self {
+            Voice::Mbrola if !text.contains('|') => mbrola_fr3(text, 150),
             Voice::Mbrola => {
-                if !text.contains('|') {
-                    return mbrola_fr3(text, 150);
-                }
                 let ssml = format!("<speak>{}</speak>", text.replace('|', &format!("<break time=\"{pause_ms}ms\"/>")));
                 mbrola_fr3_ssml(&ssml, 150)
             }
+            Voice::Kokoro => {
+                let parts: Vec<&str> = text.split('|').map(str::trim).collect();
+                let mut out = Vec::new();
+                for (i, part) in parts.iter().enumerate() {
+                    let last = i + 1 == parts.len();
+                    let said = if last || part.ends_with([',', '.', ':', '…']) {
+                        kokoro(part)
+                    } else {
+                        kokoro(&format!("{part}…"))
+                    };
+                    if said.is_empty() {
+                        return Vec::new();
+                    }
+                    let start = if i == 0 { 0 } else { noise::first_voiced_sample(&said).saturating_sub(320) };
+                    let end = if last { said.len() } else { noise::last_voiced_sample(&said) };
+                    out.extend_from_slice(&said[start..end.max(start)]);
+                    if !last {
+                        out.extend(vec![0.0; (RATE as usize * pause_ms as usize) / 1000]);
+                    }
+                }
+                out
+            }
         }
     }
+}
+
+/// `text` said by Kokoro-82M's French voice ff_siwis (`scripts/kokoro-say`, installed by
+/// `scripts/fetch-french-test-voice`; cached), 16 kHz; empty when it is not installed.
+fn kokoro(text: &str) -> Vec<f32> {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/kokoro-say");
+    let dir = std::env::temp_dir().join("arthur-voice-bench-noise");
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join(format!("kokoro-{:016x}.wav", fnv(text)));
+    if !path.is_file() {
+        let ok = std::process::Command::new(&script)
+            .arg(text)
+            .arg(&path)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            return Vec::new();
+        }
+    }
+    wav::read_wav_16k_mono(&path).unwrap_or_default()
 }
 
 /// `ssml` said by MBROLA fr3 (espeak-ng `-m`; cached like [`mbrola_fr3`]).
@@ -211,8 +265,12 @@ async fn latency(steps: &[Step], voices: &[Voice], french: &Arc<Transcriber>, mo
         for step in steps {
             let t = turns_with(true).await;
             let tuning = Tuning { ears: EarsPolicy::MEASURED, ..step.tuning.clone() };
-            let voice_loop =
-                VoiceLoop::new(&t.engine, french.clone(), models.voice.clone(), Default::default(), true).with_tuning(tuning);
+            let voice_loop = VoiceLoop::new(&t.engine, french.clone(), models.voice.clone(), Default::default(), true)
+                .with_tuning(tuning);
+            // As at the appliance's start: the models loaded and the fixed phrases made
+            // before anyone speaks (one second of silence, not measured).
+            run_in_room(&voice_loop, vec![0.0; RATE as usize], None, false, |_| {}).await;
+            tokio::time::sleep(Duration::from_secs(2)).await;
             let load = load_average();
             let (mut felt, mut silence, mut turn, mut first) = (vec![], vec![], vec![], vec![]);
             let (mut in_pause, mut after_close) = (vec![], vec![]);
@@ -281,11 +339,25 @@ async fn false_cuts(steps: &[Step], voices: &[Voice], french: &Arc<Transcriber>,
     println!("|---|---|---|---|---|---|");
     let verbose = std::env::var("VOICE_BENCH_VERBOSE").is_ok_and(|v| v == "1");
     for voice in voices {
-        for step in steps {
+        for (i, step) in steps.iter().enumerate() {
+            // Decode once and the first words change nothing of when an utterance closes:
+            // a row that differs from an earlier one only by them is not run again.
+            let closes_alike = |other: &Step| {
+                let same = Tuning {
+                    decode_once: other.tuning.decode_once,
+                    first_words_ready: other.tuning.first_words_ready,
+                    ..step.tuning.clone()
+                };
+                same == other.tuning
+            };
+            if let Some(earlier) = steps[..i].iter().find(|s| closes_alike(s)) {
+                println!("| {} | {} | closes as « {} » (not run again) | | | |", step.name, voice.name(), earlier.name);
+                continue;
+            }
             let t = turns_with(true).await;
             let tuning = Tuning { ears: EarsPolicy::MEASURED, ..step.tuning.clone() };
-            let voice_loop =
-                VoiceLoop::new(&t.engine, french.clone(), models.voice.clone(), Default::default(), true).with_tuning(tuning);
+            let voice_loop = VoiceLoop::new(&t.engine, french.clone(), models.voice.clone(), Default::default(), true)
+                .with_tuning(tuning);
             let (mut cut, mut cut_long, mut whole, mut missed, mut total) = (0, 0, 0, 0, 0);
             for sentence in PAUSED {
                 for &pause in pauses {
@@ -302,7 +374,10 @@ async fn false_cuts(steps: &[Step], voices: &[Voice], french: &Arc<Transcriber>,
                         cut_long += usize::from(pause >= 500);
                         if verbose {
                             let heard: Vec<_> = commands.iter().map(|e| (e.at_secs, e.command.clone())).collect();
-                            eprintln!("cut ({}, {pause} ms): {sentence} → {heard:?} (end at {last_voiced:.2} s)", step.name);
+                            eprintln!(
+                                "cut ({}, {pause} ms): {sentence} → {heard:?} (end at {last_voiced:.2} s)",
+                                step.name
+                            );
                         }
                     } else if commands.is_empty() {
                         missed += 1;
@@ -332,8 +407,9 @@ async fn cpu(steps: &[Step], maker: &NoiseMaker, models: &Models) {
     for step in steps {
         let t = turns().await;
         t.llm.set_fallback(Some(Reply::text(LONG_ANSWER)));
-        let voice_loop = VoiceLoop::new(&t.engine, models.whisper.clone(), models.voice.clone(), Default::default(), true)
-            .with_tuning(step.tuning.clone());
+        let voice_loop =
+            VoiceLoop::new(&t.engine, models.whisper.clone(), models.voice.clone(), Default::default(), true)
+                .with_tuning(step.tuning.clone());
         let transcribed = Arc::new(Mutex::new(0usize));
         let n = transcribed.clone();
         let load = load_average();

@@ -170,11 +170,21 @@ pub enum TurnEnd {
 
 impl TurnEnd {
     /// The model loaded, or `None` (with a warning) for the silences: a model that does
-    /// not load must not stop the voice.
+    /// not load must not stop the voice. Loaded once per process and shared by every loop
+    /// (the local microphone and each satellite): an inference takes tens of milliseconds.
     pub fn load(&self) -> Option<SharedSmartTurn> {
+        static LOADED: std::sync::Mutex<Vec<(PathBuf, SharedSmartTurn)>> = std::sync::Mutex::new(Vec::new());
         let TurnEnd::Meaning { model, onnxruntime } = self else { return None };
+        let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, shared)) = loaded.iter().find(|(path, _)| path == model) {
+            return Some(shared.clone());
+        }
         match SmartTurn::load(model, Some(onnxruntime)) {
-            Ok(m) => Some(Arc::new(std::sync::Mutex::new(m))),
+            Ok(m) => {
+                let shared = Arc::new(std::sync::Mutex::new(m));
+                loaded.push((model.clone(), shared.clone()));
+                Some(shared)
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "Smart Turn unusable: the end of a turn is decided by silences");
                 None
@@ -862,8 +872,16 @@ impl<'a> VoiceLoop<'a> {
                 Action::CloseWith { transcript, millis } => {
                     if let Some(VadEvent::Utterance(u)) = ears.vad.end_utterance() {
                         tracing::debug!(%transcript, "complete at the pause: utterance closed early");
-                        let judged =
-                            self.on_utterance(u, Some((transcript, millis)), false, started, s, ears, speaker, on_event);
+                        let judged = self.on_utterance(
+                            u,
+                            Some((transcript, millis)),
+                            false,
+                            started,
+                            s,
+                            ears,
+                            speaker,
+                            on_event,
+                        );
                         return Box::pin(judged).await;
                     }
                     // Nothing to close after all: kept as a partial.

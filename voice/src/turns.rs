@@ -383,9 +383,12 @@ mod tests {
     /// an answer heard or not.
     fn states() -> Vec<S> {
         let mut out = Vec::new();
-        for collecting in
-            [Collecting::Open, Collecting::SoundsFinished, Collecting::Unfinished, Collecting::NotForArthur("hm".into())]
-        {
+        for collecting in [
+            Collecting::Open,
+            Collecting::SoundsFinished,
+            Collecting::Unfinished,
+            Collecting::NotForArthur("hm".into()),
+        ] {
             for bits in 0..16u8 {
                 out.push(State {
                     collecting: collecting.clone(),
@@ -534,8 +537,7 @@ mod tests {
                         let judged = rules.by_meaning && *audio != Verdict::Unknown;
                         let agree = *grammar == Verdict::Finished && (!judged || *audio == Verdict::Finished);
                         assert_eq!(closed, mine && agree, "{why}");
-                        let unfinished =
-                            judged && (*grammar == Verdict::Unfinished || *audio == Verdict::Unfinished);
+                        let unfinished = judged && (*grammar == Verdict::Unfinished || *audio == Verdict::Unfinished);
                         let held = act.iter().any(|a| matches!(a, Action::HoldOpen { .. }));
                         assert_eq!(held, mine && unfinished, "{why}");
                         assert_eq!(after.collecting == Collecting::Unfinished, held, "{why}");
@@ -549,7 +551,11 @@ mod tests {
                                 sounds_finished: *sounds_finished,
                             };
                             for other in VERDICTS {
-                                assert_eq!(next(&rules, s.clone(), heard(other)), (after.clone(), act.clone()), "{why}");
+                                assert_eq!(
+                                    next(&rules, s.clone(), heard(other)),
+                                    (after.clone(), act.clone()),
+                                    "{why}"
+                                );
                             }
                         }
                     }
@@ -713,7 +719,8 @@ mod tests {
             audio,
             sounds_finished: false,
         };
-        let close = |s: &S, silence_ms| next(&ROOM, s.clone(), Event::Quiet { secs: 3.0, speech_now: true, silence_ms });
+        let close =
+            |s: &S, silence_ms| next(&ROOM, s.clone(), Event::Quiet { secs: 3.0, speech_now: true, silence_ms });
         // Both say finished: closed at the pause, with the speculative reading.
         let (_, act) = next(&ROOM, S::default(), pause(Verdict::Finished, Verdict::Finished));
         assert!(matches!(act[..], [Action::CloseWith { .. }]), "{act:?}");

@@ -111,14 +111,17 @@ pub fn grammar_verdict(text: &str, now: chrono::DateTime<chrono::Utc>, tz: chron
         return Verdict::Unfinished;
     }
     let lexicon = arthur_french::Lexicon::default();
-    match arthur_agents::understand::understand(t, now, tz, &lexicon).reading {
-        // Items said last (« ajoute à la liste de courses du pain ») may be the first of
-        // several: whisper ends the reading with a full stop all the same.
-        Reading::Sure(Command::Tool(ToolCommand::AjouterAListe { element, .. }))
-            if arthur_audio::wake::normalize(&element).rsplit(' ').next() == Some(last) =>
-        {
-            Verdict::Unfinished
+    let reading = arthur_agents::understand::understand(t, now, tz, &lexicon).reading;
+    // Items said last (« ajoute à la liste de courses du pain », « ajoute du beurre ») may
+    // be the first of several: whisper ends the reading with a full stop all the same.
+    if let Reading::Sure(Command::Tool(ToolCommand::AjouterAListe { element, .. }))
+    | Reading::Unsure { command: Command::Tool(ToolCommand::AjouterAListe { element, .. }), .. } = &reading
+    {
+        if arthur_audio::wake::normalize(element).rsplit(' ').next() == Some(last) {
+            return Verdict::Unfinished;
         }
+    }
+    match reading {
         Reading::Sure(_) => Verdict::Finished,
         Reading::Incomplete { .. } => Verdict::Unfinished,
         // A reminder without its hour, a date cut short, a piece missing: the user may be
@@ -223,6 +226,7 @@ mod tests {
             "rappelle-moi d'appeler le dentiste jeudi",
             "Ajoute à la liste de courses du pain,",
             "Ajoute à la liste de courses du pain.",
+            "Ajoute du beurre de la farine.",
             "Rappel-moi.",
             "Ajoute du beurre, de la farine et",
             "Note :",
