@@ -247,9 +247,11 @@ async fn a_complete_command_closes_at_the_pause_and_its_stages_reach_the_journal
     assert!(page.contains("fin de la parole → premier son"), "{page}");
     assert!(page.contains(&format!("{} ms", stages.felt_ms)), "{page}");
 
-    // What the parser does not read whole but sounds finished waits a shorter hangover
-    // (400 ms) — and its transcript, made during the pause, is kept: nothing is left to
-    // decode when it closes.
+    // By silences (before issue 41, and without Smart Turn): what the parser does not read
+    // whole but sounds finished waits a shorter hangover (400 ms) — and its transcript,
+    // made during the pause, is kept: nothing is left to decode when it closes.
+    let by_silences = Tuning { turn_end: arthur_voice::listen::TurnEnd::Silences, ..configured_tuning() };
+    let vl = voice_loop(&t.engine, common::english_transcriber(), by_silences).with_journal(t.app.ctx.store.clone());
     common::script_bank_reminder(&t.llm);
     let mut input = silence(0.5);
     let said = user(&m, "Arthur, remind me to call the bank tomorrow at nine.");
@@ -268,8 +270,15 @@ async fn a_complete_command_closes_at_the_pause_and_its_stages_reach_the_journal
     let end_of_speech = (input.len() + noise::last_voiced_sample(&said)) as f64 / f64::from(RATE);
     input.extend(said);
     input.extend(silence(4.0));
-    let (exchanges, _) = run(&vl, input, None).await;
+    let (exchanges, _) = run(&vl, input.clone(), None).await;
     assert!(exchanges[0].at_secs - end_of_speech >= 0.64, "the whole hangover: {exchanges:#?}");
+    // By meaning, the grammar says it is unfinished (it stops on « the »): the user is
+    // given up to 2 s to go on before it closes.
+    common::script_bank_reminder(&t.llm);
+    let vl = voice_loop(&t.engine, common::english_transcriber(), configured_tuning());
+    let (exchanges, _) = run(&vl, input, None).await;
+    let closed_after = exchanges[0].at_secs - end_of_speech;
+    assert!((1.9..2.5).contains(&closed_after), "closed {closed_after:.2} s after: {exchanges:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
