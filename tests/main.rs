@@ -19,6 +19,7 @@ mod basics;
 mod cli;
 mod conversation;
 mod crash;
+mod memory_told;
 mod offline;
 mod offline_parser;
 mod search;

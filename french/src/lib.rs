@@ -11,6 +11,7 @@ pub mod fold;
 pub mod grammar;
 pub mod moment;
 pub mod number;
+pub mod topic;
 pub mod words;
 
 pub use grammar::{Grammar, Lexicon, Match, SlotValue};

@@ -605,6 +605,7 @@ impl TurnEngine {
                 messages: messages.clone(),
                 tools: specs.clone(),
                 json_mode: false,
+                tool_choice: Default::default(),
                 temperature: Some(0.3),
                 max_tokens: Some(800),
             };
