@@ -95,6 +95,7 @@ struct Raw {
     whereabouts: Vec<String>,
     status: Vec<String>,
     timer_left: Vec<String>,
+    private: Vec<String>,
     work: Vec<String>,
     work_verbs: Vec<String>,
     nouns: std::collections::BTreeMap<String, Vec<String>>,
@@ -136,6 +137,7 @@ struct Data {
     whereabouts: Vec<Phrase>,
     status: Vec<Phrase>,
     timer_left: Vec<Phrase>,
+    private: Vec<Phrase>,
     work: Vec<Phrase>,
     work_verbs: Vec<String>,
     nouns: Vec<(MemoryKind, Phrase)>,
@@ -156,11 +158,8 @@ fn phrase(text: &str) -> Phrase {
         .into_iter()
         .flat_map(|alts: Vec<String>| {
             // « rendez vous » written as one alternative is two words: keep one per word.
-            let split: Vec<Vec<String>> = if alts.len() == 1 {
-                alts[0].split(' ').map(|w| vec![w.to_string()]).collect()
-            } else {
-                vec![alts]
-            };
+            let split: Vec<Vec<String>> =
+                if alts.len() == 1 { alts[0].split(' ').map(|w| vec![w.to_string()]).collect() } else { vec![alts] };
             split
         })
         .collect()
@@ -203,6 +202,7 @@ fn data() -> &'static Data {
             whereabouts: all(&raw.whereabouts),
             status: all(&raw.status),
             timer_left: all(&raw.timer_left),
+            private: all(&raw.private),
             work: all(&raw.work),
             work_verbs: folded(&raw.work_verbs),
             nouns,
@@ -229,28 +229,77 @@ fn first_of<'a>(f: &[&str], phrases: &'a [Phrase]) -> Option<(usize, &'a Phrase)
     phrases.iter().filter_map(|p| find(f, p).map(|i| (i, p))).min_by_key(|(i, p)| (*i, std::cmp::Reverse(p.len())))
 }
 
-const INTERROGATIVES: [&str; 14] = [
-    "quoi", "quand", "combien", "comment", "qui", "quel", "quelle", "quels", "quelles", "lequel", "laquelle",
-    "lesquels", "lesquelles", "pourquoi",
+const INTERROGATIVES: [&str; 20] = [
+    "quoi",
+    "quand",
+    "combien",
+    "comment",
+    "qui",
+    "quel",
+    "quelle",
+    "quels",
+    "quelles",
+    "lequel",
+    "laquelle",
+    "lesquels",
+    "lesquelles",
+    "pourquoi",
+    "what",
+    "when",
+    "where",
+    "who",
+    "which",
+    "how",
 ];
 /// Verbs that ask Arthur to read something out (« lis-moi », « montre-moi », « redis-moi »).
-const READ_VERBS: [&str; 16] = [
-    "dis", "lis", "relis", "montre", "donne", "affiche", "redis", "resume", "rappelle", "liste", "enumere",
-    "cite", "retrouve", "sors", "ressors", "recapitule",
+const READ_VERBS: [&str; 21] = [
+    "dis",
+    "lis",
+    "relis",
+    "montre",
+    "donne",
+    "affiche",
+    "redis",
+    "resume",
+    "rappelle",
+    "liste",
+    "enumere",
+    "cite",
+    "retrouve",
+    "sors",
+    "ressors",
+    "recapitule",
+    "raconte",
+    "tell",
+    "show",
+    "read",
+    "remind",
 ];
 
-const READ_INFINITIVES: [&str; 12] =
-    ["dire", "redire", "lire", "relire", "montrer", "donner", "rappeler", "afficher", "resumer", "citer", "retrouver", "trouver"];
+const READ_INFINITIVES: [&str; 12] = [
+    "dire",
+    "redire",
+    "lire",
+    "relire",
+    "montrer",
+    "donner",
+    "rappeler",
+    "afficher",
+    "resumer",
+    "citer",
+    "retrouver",
+    "trouver",
+];
 
 /// Words that say nothing of what a request is about.
 const STOP: [&str; 96] = [
     "le", "la", "les", "l'", "un", "une", "des", "du", "de", "d'", "au", "aux", "a", "et", "ou", "en", "sur", "pour",
     "avec", "dans", "par", "chez", "que", "qu'", "qui", "quoi", "quand", "comment", "combien", "quel", "quelle",
-    "quels", "quelles", "est", "c'", "ce", "cet", "cette", "ces", "il", "elle", "ils", "elles", "on", "je", "j'",
-    "tu", "t'", "te", "me", "m'", "moi", "toi", "se", "s'", "ne", "n'", "pas", "plus", "deja", "y", "a", "ai", "as",
-    "avais", "avait", "etait", "sont", "mon", "ma", "mes", "ton", "ta", "tes", "notre", "nos", "son", "sa", "ses",
-    "leur", "bien", "encore", "alors", "dis", "donc", "ca", "cela", "quelque", "chose", "truc", "trucs", "hein",
-    "non", "oui", "si", "fait",
+    "quels", "quelles", "est", "c'", "ce", "cet", "cette", "ces", "il", "elle", "ils", "elles", "on", "je", "j'", "tu",
+    "t'", "te", "me", "m'", "moi", "toi", "se", "s'", "ne", "n'", "pas", "plus", "deja", "y", "a", "ai", "as", "avais",
+    "avait", "etait", "sont", "mon", "ma", "mes", "ton", "ta", "tes", "notre", "nos", "son", "sa", "ses", "leur",
+    "bien", "encore", "alors", "dis", "donc", "ca", "cela", "quelque", "chose", "truc", "trucs", "hein", "non", "oui",
+    "si", "fait",
 ];
 
 /// Is the request a question, or a request to read something out?
@@ -273,16 +322,34 @@ fn asks(words: &Words, f: &[&str]) -> bool {
     // « ai-je », « as-tu », « suis-je »: an inverted subject.
     let inverted = ["-je", "-tu", "-il", "-elle", "-t-il", "-t-elle", "-on"];
     let lower = words.original.to_lowercase();
-    if inverted.iter().any(|s| lower.contains(&format!("{s} ")) || lower.trim_end_matches(['?', ' ', '.']).ends_with(s)) {
+    if inverted.iter().any(|s| lower.contains(&format!("{s} ")) || lower.trim_end_matches(['?', ' ', '.']).ends_with(s))
+    {
         return true;
     }
     if f.starts_with(&["est", "ce", "que"]) || f.starts_with(&["est", "ce", "qu'"]) {
         return true;
     }
     // Indirect questions: « je me demandais si… », « tu sais si… », « dis-moi si… ».
-    let indirect: [&[&str]; 5] =
-        [&["je", "me", "demandais"], &["je", "me", "demande"], &["tu", "sais", "si"], &["dis", "moi", "si"], &["sais", "tu", "si"]];
+    let indirect: [&[&str]; 11] = [
+        &["voudrais", "savoir"],
+        &["aimerais", "savoir"],
+        &["veux", "savoir"],
+        &["je", "me", "demandais"],
+        &["je", "me", "demande"],
+        &["tu", "sais", "si"],
+        &["dis", "moi", "si"],
+        &["sais", "tu", "si"],
+        &["sais", "plus", "si"],
+        &["sais", "pas", "si"],
+        &["confirme", "moi"],
+    ];
     if indirect.iter().any(|p| f.windows(p.len()).any(|w| w == *p)) {
+        return true;
+    }
+    // « fais-moi le récap de… », « fais-moi un point sur… »: a read.
+    if f.windows(4).any(|w| {
+        w[0] == "fais" && w[1] == "moi" && matches!(w[3], "recap" | "point" | "topo" | "resume" | "bilan" | "etat")
+    }) {
         return true;
     }
     // « tu peux me dire… » arrives without its polite head: « me dire… ».
@@ -304,9 +371,8 @@ fn noun_at(f: &[&str], i: usize) -> Option<(MemoryKind, usize)> {
 /// The determiner before the noun at `i`, past one adjective (« ma dernière note »).
 fn determiner_before<'a>(f: &[&'a str], i: usize) -> Option<&'a str> {
     let d = data();
-    let is_det = |w: &str| {
-        d.mine.iter().any(|m| m == w) || d.definite.iter().any(|m| m == w) || d.other.iter().any(|m| m == w)
-    };
+    let is_det =
+        |w: &str| d.mine.iter().any(|m| m == w) || d.definite.iter().any(|m| m == w) || d.other.iter().any(|m| m == w);
     match i {
         0 => None,
         _ if is_det(f[i - 1]) => Some(f[i - 1]),
@@ -323,6 +389,7 @@ fn second_person(word: &str) -> Option<&'static str> {
         "mes" => "tes",
         "notre" => "votre",
         "nos" => "vos",
+        "my" | "our" => "your",
         _ => return None,
     })
 }
@@ -331,9 +398,36 @@ fn second_person(word: &str) -> Option<&'static str> {
 /// something else (a verb, a question, « déjà »).
 fn phrase_end(words: &Words, f: &[&str], from: usize, max: usize) -> usize {
     const ENDS: [&str; 30] = [
-        "c'", "est", "etait", "deja", "il", "elle", "ils", "elles", "quoi", "quand", "comment", "combien", "qui",
-        "quel", "quelle", "tu", "t'", "je", "j'", "ou", "encore", "dessus", "la", "hein", "non", "maintenant",
-        "s'", "a", "que", "qu'",
+        "c'",
+        "est",
+        "etait",
+        "deja",
+        "il",
+        "elle",
+        "ils",
+        "elles",
+        "quoi",
+        "quand",
+        "comment",
+        "combien",
+        "qui",
+        "quel",
+        "quelle",
+        "tu",
+        "t'",
+        "je",
+        "j'",
+        "ou",
+        "encore",
+        "dessus",
+        "la",
+        "hein",
+        "non",
+        "maintenant",
+        "s'",
+        "a",
+        "que",
+        "qu'",
     ];
     let mut end = from + 1;
     while end < f.len() && end < from + max {
@@ -344,7 +438,26 @@ fn phrase_end(words: &Words, f: &[&str], from: usize, max: usize) -> usize {
         // « de ma nièce » goes on; « de » at the end does not.
         end += 1;
     }
-    while end > from + 1 && matches!(f[end - 1], "de" | "d'" | "du" | "des" | "a" | "au" | "le" | "la" | "les" | "l'") {
+    while end > from + 1
+        && matches!(
+            f[end - 1],
+            "de" | "d'"
+                | "du"
+                | "des"
+                | "a"
+                | "au"
+                | "le"
+                | "la"
+                | "les"
+                | "l'"
+                | "pour"
+                | "avec"
+                | "sur"
+                | "dans"
+                | "en"
+                | "par"
+        )
+    {
         end -= 1;
     }
     end
@@ -477,8 +590,12 @@ pub fn topic(words: &Words, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Top
                 || d.mine.iter().any(|m| m == w)
         }) || words.words.iter().any(|w| words.original[w.start..w.end].to_lowercase() == "où")
             || kinds_named(&f);
-        let who_when_where = first_of(&f, &d.value_questions)
-            .is_some_and(|(_, q)| !matches!(show(q).as_str(), "c' est quoi" | "c' etait quoi" | "quel est" | "quelle est" | "quels sont" | "quelles sont"));
+        let who_when_where = first_of(&f, &d.value_questions).is_some_and(|(_, q)| {
+            !matches!(
+                show(q).as_str(),
+                "c' est quoi" | "c' etait quoi" | "quel est" | "quelle est" | "quels sont" | "quelles sont"
+            )
+        });
         if personal || who_when_where {
             return decided(Cue::RecallTail, show(p), kinds);
         }
@@ -488,6 +605,15 @@ pub fn topic(words: &Words, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Top
     }
     if let Some((_, p)) = first_of(&f, &d.whereabouts) {
         return decided(Cue::Value, show(p), kinds);
+    }
+    let work_question = f.iter().any(|w| d.work_verbs.iter().any(|v| v == w))
+        && (f.contains(&"combien") || f.windows(2).any(|w| w == ["depuis", "quand"]));
+    let work = first_of(&f, &d.work).map(|(_, p)| show(p)).or(work_question.then(|| "combien".to_string()));
+    if let Some(ev) = work.filter(|_| !how_to(&f)) {
+        let mut k = kinds.clone();
+        k.insert(0, MemoryKind::Travail);
+        k.dedup();
+        return decided(Cue::Work, ev, k);
     }
     // « je fais quoi demain ? »: the agenda, though « je fais quoi » alone asks advice.
     let dated = || first_of(&f, &d.moments).is_some() || crate::Grammar::mentions_moment(&words.original, now);
@@ -513,7 +639,11 @@ pub fn topic(words: &Words, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Top
     }
     // A timer asked about, when one runs (the store's timers are in the lexicon).
     if !lexicon.timers.is_empty() {
-        let counted_else = f.windows(3).any(|w| w[0] == "combien" && matches!(w[1], "de" | "d'") && !matches!(w[2], "temps" | "minutes" | "secondes" | "minuteurs"));
+        let counted_else = f.windows(3).any(|w| {
+            w[0] == "combien"
+                && matches!(w[1], "de" | "d'")
+                && !matches!(w[2], "temps" | "minutes" | "secondes" | "minuteurs")
+        });
         if let Some((_, p)) = first_of(&f, &d.timer_left).filter(|_| !counted_else) {
             let mut k = kinds.clone();
             k.retain(|x| *x != MemoryKind::Minuteur);
@@ -528,20 +658,16 @@ pub fn topic(words: &Words, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Top
         k.dedup();
         return decided(Cue::Agenda, show(p), k);
     }
-    let work_question = f.iter().any(|w| d.work_verbs.iter().any(|v| v == w))
-        && (f.contains(&"combien") || f.windows(2).any(|w| w == ["depuis", "quand"]));
-    if let Some(ev) = first_of(&f, &d.work).map(|(_, p)| show(p)).or(work_question.then(|| "combien".to_string())) {
-        let mut k = kinds.clone();
-        k.insert(0, MemoryKind::Travail);
-        k.dedup();
-        return decided(Cue::Work, ev, k);
-    }
     if let Some((k, name)) = names.iter().find(|(k, _)| *k == MemoryKind::Projet || noun_kinds.contains(k)) {
         let mut ks = kinds.clone();
         if !ks.contains(k) {
             ks.insert(0, *k);
         }
         return decided(Cue::KnownName, name.clone(), ks);
+    }
+    // « je dois faire mon rappel de vaccin tous les combien ? »: what the user must do.
+    if modal_world(&f) {
+        return None;
     }
     let personal = personal(words, &f, &names);
     let dislocated = dislocation(words, &f);
@@ -554,24 +680,38 @@ pub fn topic(words: &Words, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Top
             let strong = d.strong.iter().any(|x| x == f[i]);
             // « le projet potager », « la liste bricolage »: a definite noun and its name.
             let definite = determiner_before(&f, i).is_some_and(|x| d.definite.iter().any(|m| m == x));
-            let next = |k: usize| f.get(k).is_some_and(|w| !STOP.contains(w) && !matches!(*w, "de" | "d'" | "du" | "des"));
+            let next =
+                |k: usize| f.get(k).is_some_and(|w| !STOP.contains(w) && !matches!(*w, "de" | "d'" | "du" | "des"));
             let named = definite
                 && (next(i + n) || matches!(f.get(i + n), Some(&("de" | "des" | "du" | "d'"))) && next(i + n + 1));
             // « C'est quoi la session parlementaire ? »: a definition asked, not the memory.
-            let defined = i >= 3 && f[i - 3..i - 1] == ["est", "quoi"] || f.starts_with(&["qu'", "est", "ce", "que", "c'", "est"]);
+            let defined = i >= 3 && f[i - 3..i - 1] == ["est", "quoi"]
+                || f.starts_with(&["qu'", "est", "ce", "que", "c'", "est"]);
             let named = named && !defined;
             let in_dislocation = dislocated.is_some_and(|(a, b)| (a..b).contains(&i));
-            if !strong && !personal && !named && !in_dislocation {
+            // « y a pas une note sur… ? », « sur la liste ? », « c'était quoi la décision… ? »:
+            // a thing looked for in the user's keeping, or recalled.
+            let kept = (i >= 2
+                && f[i.saturating_sub(4)..i]
+                    .windows(2)
+                    .any(|w| w == ["y", "a"] || w == ["t'", "as"] || w == ["tu", "as"]))
+                || (i >= 2 && matches!(f[i - 2], "sur" | "dans") && definite)
+                || (definite && f.contains(&"etait"));
+            if !strong && !personal && !named && !in_dislocation && !kept {
                 continue;
             }
             let det = determiner_before(&f, i);
             if det.is_some() || i == 0 {
-                return decided(Cue::Noun, format!("{} {}", det.unwrap_or(""), f[i..i + n].join(" ")).trim().to_string(), {
-                    let mut ks = kinds.clone();
-                    ks.retain(|x| *x != k);
-                    ks.insert(0, k);
-                    ks
-                });
+                return decided(
+                    Cue::Noun,
+                    format!("{} {}", det.unwrap_or(""), f[i..i + n].join(" ")).trim().to_string(),
+                    {
+                        let mut ks = kinds.clone();
+                        ks.retain(|x| *x != k);
+                        ks.insert(0, k);
+                        ks
+                    },
+                );
             }
         }
     }
@@ -599,7 +739,29 @@ pub fn topic(words: &Words, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Top
     }
     // « Olivier, il habite où ? », « le kiné, il s'appelle comment ? »: a person of the
     // user's life, put in front, then asked about.
-    let comma = (1..f.len().min(6)).find(|&k| words.original[words.words[k - 1].end..words.words[k].start].contains(','));
+    let comma =
+        (1..f.len().min(6)).find(|&k| words.original[words.words[k - 1].end..words.words[k].start].contains(','));
+    // What only the user can know of their own things (« le mot de passe de la tablette »).
+    if let Some((_, p)) = first_of(&f, &d.private) {
+        return decided(Cue::Value, show(p), kinds);
+    }
+    // « ça tombe quand, la fête de l'école ? », « le mariage de Gaspard, c'est quel jour ? »:
+    // a thing of the user's life put aside, then asked when, who or which.
+    let asks_when_who = f.iter().any(|w| matches!(*w, "quand" | "qui" | "lequel" | "laquelle" | "combien"))
+        || f.windows(2).any(|w| {
+            matches!(w, ["quel", "jour"] | ["quelle", "heure"] | ["quelle", "date"] | ["ce", "samedi"] | ["c'", "est"])
+                && w != ["c'", "est"]
+        })
+        || words.words.iter().any(|w| words.original[w.start..w.end].to_lowercase() == "où");
+    if let Some((a, b)) = dislocation(words, &f) {
+        let head_is_name = capital_at(words, a) || (a + 1 < b && capital_at(words, a + 1));
+        // « C'est quand, la fête des mères ? » is the calendar's: the user's own life shows
+        // a name, a possessive or the first person.
+        let own = f.iter().any(|w| matches!(*w, "je" | "j'" | "me" | "m'" | "moi") || d.mine.iter().any(|m| m == w));
+        if asks_when_who && !head_is_name && own {
+            return decided(Cue::Person, said(words, a, b), kinds);
+        }
+    }
     // « c'est qui déjà, Mathilde ? »: the name after the comma.
     if let Some(k) = comma {
         if f[..k].windows(2).any(|w| w == ["est", "qui"] || w == ["etait", "qui"]) && capital(k) {
@@ -609,16 +771,80 @@ pub fn topic(words: &Words, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Top
     if let Some(k) = comma {
         let person = (k == 1 && capital(0))
             || (k <= 6 && (d.definite.iter().any(|x| x == f[0]) || d.mine.iter().any(|x| x == f[0])) && !capital(1));
-        let asked = matches!(f.get(k), Some(&"il" | &"elle" | &"tu" | &"son" | &"sa" | &"ses"))
+        let asked = matches!(f.get(k), Some(&"il" | &"elle" | &"ils" | &"elles" | &"tu" | &"son" | &"sa" | &"ses"))
             || f[k..].starts_with(&["c'", "est", "qui"]);
-        if person && asked && (value.is_some() || f[k..].iter().any(|w| INTERROGATIVES.contains(w)) || words.question) {
+        if person && asked && value.is_some() {
             return decided(Cue::Person, said(words, 0, k), kinds);
         }
+    }
+    // « Il habite où, Yannick ? », « Karine, elle est allergique à quoi ? »: a first name of
+    // the user's life with « il » or « elle », asked about.
+    let named_person = (0..f.len()).any(|k| {
+        let cut_before = k == 0 || words.original[words.words[k - 1].end..words.words[k].start].contains(',');
+        let cut_after =
+            k + 1 >= f.len() || words.original[words.words[k].end..words.words[k + 1].start].contains([',', '?']);
+        capital_at(words, k) && cut_before && cut_after && !STOP.contains(&f[k]) && (k > 0 || f.len() > 2)
+    });
+    let pronoun = f.iter().any(|w| matches!(*w, "il" | "elle" | "ils" | "elles"));
+    let interrogative = f.iter().any(|w| INTERROGATIVES.contains(w))
+        || words.words.iter().any(|w| words.original[w.start..w.end].to_lowercase() == "où");
+    if named_person && pronoun && interrogative && !f.contains(&"pourquoi") {
+        return decided(Cue::Person, "prénom".into(), kinds);
     }
     // The user's own past, asked about (« on s'est rencontrés quand ? », « j'ai dépassé mes
     // 35 heures ? », « on les avait posés quand ? »): only the memory holds it.
     if let Some(ev) = own_past(&f) {
-        return decided(Cue::Recall, ev, kinds);
+        const KEPT: [&str; 22] = [
+            "note",
+            "ecrit",
+            "dit",
+            "demande",
+            "programme",
+            "enregistre",
+            "mis",
+            "range",
+            "cache",
+            "pris",
+            "garde",
+            "laisse",
+            "pose",
+            "prevu",
+            "consigne",
+            "valide",
+            "decide",
+            "choisi",
+            "fixe",
+            "arrete",
+            "convenu",
+            "retenu",
+        ];
+        // « j'avais validé… ? », « on avait laissé tomber… »: the pluperfect recalls.
+        let pluperfect = ev.split(' ').any(|w| matches!(w, "avais" | "avait" | "avions" | "etais" | "etait"));
+        let asked_which = f
+            .iter()
+            .any(|w| matches!(*w, "quand" | "qui" | "combien" | "quel" | "quelle" | "lequel" | "laquelle" | "quoi"))
+            || words.words.iter().any(|w| words.original[w.start..w.end].to_lowercase() == "où");
+        // A yes-or-no question on the user's own past (« j'ai dépassé mes 35 heures ? »):
+        // the memory too, unless it asks an opinion (set aside above).
+        if asked_which || pluperfect || KEPT.iter().any(|k| ev.ends_with(k)) || words.question {
+            return decided(Cue::Recall, ev, kinds);
+        }
+    }
+    // A question in the first person about the user's own life, neither knowledge nor
+    // advice (set aside above): « qu'est-ce qu'il faut que je prenne chez Leroy Merlin ? »,
+    // « le gars qui m'a dépanné la box, c'était qui ? ».
+    // The user as an object or in a relative clause (« qui m'a dépanné », « que j'ai
+    // pris », « où on était »): a present « je » (« combien de temps je laisse cuire… ») or
+    // a generic « on » (« quand est-ce qu'on change d'heure ») asks knowledge.
+    let first_person = f
+        .iter()
+        .enumerate()
+        .any(|(k, w)| matches!(*w, "me" | "m'" | "moi") && !(k > 0 && matches!(f[k - 1], "je" | "j'" | "ne" | "n'")))
+        || f.windows(2)
+            .any(|w| matches!(w[0], "que" | "qu'" | "ou" | "qui") && matches!(w[1], "j'" | "je" | "on" | "nous"))
+            && own_past(&f).is_some();
+    if first_person && asks_when_who && !f.contains(&"pourquoi") && !generic_opinion(&f) && !modal_world(&f) {
+        return decided(Cue::Recall, "première personne".into(), kinds);
     }
     // Something of the user's, asked when, where or who (« mon train, c'est à quelle heure ? »,
     // « mes beaux-parents, ils viennent quand ? »): knowledge and advice were set aside above.
@@ -626,8 +852,10 @@ pub fn topic(words: &Words, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Top
     let when_where_who = f.iter().any(|w| matches!(*w, "quand" | "qui" | "lequel" | "laquelle"))
         || words.words.iter().any(|w| words.original[w.start..w.end].to_lowercase() == "où")
         || f.windows(2).any(|w| matches!(w, ["quelle", "heure"] | ["quel", "jour"] | ["quelle", "date"]));
-    let modal = f.iter().any(|w| matches!(*w, "peux" | "peut" | "dois" | "doit" | "faut" | "pourrais" | "devrais" | "vaut"));
-    if mine && when_where_who && !modal && !f.contains(&"pourquoi") && !generic_opinion(&f) {
+    let modal =
+        f.iter().any(|w| matches!(*w, "peux" | "peut" | "dois" | "doit" | "faut" | "pourrais" | "devrais" | "vaut"));
+    let subject_je = f.iter().any(|w| matches!(*w, "je" | "j'"));
+    if mine && when_where_who && !modal && !subject_je && !f.contains(&"pourquoi") && !generic_opinion(&f) {
         return decided(Cue::Value, "possessif".into(), kinds);
     }
     None
@@ -650,8 +878,10 @@ fn dislocation(words: &Words, f: &[&str]) -> Option<(usize, usize)> {
 
 /// A first-person subject (clitics allowed) with an auxiliary and a past participle.
 fn own_past(f: &[&str]) -> Option<String> {
-    const AUX: [&str; 14] =
-        ["ai", "avais", "aurais", "a", "avait", "aurait", "suis", "etais", "est", "etait", "sommes", "etions", "avions", "avons"];
+    const AUX: [&str; 14] = [
+        "ai", "avais", "aurais", "a", "avait", "aurait", "suis", "etais", "est", "etait", "sommes", "etions", "avions",
+        "avons",
+    ];
     const CLITICS: [&str; 12] = ["l'", "le", "la", "les", "en", "y", "s'", "se", "m'", "me", "t'", "lui"];
     for (i, w) in f.iter().enumerate() {
         if !matches!(*w, "j'" | "je" | "on" | "nous") {
@@ -666,7 +896,9 @@ fn own_past(f: &[&str]) -> Option<String> {
             continue;
         }
         let mut p = k + 1;
-        while p < f.len() && matches!(f[p], "pas" | "bien" | "deja" | "encore" | "rien" | "jamais" | "plus" | "vraiment" | "tout") {
+        while p < f.len()
+            && matches!(f[p], "pas" | "bien" | "deja" | "encore" | "rien" | "jamais" | "plus" | "vraiment" | "tout")
+        {
             p += 1;
         }
         let Some(part) = f.get(p) else { continue };
@@ -676,13 +908,32 @@ fn own_past(f: &[&str]) -> Option<String> {
         const SHORT: [&str; 12] = ["pu", "vu", "eu", "su", "lu", "du", "mis", "pris", "dit", "fait", "ete", "ri"];
         let participle = SHORT.contains(part)
             || part.len() > 3
-                && ["e", "es", "ee", "ees", "i", "is", "ie", "ies", "it", "u", "us", "ue", "ert", "ort", "aint", "eint", "ait", "ite", "ise", "ises"]
-                    .iter()
-                    .any(|e| part.ends_with(e))
+                && [
+                    "e", "es", "ee", "ees", "i", "is", "ie", "ies", "it", "u", "us", "ue", "ert", "ort", "aint",
+                    "eint", "ait", "ite", "ise", "ises",
+                ]
+                .iter()
+                .any(|e| part.ends_with(e))
                 && !STOP.contains(part)
-                && !matches!(*part, "besoin" | "envie" | "peur" | "faim" | "une" | "cette" | "quelque" | "rendez" | "toujours" | "souvent" | "aussi" | "combien" | "quoi");
+                && !matches!(
+                    *part,
+                    "besoin"
+                        | "envie"
+                        | "peur"
+                        | "faim"
+                        | "une"
+                        | "cette"
+                        | "quelque"
+                        | "rendez"
+                        | "toujours"
+                        | "souvent"
+                        | "aussi"
+                        | "combien"
+                        | "quoi"
+                );
         // « je suis fatigué », « j'ai mal »: a state, not a past; « j'ai pris » is a past.
-        let state = matches!(f[k], "suis" | "etais" | "est" | "etait" | "sommes") && !matches!(f[i], "on" | "nous")
+        let state = matches!(f[k], "suis" | "etais" | "est" | "etait" | "sommes")
+            && !matches!(f[i], "on" | "nous")
             && !matches!(f.get(i + 1), Some(&("m'" | "me" | "s'" | "se")));
         if (participle || *part == "pris") && !state {
             return Some(f[i..=p].join(" "));
@@ -691,12 +942,32 @@ fn own_past(f: &[&str]) -> Option<String> {
     None
 }
 
+/// « je peux… ? », « je dois… ? », « il me faut combien… ? »: what the user may or must do,
+/// a question for the model.
+fn modal_world(f: &[&str]) -> bool {
+    f.windows(2).any(|w| {
+        matches!(w[0], "je" | "on")
+            && matches!(w[1], "peux" | "peut" | "pourrais" | "dois" | "devrais" | "pourrait" | "doit" | "devrait")
+            || w == ["me", "faut"]
+            || w == ["il", "faut"] && false
+    })
+}
+
 /// « tu en penses quoi ? », « c'est grave ? »: an opinion or a worry, for the model.
 fn generic_opinion(f: &[&str]) -> bool {
     const WORRIES: [&[&str]; 12] = [
-        &["c'", "est", "grave"], &["c'", "est", "normal"], &["c'", "est", "dangereux"], &["c'", "est", "bien"],
-        &["c'", "est", "mieux"], &["tu", "en", "penses"], &["t'", "en", "penses"], &["qu'", "en", "penses"],
-        &["tu", "penses", "que"], &["tu", "crois", "que"], &["ca", "vaut", "le", "coup"], &["il", "vaut", "mieux"],
+        &["c'", "est", "grave"],
+        &["c'", "est", "normal"],
+        &["c'", "est", "dangereux"],
+        &["c'", "est", "bien"],
+        &["c'", "est", "mieux"],
+        &["tu", "en", "penses"],
+        &["t'", "en", "penses"],
+        &["qu'", "en", "penses"],
+        &["tu", "penses", "que"],
+        &["tu", "crois", "que"],
+        &["ca", "vaut", "le", "coup"],
+        &["il", "vaut", "mieux"],
     ];
     WORRIES.iter().any(|p| f.windows(p.len()).any(|w| w == *p))
 }
@@ -707,10 +978,13 @@ fn how_to(f: &[&str]) -> bool {
     f.iter().enumerate().any(|(i, w)| {
         *w == "comment"
             && match f[i + 1..].iter().find(|w| !matches!(**w, "ne" | "n'" | "plus" | "pas")) {
-                Some(&("je" | "j'" | "on" | "tu" | "faire" | "bien" | "mieux")) => true,
-                Some(&("le" | "la" | "les" | "l'" | "me" | "m'" | "te" | "t'" | "se" | "en" | "y" | "lui" | "leur")) => {
-                    f.get(i + 2).is_some_and(|v| infinitive(v))
+                Some(&("je" | "j'")) => {
+                    !f.get(i + 2).is_some_and(|v| matches!(*v, "veux" | "voulais" | "prefere" | "aime"))
                 }
+                Some(&("on" | "tu" | "faire" | "bien" | "mieux")) => true,
+                Some(
+                    &("le" | "la" | "les" | "l'" | "me" | "m'" | "te" | "t'" | "se" | "en" | "y" | "lui" | "leur"),
+                ) => f.get(i + 2).is_some_and(|v| infinitive(v)),
                 Some(v) => infinitive(v),
                 None => false,
             }
@@ -718,7 +992,9 @@ fn how_to(f: &[&str]) -> bool {
 }
 
 fn infinitive(w: &str) -> bool {
-    w.len() > 3 && (w.ends_with("er") || w.ends_with("ir") || w.ends_with("re")) && !matches!(w, "lequel" | "entre" | "autre" | "notre" | "votre" | "leur")
+    w.len() > 3
+        && (w.ends_with("er") || w.ends_with("ir") || w.ends_with("re"))
+        && !matches!(w, "lequel" | "entre" | "autre" | "notre" | "votre" | "leur")
 }
 
 fn capital_at(words: &Words, k: usize) -> bool {
@@ -729,9 +1005,8 @@ fn capital_at(words: &Words, k: usize) -> bool {
 /// a name (a capital letter past the first word), or a name the store knows?
 fn personal(words: &Words, f: &[&str], names: &[(MemoryKind, String)]) -> bool {
     let d = data();
-    f.iter().any(|w| {
-        matches!(*w, "je" | "j'" | "me" | "m'" | "moi" | "on" | "nous") || d.mine.iter().any(|m| m == w)
-    }) || (1..f.len()).any(|k| capital_at(words, k) && !STOP.contains(&f[k]))
+    f.iter().any(|w| matches!(*w, "je" | "j'" | "me" | "m'" | "moi" | "on" | "nous") || d.mine.iter().any(|m| m == w))
+        || (1..f.len()).any(|k| capital_at(words, k) && !STOP.contains(&f[k]))
         || !names.is_empty()
 }
 
@@ -744,7 +1019,8 @@ fn kinds_named(f: &[&str]) -> bool {
 /// its complement, with no verb, is a request to read it.
 fn bare_noun_phrase(f: &[&str]) -> bool {
     let d = data();
-    let start = usize::from(f.first().is_some_and(|w| d.mine.iter().any(|m| m == w) || d.definite.iter().any(|m| m == w)));
+    let start =
+        usize::from(f.first().is_some_and(|w| d.mine.iter().any(|m| m == w) || d.definite.iter().any(|m| m == w)));
     f.len() <= 8 && noun_at(f, start).is_some()
 }
 
@@ -758,7 +1034,11 @@ mod tests {
     }
 
     fn lexicon() -> Lexicon {
-        Lexicon { projects: vec!["Atlas".into(), "jardin".into()], lists: vec!["courses".into()], timers: vec!["pâtes".into()] }
+        Lexicon {
+            projects: vec!["Atlas".into(), "jardin".into()],
+            lists: vec!["courses".into()],
+            timers: vec!["pâtes".into()],
+        }
     }
 
     fn t(s: &str) -> Option<Topic> {
@@ -770,7 +1050,11 @@ mod tests {
         use MemoryKind as K;
         let cases = [
             ("Tu te souviens du prénom de ma nièce ?", None, Some("ta nièce")),
-            ("Il est où le rendez-vous chez le dentiste déjà ?", Some(K::Rappel), Some("le rendez-vous chez le dentiste")),
+            (
+                "Il est où le rendez-vous chez le dentiste déjà ?",
+                Some(K::Rappel),
+                Some("le rendez-vous chez le dentiste"),
+            ),
             ("Ça fait combien de temps que je bosse sur Atlas cette semaine ?", Some(K::Travail), None),
             ("Elle en est où la phase du projet jardin ?", Some(K::Projet), Some("la phase du projet jardin")),
             ("Le minuteur des pâtes, il en reste combien ?", Some(K::Minuteur), None),

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use serde_json::Value;
 
-use super::claims::{claim, sentences, ClaimKind};
+use super::claims::{explain_for, sentences, ClaimKind, Request};
 use super::supervisor::ExpectedAction;
 use crate::llm::ToolCall;
 use crate::report::{compose_spoken, compose_written, spoken_text};
@@ -125,6 +125,8 @@ pub struct Signals<'a> {
     pub expected: Option<ExpectedAction>,
     /// The write the user's words asked for, if the grammar is sure of one.
     pub asked_write: Option<&'a Witness>,
+    /// What the request was, decided on the words and the router before any model text.
+    pub request: Request,
 }
 
 /// The answer of a turn.
@@ -275,7 +277,7 @@ pub fn compose(
                 let mut kept = Vec::new();
                 let (mut acted, mut told) = (false, false);
                 for sentence in all {
-                    match claim(&sentence) {
+                    match explain_for(&sentence, signals.request).map(|v| v.kind) {
                         Some(ClaimKind::StoredFact) => {
                             told = true;
                             withheld.push(sentence);
@@ -421,7 +423,7 @@ mod tests {
             let text: String = chosen.iter().map(|(_, s)| s.as_str()).collect::<Vec<_>>().join(" ");
             let has_incident = outcomes.iter().any(|(_, o)| o.is_incident());
             let end = if has_incident { End::Incident } else { End::Answered(text.clone()) };
-            let signals = Signals { expected, asked_write: None };
+            let signals = Signals { expected, asked_write: None, ..Default::default() };
             let composed = compose(&outcomes, &end, signals, now(), chrono_tz::Europe::Paris);
             let written: String = composed.parts.iter().map(|p| p.written.as_str()).collect::<Vec<_>>().join("\n");
             let spoken: String = composed.parts.iter().map(|p| p.spoken.as_str()).collect::<Vec<_>>().join(" ");
@@ -517,7 +519,8 @@ mod tests {
             args: serde_json::json!({"texte": "appeler la banque", "echeance": "2026-12-01T09:00"}),
             question: "Tu veux que je crée le rappel « appeler la banque » pour demain à neuf heures ?".into(),
         };
-        let signals = Signals { expected: Some(ExpectedAction::Conversation), asked_write: Some(&w) };
+        let signals =
+            Signals { expected: Some(ExpectedAction::Conversation), asked_write: Some(&w), ..Default::default() };
         let c = answered("Parfait, c'est calé pour mardi, je t'y ferai penser.", signals);
         assert!(c.offered);
         let written: Vec<&str> = c.parts.iter().map(|p| p.written.as_str()).collect();

@@ -5,6 +5,7 @@
 pub mod claims;
 pub mod compose;
 pub mod local;
+pub mod recall;
 pub mod supervisor;
 pub mod trace;
 
@@ -160,7 +161,7 @@ fn tool_specs(tools: &ToolBox, agent: AgentKind) -> Vec<ToolSpec> {
 pub const PENDING_TTL_MINUTES: i64 = 5;
 
 /// The agent whose list holds a tool (shared tools go to the Intendant).
-fn agent_for(tool: &str) -> AgentKind {
+pub(crate) fn agent_for(tool: &str) -> AgentKind {
     if crate::tools::MENTOR_OWN.contains(&tool) {
         AgentKind::Mentor
     } else {
@@ -198,6 +199,8 @@ struct TurnState {
     reading: Option<ReadingTrace>,
     /// The language model's state as this turn met it (see [`TurnTrace::connectivity`]).
     connectivity: Option<&'static str>,
+    /// A question about the memory (see [`TurnTrace::memory`]).
+    memory: Option<recall::MemoryTrace>,
 }
 
 impl TurnState {
@@ -232,9 +235,12 @@ const CONNECTIVITY_LOOKBACK: u32 = 50;
 /// Chrono tools a bare word ("stop", "pause") may stand for.
 const CHRONO_TOOLS: [&str; 3] = ["suspendre_session", "reprendre_session", "arreter_session"];
 
-/// What the user's words say, read by code before any model: the grammar's reading.
+/// What the user's words say, read by code before any model: the grammar's reading, and
+/// whether they ask about the user's own memory.
 struct Heard {
     understanding: Understanding,
+    topic: Option<arthur_french::topic::Topic>,
+    memory: Option<recall::MemoryAsk>,
 }
 
 impl Heard {
@@ -378,7 +384,15 @@ impl TurnEngine {
         };
 
         let t_read = Instant::now();
-        let reading = Heard { understanding: self.understand(text).await? };
+        let lexicon = self.lexicon().await?;
+        let understanding = understand(text, now, self.ctx.tz, &lexicon);
+        let topic = arthur_french::topic::topic(
+            &arthur_french::Words::new(text),
+            now.with_timezone(&self.ctx.tz).naive_local(),
+            &lexicon,
+        );
+        let memory = recall::MemoryAsk::of(text, &understanding, topic.clone());
+        let reading = Heard { understanding, topic, memory };
         state.reading = Some(ReadingTrace::of(&reading.understanding, t_read.elapsed().as_micros() as u64));
         let local = self.local_first || self.llm.is_none();
         let mut label = LabelSource::Fallback;
@@ -444,9 +458,28 @@ impl TurnEngine {
                 let parts = local::told(*t, now, self.ctx.tz, self.llm.is_some(), had_pending);
                 (local_decision(supervisor::FallbackReason::Local), Flow::Direct(parts, "told"))
             }
-            (None, _) if local && reading.understanding.is_command() => {
+            (None, _) if local && reading.understanding.is_command() && reading.memory.is_none() => {
                 let flow = self.run_understood(&conversation_id, &reading.understanding, &mut state).await?;
                 (local_decision(supervisor::FallbackReason::Local), flow)
+            }
+            // The memory asked about, and the grammar sure of its read, or no model: code
+            // reads and tells.
+            (None, llm)
+                if reading.memory.as_ref().is_some_and(|m| {
+                    llm.is_none()
+                        || (local
+                            && matches!(m.asked, recall::Asked::Grammar(_))
+                            && reading.understanding.sure().is_some())
+                }) =>
+            {
+                if llm.is_none() {
+                    state.connectivity = Some(OFFLINE);
+                }
+                let ask = reading.memory.clone().expect("matched above");
+                let mut decision = local_decision(supervisor::FallbackReason::Local);
+                decision.agent = ask.agent(decision.agent);
+                let flow = self.recall_by_code(&ask, "code", &mut state).await?;
+                (decision, flow)
             }
             (None, None) => {
                 state.connectivity = Some(OFFLINE);
@@ -510,6 +543,7 @@ impl TurnEngine {
             overhead_us,
             connectivity: state.connectivity,
             connectivity_told,
+            memory: state.memory,
         };
         let trace_json = serde_json::to_value(&trace).unwrap_or(Value::Null);
         store.append_message(&conversation_id, "user", text, now).await?;
@@ -588,6 +622,19 @@ impl TurnEngine {
             return Ok((decision, flow));
         }
 
+        // A question about the user's memory, from the words, or the router's `lecture`
+        // when the words said nothing else: answered by a read, never by the model's text.
+        let router_said_read = decision.action == Some(ExpectedAction::Lecture);
+        let memory = reading.memory.clone().or_else(|| {
+            router_said_read
+                .then(|| recall::MemoryAsk::from_router(text, &reading.understanding, reading.topic.clone()))
+                .flatten()
+        });
+        if let Some(ask) = memory {
+            let flow = self.recall_online(llm, conversation_id, text, &ask, &decision, now, events, state).await?;
+            return Ok((decision, flow));
+        }
+
         let history = store.recent_messages(conversation_id, HISTORY_MESSAGES).await?;
         let preferences = store.active_preferences(self.ctx.preferences_cap).await?;
         let mut messages =
@@ -658,6 +705,118 @@ impl TurnEngine {
             }
         }
         Ok((decision, Flow::Loop(End::CallCap)))
+    }
+
+    /// A question about the memory, online: the model chooses among the read tools (and
+    /// must choose one); its text never reaches the user. When it reads nothing, code
+    /// reads; when no model answers, code reads too.
+    #[allow(clippy::too_many_arguments)]
+    async fn recall_online(
+        &self,
+        llm: &dyn ChatModel,
+        conversation_id: &str,
+        text: &str,
+        ask: &recall::MemoryAsk,
+        decision: &RouterDecision,
+        now: DateTime<Utc>,
+        events: Option<EventSink<'_>>,
+        state: &mut TurnState,
+    ) -> Result<Flow, StoreError> {
+        let store = self.ctx.store.as_ref();
+        if let Some(sink) = events {
+            sink(TurnEvent::Status("lecture de ta mémoire".into()));
+        }
+        let agent = ask.agent(decision.agent);
+        let history = store.recent_messages(conversation_id, HISTORY_MESSAGES).await?;
+        let preferences = store.active_preferences(self.ctx.preferences_cap).await?;
+        let mut messages = vec![Message::system(crate::prompts::specialist(agent, now, self.ctx.tz, &preferences))];
+        for (role, content) in history {
+            messages.push(if role == "user" { Message::user(content) } else { Message::assistant(content, vec![]) });
+        }
+        messages.push(Message::user(text));
+        let specs: Vec<ToolSpec> =
+            tool_specs(&self.tools, agent).into_iter().filter(|t| recall::is_read(&t.name)).collect();
+        let request = ChatRequest {
+            role: ModelRole::Chat,
+            messages,
+            tools: specs,
+            json_mode: false,
+            tool_choice: crate::llm::ToolChoice::Required,
+            temperature: Some(0.3),
+            max_tokens: Some(800),
+        };
+        let t = Instant::now();
+        let result = llm.chat(&request, None).await;
+        state.model_time_us += t.elapsed().as_micros() as u64;
+        let response = match result {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(error = %e, "specialist model call failed");
+                state.calls.push(CallTrace::from_error(&e));
+                state.connectivity = Some(UNREACHABLE);
+                return self.recall_by_code(ask, "code", state).await;
+            }
+        };
+        state.calls.push(CallTrace::from_response(&response));
+        if response.tool_calls.is_empty() {
+            // Text where a read was required: never shown; code reads instead.
+            if !response.content.trim().is_empty() {
+                state.withdrawn_drafts.push(response.content.clone());
+            }
+            return self.recall_by_code(ask, "code", state).await;
+        }
+        if !response.content.trim().is_empty() {
+            state.withdrawn_drafts.push(response.content.clone());
+        }
+        for call in &response.tool_calls {
+            if let Some(sink) = events {
+                sink(TurnEvent::Tool(call.name.clone()));
+            }
+            if recall::is_read(&call.name) || self.tools.get(&call.name).is_none() {
+                self.run_tool(agent, call, state).await;
+            } else {
+                // A write asked in answer to a question: not run.
+                let name = self.tools.get(&call.name).map(|t| t.name()).unwrap_or("outil");
+                let refused = Outcome::Refused(crate::tools::Refusal::ToolNotAllowed { name, agent: agent.as_str() });
+                state.record(call.clone(), refused, 0);
+            }
+        }
+        state.memory = Some(ask.trace("model"));
+        Ok(self.tell_reads(ask, state))
+    }
+
+    /// Code runs the reads of a memory question itself and tells what they found.
+    async fn recall_by_code(
+        &self,
+        ask: &recall::MemoryAsk,
+        reads_by: &'static str,
+        state: &mut TurnState,
+    ) -> Result<Flow, StoreError> {
+        for (name, args) in ask.code_reads(self.ctx.now(), self.ctx.tz) {
+            let call = ToolCall { id: "memory".into(), name: name.to_string(), arguments: args.to_string() };
+            self.run_tool(agent_for(name), &call, state).await;
+        }
+        state.memory = Some(ask.trace(reads_by));
+        Ok(self.tell_reads(ask, state))
+    }
+
+    /// What the reads of a memory question found, told by code; when they found nothing,
+    /// or nothing could be read, code says so.
+    fn tell_reads(&self, ask: &recall::MemoryAsk, state: &TurnState) -> Flow {
+        let now = self.ctx.now();
+        let tz = self.ctx.tz;
+        let mut parts: Vec<AnswerPart> =
+            state.executed.iter().map(|(c, o)| compose::report_part(c, o, now, tz)).collect();
+        let found: Vec<Option<bool>> = state.executed.iter().map(|(_, o)| recall::found_nothing(o)).collect();
+        // A listing the grammar read says « aucun … » on its own; a question the words or
+        // the router made gets one sentence more, about what was asked.
+        let asked_of_the_words = !matches!(ask.asked, recall::Asked::Grammar(_));
+        if state.executed.is_empty() {
+            parts.push(compose::fixed(&ask.nothing(false)));
+        } else if asked_of_the_words && found.iter().all(|f| *f == Some(true)) {
+            parts.push(compose::fixed(&ask.nothing(true)));
+        }
+        Flow::Direct(parts, "memory")
     }
 
     /// Records a write awaiting "oui" in this conversation.
@@ -738,7 +897,14 @@ impl TurnEngine {
             }
             None => None,
         };
-        let signals = Signals { expected: decision.action, asked_write: witness.as_ref() };
+        // Neither the memory nor an action asked, by the words or by the router: the model's
+        // answer is about the world, and its generic « tu » claims nothing.
+        let world = reading.topic.is_none()
+            && reading.memory.is_none()
+            && !reading.understanding.is_command()
+            && !matches!(decision.action, Some(ExpectedAction::Ecriture | ExpectedAction::Lecture));
+        let request = if world { claims::Request::World } else { claims::Request::Unknown };
+        let signals = Signals { expected: decision.action, asked_write: witness.as_ref(), request };
         let mut composed = compose::compose(&state.executed, end, signals, now, tz);
         let told_facts = composed.withheld.iter().any(|s| claims::claim(s) == Some(claims::ClaimKind::StoredFact));
         if let (true, true, Some((tool, args))) = (state.executed.is_empty(), told_facts, reading.read()) {
@@ -767,6 +933,9 @@ impl TurnEngine {
         reading: &Heard,
         state: &mut TurnState,
     ) -> Result<Flow, StoreError> {
+        if let Some(ask) = &reading.memory {
+            return self.recall_by_code(ask, "code", state).await;
+        }
         if reading.understanding.is_command() {
             return self.run_understood(conversation_id, &reading.understanding, state).await;
         }

@@ -99,6 +99,9 @@ pub struct TurnTrace {
     /// when it changes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub connectivity_told: Option<&'static str>,
+    /// A question about the user's memory: what decided it, and who chose the reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<super::recall::MemoryTrace>,
 }
 
 /// The grammar's reading of the user's words: `sure`, `unsure` or `none`, the intent, the
