@@ -168,7 +168,8 @@ async fn help_courtesy_and_annule_need_no_model() {
     assert_eq!(o.say("qu'est-ce que tu sais faire ?").await, help);
     assert_eq!(o.say("bonjour").await, "Bonjour ! Qu'est-ce que je peux faire pour toi ?");
     assert_eq!(o.say("merci").await, "Avec plaisir.");
-    assert_eq!(o.say("laisse tomber").await, "D'accord.");
+    // Nothing was written just before: nothing is undone, and it is said (never « D'accord. »).
+    assert_eq!(o.say("laisse tomber").await, "Rien à annuler : ta dernière demande n'a rien enregistré ni modifié.");
     // With a question pending, « oublie » drops it quietly.
     let asked = o.engine.run(None, "rappelle-moi d'appeler Paul jeudi", None).await.unwrap();
     assert!(asked.written.starts_with("Tu veux que je crée le rappel"), "{}", asked.written);

@@ -22,6 +22,7 @@ mod crash;
 mod memory_told;
 mod offline;
 mod offline_parser;
+mod said;
 mod search;
 mod sessions_prop;
 mod tools;

@@ -323,13 +323,23 @@ const REQUEST_HEADS: &[&[&str]] = &[
     &["vous", "me"],
 ];
 
-/// Reads the user's words in the user's zone against the names the store knows.
+/// Reads the user's words in the user's zone against the names the store knows (typed
+/// words: a free text keeps every character).
 pub fn understand(text: &str, now: DateTime<Utc>, tz: Tz, lexicon: &Lexicon) -> Understanding {
+    understand_as(text, false, now, tz, lexicon)
+}
+
+/// [`understand`] for typed words or for a transcript (`heard`: a free text loses its
+/// hesitations, « euh », and nothing else).
+pub fn understand_as(text: &str, heard: bool, now: DateTime<Utc>, tz: Tz, lexicon: &Lexicon) -> Understanding {
     let local = now.with_timezone(&tz).naive_local();
     if odd(text) {
         return Understanding { reading: Reading::NotCommand, agent: None, domain: None, template: None };
     }
-    let words = Words::new(text);
+    let words = if heard { Words::heard(text) } else { Words::new(text) };
+    if words.words.len() > LONG_WORDS {
+        return understand_long(&words, heard, now, tz, lexicon);
+    }
     let first = understand_words(&words, local, lexicon);
     // Not a command, or only the preference hint (« je voudrais que tu… »).
     let weak = matches!(
@@ -362,6 +372,84 @@ pub fn understand(text: &str, now: DateTime<Utc>, tz: Tz, lexicon: &Lexicon) -> 
         }
     }
     first
+}
+
+/// Past this many words the grammar reads only the head of an utterance (its search grows
+/// with the length); a free text that ends the head runs to the end of what was said.
+const LONG_WORDS: usize = 80;
+
+/// A long utterance (« note : » and a whole page): the command is read on its first words,
+/// and the free text it ends with is the whole rest, as said — so a text too long for its
+/// tool is refused with its limit, never cut.
+fn understand_long(words: &Words, heard: bool, now: DateTime<Utc>, tz: Tz, lexicon: &Lexicon) -> Understanding {
+    // The head ends on a word a text may end with (not « le », « du », « et »…).
+    let last = (LONG_WORDS / 2..words.words.len().min(LONG_WORDS))
+        .find(|&k| {
+            !matches!(
+                words.words[k].folded.as_str(),
+                "le" | "la"
+                    | "les"
+                    | "l'"
+                    | "de"
+                    | "du"
+                    | "des"
+                    | "d'"
+                    | "un"
+                    | "une"
+                    | "et"
+                    | "a"
+                    | "au"
+                    | "aux"
+                    | "pour"
+                    | "sur"
+                    | "en"
+                    | "que"
+                    | "qu'"
+                    | "ou"
+                    | "mais"
+                    | "par"
+                    | "avec"
+                    | "dans"
+            )
+        })
+        .unwrap_or(LONG_WORDS / 2);
+    let head_end = words.words[last].end;
+    let head = &words.original[..head_end];
+    let mut u = understand_as(head, heard, now, tz, lexicon);
+    let rest_of = |said: &str| -> Option<String> {
+        let prefix: String = said.chars().take(40).collect();
+        let at = head.rfind(said).or_else(|| head.rfind(&prefix))?;
+        let full = words.original[at..].trim_end_matches(|c: char| c.is_whitespace() || ".,;:!?…".contains(c));
+        Some(full.to_string())
+    };
+    let extend = |cmd: &mut ToolCommand| -> bool {
+        use ToolCommand as T;
+        let slot = match cmd {
+            T::CreerNote { texte, .. }
+            | T::CreerRappel { texte, .. }
+            | T::MemoriserSouvenir { texte }
+            | T::MemoriserPreference { texte }
+            | T::ActerDecision { texte, .. } => texte,
+            T::AjouterAListe { element, .. } => element,
+            _ => return false,
+        };
+        match rest_of(slot) {
+            Some(full) if full.len() > slot.len() => {
+                *slot = full;
+                true
+            }
+            _ => false,
+        }
+    };
+    let extended = match &mut u.reading {
+        Reading::Sure(Command::Tool(cmd)) | Reading::Unsure { command: Command::Tool(cmd), .. } => extend(cmd),
+        _ => false,
+    };
+    if !extended {
+        // Not a command whose text ends the head: a long text, for the model.
+        return Understanding { reading: Reading::NotCommand, agent: None, domain: None, template: None };
+    }
+    u
 }
 
 /// Words that take back or correct what was just said: a sentence holding them is not
@@ -671,6 +759,35 @@ fn moment_doubt(issue: MomentIssue) -> Doubt {
     }
 }
 
+/// The text with the pronoun before it, when that pronoun (« ça », « ceci », « cela »)
+/// was not followed by a colon: then it was the text's first word.
+fn pronoun_led(said: &str, texte: &str) -> Option<String> {
+    let at = said.rfind(texte)?;
+    let before = said[..at].trim_end();
+    let lower = before.to_lowercase();
+    for p in ["ça", "ca", "ceci", "cela"] {
+        if lower.ends_with(p) && lower[..lower.len() - p.len()].ends_with([' ', ':']) {
+            let start = before.len() - p.len();
+            return Some(said[start..].trim_end_matches(|c: char| ".!?".contains(c)).trim().to_string());
+        }
+    }
+    None
+}
+
+/// A short text said twice over from its start (« des yaourts des yaourts »): said once.
+fn restarted(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let n = words.len();
+    if n >= 2 && n % 2 == 0 {
+        let half = n / 2;
+        let fold = |w: &[&str]| arthur_french::fold::fold(&w.join(" "));
+        if fold(&words[..half]) == fold(&words[half..]) {
+            return words[..half].join(" ");
+        }
+    }
+    text.to_string()
+}
+
 /// A list element without its article: « du lait » → « lait », « des pommes » → « pommes ».
 pub fn bare_item(raw: &str) -> String {
     let trimmed = raw.trim();
@@ -754,6 +871,12 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
     match m.intent.as_str() {
         "creer_note" => {
             let texte = need!(text_slot(m, "texte"));
+            // « note ça : X » names what follows; « note : ça ne marche pas » is a text that
+            // starts with « ça ».
+            let texte = match pronoun_led(&m.said, &texte) {
+                Some(whole) if m.template.contains("(ca|ceci|cela") => whole,
+                _ => texte,
+            };
             let (texte, cut) = without_justification(&texte);
             let projet = name_slot(m, "projet");
             let doubt = projet.as_ref().filter(|(_, unknown)| *unknown).map(|_| Doubt::UnknownName);
@@ -976,7 +1099,9 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
                     if vague_item(&element) {
                         return Some(Built::Incomplete(Doubt::Missing));
                     }
-                    let element = bare_item(&element);
+                    // « des yaourts des yaourts »: an item said again from its start is one
+                    // item (a list item is a name; a note keeps its repeats).
+                    let element = bare_item(&restarted(&element));
                     // « ajoute du sel dans l'eau des pâtes »: a place inside the item is not
                     // something to buy; without a list named, not a list command.
                     let t = arthur_french::fold::fold(&m.template);

@@ -263,7 +263,12 @@ fn receipt() -> impl Strategy<Value = (Receipt, Vec<Fact>)> {
                         Fact::Words("en cours", "en cours")
                     });
                 }
-                let totals = WorkTotals { total_secs: total, par_projet: par };
+                // A session of a few tenths of a second counts as a session (issue 38).
+                let sessions = if total == 0 { 0 } else { par.len().max(1) as u32 };
+                if total > 0 && total < 60 {
+                    f.push(Fact::Number(sessions.into()));
+                }
+                let totals = WorkTotals { total_secs: total, par_projet: par, sessions };
                 (Receipt::WorkTime { debut: IsoDate(debut), fin: IsoDate(fin), until_now, projet, totals, running }, f)
             }),
         (preference(), 0u32..30, 1u32..30).prop_map(|(p, active, cap)| {

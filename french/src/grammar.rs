@@ -315,7 +315,7 @@ impl Grammar {
                         unknown_names,
                         fuzzy,
                         slot_words,
-                        said: words.original_between(0, words.words.len()),
+                        said: words.said_between(0, words.words.len()),
                     },
                 ));
             }
@@ -551,7 +551,12 @@ impl Search<'_, '_> {
                 if bad_start(span[0]) || bad_edge(span[span.len() - 1]) {
                     return None;
                 }
-                let text = self.words.original_between(a, b);
+                // A name is read as a name; a free text is kept as said.
+                let text = if kind == SlotKind::Text {
+                    self.words.said_between(a, b)
+                } else {
+                    self.words.original_between(a, b)
+                };
                 (!text.is_empty()).then_some(SlotValue::Text(text))
             }
             SlotKind::Project

@@ -140,8 +140,13 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
             };
             let until = if *until_now { " (jusqu'à maintenant)" } else { "" };
             let scope = projet.as_deref().map(|p| format!(" sur {p}")).unwrap_or_default();
-            let mut out = if totals.total_secs == 0 {
+            let mut out = if totals.total_secs == 0 && totals.sessions == 0 {
                 format!("Aucune session de travail{scope} {range}{until} : 0 minute mesurée.")
+            } else if totals.total_secs < 60 {
+                format!(
+                    "Temps de travail{scope} {range}{until} : moins d'une minute ({}).",
+                    fr::count(i64::from(totals.sessions), "session", "sessions")
+                )
             } else {
                 format!("Temps de travail{scope} {range}{until} : {}.", format_duration(totals.total_secs))
             };
@@ -465,8 +470,16 @@ pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chron
                 };
                 let scope = projet.as_deref().map(|p| format!(" sur {p}")).unwrap_or_default();
                 let until = if *until_now { ", jusqu'à maintenant" } else { "" };
-                let mut out = if totals.total_secs == 0 {
+                let mut out = if totals.total_secs == 0 && totals.sessions == 0 {
                     format!("Aucune session de travail{scope}, {range}{until} : zéro minute mesurée.")
+                } else if totals.total_secs < 60 {
+                    let n = totals.sessions;
+                    let count = if n == 1 {
+                        "une session".to_string()
+                    } else {
+                        format!("{} sessions", fr::number(i64::from(n)))
+                    };
+                    format!("Temps de travail{scope}, {range}{until} : moins d'une minute ({count}).")
                 } else {
                     format!("Temps de travail{scope}, {range}{until} : {}.", dur(totals.total_secs))
                 };

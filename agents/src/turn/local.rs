@@ -170,7 +170,8 @@ pub fn incomplete(intent: &str, doubt: Doubt) -> String {
         }
         ("creer_projet", _) => "Quel nom pour le projet ? Dis par exemple : crée le projet Jardin.".into(),
         ("supprimer_note", Doubt::Impossible) | ("supprimer_rappel", Doubt::Impossible) | ("marquer_rappel_fait", Doubt::Impossible) | ("desactiver_preference", Doubt::Impossible) => {
-            "Ce numéro n'existe pas : je n'ai rien fait.".into()
+            // Said of the number, not of the store: numbers start at 1.
+            "Les numéros commencent à 1 : je n'ai rien fait. Redis-moi le numéro.".into()
         }
         ("supprimer_note", _) => "Quelle note ? Dis son numéro, par exemple : supprime la note 3.".into(),
         ("supprimer_rappel", _) => "Quel rappel ? Dis son numéro, par exemple : supprime le rappel 3.".into(),
@@ -247,7 +248,7 @@ pub fn told(t: Told, now: DateTime<Utc>, tz: Tz, online: bool, had_pending: bool
         Told::Courtesy(Courtesy::Thanks) => vec![fixed("Avec plaisir.")],
         Told::Courtesy(Courtesy::Goodbye) => vec![fixed("À bientôt !")],
         Told::Cancel if had_pending => vec![fixed("D'accord, j'oublie : je n'ai rien fait.")],
-        Told::Cancel => vec![fixed("D'accord.")],
+        Told::Cancel => vec![fixed("Je n'ai rien annulé.")],
     }
 }
 

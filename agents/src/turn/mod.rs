@@ -8,6 +8,7 @@ pub mod local;
 pub mod recall;
 pub mod supervisor;
 pub mod trace;
+pub mod undo;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -21,7 +22,7 @@ use crate::llm::{ChatModel, ChatRequest, Message, ModelRole, ToolCall, ToolSpec}
 use crate::memory::{LabelSource, StoreError};
 use crate::report::compose_written;
 use crate::tools::{AgentKind, Outcome, ToolBox, ToolContext};
-use crate::understand::{understand, Command, Doubt, Reading, Target, Told, ToolCommand, Understanding};
+use crate::understand::{understand, understand_as, Command, Doubt, Reading, Target, Told, ToolCommand, Understanding};
 pub use compose::{AnswerPart, Composed, End, PartSource, Signals, Witness};
 pub use supervisor::{Domain, ExpectedAction, RouterDecision};
 use trace::{CallTrace, ReadingTrace, ToolTrace, TurnTrace, WitnessTrace};
@@ -94,6 +95,16 @@ impl TurnResult {
             "llm_calls": self.llm_calls,
         })
     }
+}
+
+/// How the words of a turn reached it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Source {
+    /// Typed (terminal, web): a free text is stored character for character.
+    #[default]
+    Typed,
+    /// A transcript (the voice loop, Home Assistant): a free text loses its hesitations.
+    Heard,
 }
 
 /// How a turn ended, as `arthur ask` exits: 0, 3 or 4, like `arthur tool`.
@@ -201,6 +212,8 @@ struct TurnState {
     connectivity: Option<&'static str>,
     /// A question about the memory (see [`TurnTrace::memory`]).
     memory: Option<recall::MemoryTrace>,
+    /// The turn « annule » took back.
+    undid: Option<i64>,
 }
 
 impl TurnState {
@@ -353,11 +366,33 @@ impl TurnEngine {
         outcome
     }
 
-    /// Runs one turn in `conversation` (a new one when `None`).
+    /// Runs one turn in `conversation` (a new one when `None`) on typed words.
     pub async fn run(
         &self,
         conversation: Option<&str>,
         text: &str,
+        events: Option<EventSink<'_>>,
+    ) -> Result<TurnResult, StoreError> {
+        self.run_from(conversation, text, Source::Typed, events).await
+    }
+
+    /// [`Self::run`] on a transcript: a free text it stores loses its hesitations
+    /// (« euh »), never a word of content.
+    pub async fn run_heard(
+        &self,
+        conversation: Option<&str>,
+        text: &str,
+        events: Option<EventSink<'_>>,
+    ) -> Result<TurnResult, StoreError> {
+        self.run_from(conversation, text, Source::Heard, events).await
+    }
+
+    /// Runs one turn on words typed or heard.
+    pub async fn run_from(
+        &self,
+        conversation: Option<&str>,
+        text: &str,
+        source: Source,
         events: Option<EventSink<'_>>,
     ) -> Result<TurnResult, StoreError> {
         let started = Instant::now();
@@ -385,7 +420,7 @@ impl TurnEngine {
 
         let t_read = Instant::now();
         let lexicon = self.lexicon().await?;
-        let understanding = understand(text, now, self.ctx.tz, &lexicon);
+        let understanding = understand_as(text, source == Source::Heard, now, self.ctx.tz, &lexicon);
         let topic = arthur_french::topic::topic(
             &arthur_french::Words::new(text),
             now.with_timezone(&self.ctx.tz).naive_local(),
@@ -445,6 +480,12 @@ impl TurnEngine {
                 let decision = supervisor::fallback(text, supervisor::FallbackReason::BareCommand, String::new(), None);
                 let flow = self.ask_before_chrono(&conversation_id, tool, &mut state).await?;
                 (decision, flow)
+            }
+            // « annule », « oublie ça » with no question pending: the last write is taken
+            // back, or code says plainly that nothing was.
+            (None, _) if matches!(reading.understanding.sure(), Some(Command::Told(Told::Cancel))) => {
+                let flow = self.undo_last(&conversation_id, turn_id, &mut state).await?;
+                (local_decision(supervisor::FallbackReason::Local), flow)
             }
             // The clock and help are told by code, never by a model; courtesy too when the
             // grammar goes first.
@@ -544,6 +585,8 @@ impl TurnEngine {
             connectivity: state.connectivity,
             connectivity_told,
             memory: state.memory,
+            undo: undo::steps(&state.executed),
+            undid: state.undid,
         };
         let trace_json = serde_json::to_value(&trace).unwrap_or(Value::Null);
         store.append_message(&conversation_id, "user", text, now).await?;
@@ -819,6 +862,57 @@ impl TurnEngine {
         Flow::Direct(parts, "memory")
     }
 
+    /// « annule » with no question pending: the writes of the turn just before (in this
+    /// conversation, else the last turn of all), within [`undo::UNDO_WINDOW_MINUTES`], are
+    /// taken back by the steps that turn recorded; what cannot be is said to be still there.
+    async fn undo_last(&self, conversation_id: &str, turn_id: i64, state: &mut TurnState) -> Result<Flow, StoreError> {
+        let now = self.ctx.now();
+        let tz = self.ctx.tz;
+        let say = |text: &str| Ok(Flow::Direct(vec![compose::fixed(text)], "undo"));
+        let turns = self.ctx.store.list_turns(20).await?;
+        let previous: Vec<&crate::memory::TurnRecord> =
+            turns.iter().filter(|t| t.id != turn_id && t.status == "complete").collect();
+        let last = previous.iter().find(|t| t.conversation_id == conversation_id).or(previous.first());
+        let Some(last) = last else {
+            return say("Rien à annuler : je n'ai encore rien fait.");
+        };
+        if last.trace.get("undid").and_then(Value::as_i64).is_some() {
+            return say("Je viens déjà d'annuler ta dernière action : il n'y a rien d'autre à annuler.");
+        }
+        let steps: Vec<undo::UndoStep> =
+            last.trace.get("undo").cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
+        if steps.is_empty() {
+            return say("Rien à annuler : ta dernière demande n'a rien enregistré ni modifié.");
+        }
+        let recent = last.finished_at.is_some_and(|f| now - f <= chrono::Duration::minutes(undo::UNDO_WINDOW_MINUTES));
+        if !recent {
+            return say(
+                "Je n'ai rien annulé : ta dernière action date de plus de cinq minutes. Dis-moi précisément quoi supprimer.",
+            );
+        }
+        state.undid = Some(last.id);
+        let mut kept = Vec::new();
+        for step in steps {
+            match step {
+                undo::UndoStep::Call { tool, args } => {
+                    let call = ToolCall { id: "undo".into(), name: tool.clone(), arguments: args.to_string() };
+                    self.run_tool(agent_for(&tool), &call, state).await;
+                }
+                undo::UndoStep::Kept { what, how } => kept.push((what, how)),
+            }
+        }
+        let mut parts = Vec::new();
+        if !state.executed.is_empty() {
+            parts.push(compose::fixed("J'annule ce que je viens de faire :"));
+            parts.extend(state.executed.iter().map(|(c, o)| compose::report_part(c, o, now, tz)));
+        }
+        for (what, how) in kept {
+            let lead = if state.executed.is_empty() { "Je n'ai rien annulé" } else { "Je n'ai pas pu tout annuler" };
+            parts.push(compose::fixed(&format!("{lead} : {what}. {how}")));
+        }
+        Ok(Flow::Direct(parts, "undo"))
+    }
+
     /// Records a write awaiting "oui" in this conversation.
     async fn set_pending(
         &self,
@@ -1013,7 +1107,8 @@ impl TurnEngine {
             }
         }
         if let ToolCommand::DemarrerSession { projet } = &cmd {
-            if doubt == Doubt::UnknownName {
+            // « n'existe pas » is said of the store's answer, not of how the name was heard.
+            if doubt == Doubt::UnknownName && self.ctx.store.find_projet(projet).await?.is_none() {
                 // A project the store does not know: offered to be created first.
                 let create = ToolCommand::CreerProjet { nom: projet.clone(), description: None, phase: None };
                 let question = format!(
@@ -1025,12 +1120,33 @@ impl TurnEngine {
                 return Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"));
             }
         }
-        if let ToolCommand::CreerProjet { nom, .. } = &cmd {
+        if let ToolCommand::CreerProjet { nom, description, .. } = &cmd {
             if doubt == Doubt::Ambiguous {
-                return Ok(Flow::Direct(
-                    vec![compose::fixed(&format!("Le projet {nom} existe déjà : je n'ai rien créé."))],
-                    "asked",
-                ));
+                // « existe déjà » only from the row that exists.
+                if let Some(p) = self.ctx.store.find_projet(nom).await? {
+                    return Ok(Flow::Direct(
+                        vec![compose::fixed(&format!("Le projet {} existe déjà : je n'ai rien créé.", p.nom))],
+                        "asked",
+                    ));
+                }
+                // Where the name ends was not sure (« nouveau projet rénovation de la salle de
+                // bain »): the whole of it is offered as the name.
+                let whole = match description {
+                    Some(d) => format!("{nom} {d}"),
+                    None => nom.clone(),
+                };
+                if let Some(p) = self.ctx.store.find_projet(&whole).await? {
+                    return Ok(Flow::Direct(
+                        vec![compose::fixed(&format!("Le projet {} existe déjà : je n'ai rien créé.", p.nom))],
+                        "asked",
+                    ));
+                }
+                let create = ToolCommand::CreerProjet { nom: whole, description: None, phase: None };
+                let question = local::question(&create, Doubt::Ambiguous, now, tz);
+                if let Some(args) = create.arguments() {
+                    self.set_pending(conversation_id, create.name(), args, &question).await?;
+                }
+                return Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"));
             }
         }
         let question = if CHRONO_TOOLS.contains(&cmd.name()) {
