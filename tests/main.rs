@@ -17,6 +17,7 @@ mod support;
 mod atlas;
 mod basics;
 mod cli;
+mod code_facts;
 mod conversation;
 mod crash;
 mod memory_told;
