@@ -778,7 +778,7 @@ fn pronoun_led(said: &str, texte: &str) -> Option<String> {
 fn restarted(text: &str) -> String {
     let words: Vec<&str> = text.split_whitespace().collect();
     let n = words.len();
-    if n >= 2 && n % 2 == 0 {
+    if n >= 2 && n.is_multiple_of(2) {
         let half = n / 2;
         let fold = |w: &[&str]| arthur_french::fold::fold(&w.join(" "));
         if fold(&words[..half]) == fold(&words[half..]) {

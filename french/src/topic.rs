@@ -949,7 +949,6 @@ fn modal_world(f: &[&str]) -> bool {
         matches!(w[0], "je" | "on")
             && matches!(w[1], "peux" | "peut" | "pourrais" | "dois" | "devrais" | "pourrait" | "doit" | "devrait")
             || w == ["me", "faut"]
-            || w == ["il", "faut"] && false
     })
 }
 
