@@ -201,8 +201,20 @@ impl Words {
         // bracket or quote whose opening is inside), but the sentence's own punctuation.
         let end = self.all[last].end;
         let next_start = self.all.get(last + 1).map(|w| w.start).unwrap_or(self.original.len());
-        // (« ! », « ? » and « … » say something; a final full stop or comma does not.)
-        let tail = self.original[end..next_start].trim_end_matches(|c: char| c.is_whitespace() || ".,;:".contains(c));
+        // (« ! » and « … » say something; a final full stop or comma does not, nor the
+        // question mark of a request (« peux-tu noter que… ? »), unless the text itself asks.)
+        let asks = {
+            let f = fold(text.trim_start());
+            ["est-ce", "est ce", "qui ", "quoi", "quand", "comment", "pourquoi", "combien", "quel", "ou ", "où "]
+                .iter()
+                .any(|q| {
+                    f.starts_with(q)
+                        || f.contains(&format!(": {q}"))
+                        || f.contains(&format!(" {q}")) && f.contains("est-ce")
+                })
+        };
+        let tail = self.original[end..next_start]
+            .trim_end_matches(|c: char| c.is_whitespace() || ".,;:".contains(c) || (c == '?' && !asks));
         let tail = if tail.ends_with("..") { tail } else { tail.trim_end_matches('.') };
         for c in tail.chars() {
             let opened = match c {
@@ -532,6 +544,12 @@ mod tests {
         assert_eq!(said("note 3 × 4 = 12 ✅", 1), "3 × 4 = 12 ✅");
         assert_eq!(said("note remise de 20 % !", 1), "remise de 20 % !");
         assert_eq!(said("note acheter du pain.", 1), "acheter du pain");
+        assert_eq!(
+            said("note question : est-ce qu'on garde la voiture ?", 1),
+            "question : est-ce qu'on garde la voiture ?"
+        );
+        let w = Words::new("peux-tu noter que la chaudière fait du bruit ?");
+        assert_eq!(w.said_between(2, w.words.len()), "la chaudière fait du bruit");
         assert_eq!(said("note https://exemple.fr/a?b=1.", 1), "https://exemple.fr/a?b=1");
         // Typed, every character stays; heard, the hesitations go, nothing else.
         assert_eq!(said("note : acheter, euh, du du pain.", 1), "acheter, euh, du du pain");
