@@ -20,6 +20,7 @@ mod cli;
 mod code_facts;
 mod conversation;
 mod crash;
+mod dialogues;
 mod memory_told;
 mod offline;
 mod offline_parser;

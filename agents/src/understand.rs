@@ -215,6 +215,8 @@ pub enum Doubt {
     TwoCommands,
     /// Words were cut from the text (a reason given with the request).
     TextCut,
+    /// « mardi ou mercredi »: two were said; which one is asked.
+    Alternatives,
 }
 
 impl Doubt {
@@ -236,6 +238,7 @@ impl Doubt {
             Doubt::TooLong => "too_long",
             Doubt::TwoCommands => "two_commands",
             Doubt::TextCut => "text_cut",
+            Doubt::Alternatives => "alternatives",
         }
     }
 }
@@ -336,6 +339,38 @@ pub fn understand_as(text: &str, heard: bool, now: DateTime<Utc>, tz: Tz, lexico
     if odd(text) {
         return Understanding { reading: Reading::NotCommand, agent: None, domain: None, template: None };
     }
+    // « jeudi euh non vendredi »: read as repaired; « mardi ou mercredi »: read with the
+    // first, asked which (for a moment or a list item).
+    match arthur_french::repair::repair(text, local) {
+        arthur_french::repair::Repair::Repaired(fixed) if fixed != text => {
+            return understand_as(&fixed, heard, now, tz, lexicon);
+        }
+        arthur_french::repair::Repair::Alternatives { with_first, kind, .. } => {
+            let mut u = understand_as(&with_first, heard, now, tz, lexicon);
+            let asks = match (&u.reading, kind) {
+                (Reading::Sure(Command::Tool(t)) | Reading::Unsure { command: Command::Tool(t), .. }, k) => {
+                    matches!((t, k), (ToolCommand::CreerRappel { .. }, arthur_french::repair::Kind::Moment))
+                        || matches!((t, k), (ToolCommand::AjouterAListe { .. }, arthur_french::repair::Kind::Led))
+                        || matches!(
+                            (t, k),
+                            (
+                                ToolCommand::DemarrerMinuteur { .. },
+                                arthur_french::repair::Kind::Duration | arthur_french::repair::Kind::Number
+                            )
+                        )
+                }
+                _ => false,
+            };
+            if asks {
+                if let Reading::Sure(Command::Tool(t)) | Reading::Unsure { command: Command::Tool(t), .. } = &u.reading
+                {
+                    u.reading = Reading::Unsure { command: Command::Tool(t.clone()), doubt: Doubt::Alternatives };
+                }
+                return u;
+            }
+        }
+        _ => {}
+    }
     let words = if heard { Words::heard(text) } else { Words::new(text) };
     if words.words.len() > LONG_WORDS {
         return understand_long(&words, heard, now, tz, lexicon);
@@ -372,6 +407,32 @@ pub fn understand_as(text: &str, heard: bool, now: DateTime<Utc>, tz: Tz, lexico
         }
     }
     first
+}
+
+/// The arguments a command the grammar read as incomplete already has (« mets un rappel
+/// demain à 9 h »: the moment, not the text): what a question's frame starts from.
+pub fn partial_args(text: &str, heard: bool, intent: &str, now: DateTime<Utc>, tz: Tz, lexicon: &Lexicon) -> Value {
+    let local = now.with_timezone(&tz).naive_local();
+    let words = if heard { Words::heard(text) } else { Words::new(text) };
+    let mut args = json!({});
+    let matches = Grammar::french().matches(&words, local, lexicon);
+    let Some(m) = matches.iter().find(|m| m.intent == intent) else { return args };
+    for (name, value) in &m.slots {
+        match value {
+            SlotValue::Moment(mo) if mo.issue != Some(MomentIssue::Impossible) => {
+                args[name] = json!(mo.at.format("%Y-%m-%dT%H:%M").to_string());
+                if mo.time_said {
+                    args["_time_said"] = json!(true);
+                }
+            }
+            SlotValue::Seconds(s) if *s > 0 => args[name] = json!(s),
+            SlotValue::Text(t) | SlotValue::Known(t) | SlotValue::Unknown(t) if !empty_meaning(t) => {
+                args[name] = json!(t)
+            }
+            _ => {}
+        }
+    }
+    args
 }
 
 /// Past this many words the grammar reads only the head of an utterance (its search grows
@@ -659,6 +720,9 @@ fn empty_meaning(text: &str) -> bool {
     matches!(
         f,
         "ca" | "cela"
+            | "ce"
+            | "cet"
+            | "cette"
             | "ceci"
             | "le"
             | "la"

@@ -11,6 +11,7 @@ pub mod fold;
 pub mod grammar;
 pub mod moment;
 pub mod number;
+pub mod repair;
 pub mod topic;
 pub mod words;
 

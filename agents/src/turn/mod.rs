@@ -4,6 +4,7 @@
 
 pub mod claims;
 pub mod compose;
+pub mod frame;
 pub mod local;
 pub mod recall;
 pub mod supervisor;
@@ -214,6 +215,9 @@ struct TurnState {
     memory: Option<recall::MemoryTrace>,
     /// The turn « annule » took back.
     undid: Option<i64>,
+    /// The words of the turn, and whether they were heard (a transcript).
+    said: String,
+    heard: bool,
 }
 
 impl TurnState {
@@ -404,22 +408,29 @@ impl TurnEngine {
         let _cleanup = LockCleanup { engine: self, conversation: conversation_id.clone() };
         store.create_conversation(&conversation_id, now).await?;
         let turn_id = store.begin_turn(&conversation_id, text, now).await?;
-        let mut state = TurnState::default();
+        let mut state = TurnState { said: text.to_string(), heard: source == Source::Heard, ..TurnState::default() };
 
         // A write awaiting confirmation is answered first, deterministically; any other
         // message drops it.
         let taken = store.take_pending(&conversation_id).await?;
         let had_pending =
             taken.as_ref().is_some_and(|p| now - p.created_at <= chrono::Duration::minutes(PENDING_TTL_MINUTES));
+        let local_now = now.with_timezone(&self.ctx.tz).naive_local();
+        let lexicon = self.lexicon().await?;
+        // The frame of Arthur's last question (or of the write just done): the words may
+        // answer it; anything else is a new turn.
         let pending = match taken {
             Some(p) if now - p.created_at <= chrono::Duration::minutes(PENDING_TTL_MINUTES) => {
-                crate::understand::yes_no(text).map(|yes| (p, yes))
+                let f = frame::Frame::from_pending(&p.tool, &p.arguments);
+                match frame::reply(&f, text, source == Source::Heard, local_now, &lexicon) {
+                    frame::Reply::Other => None,
+                    answer => Some((f, answer)),
+                }
             }
             _ => None,
         };
 
         let t_read = Instant::now();
-        let lexicon = self.lexicon().await?;
         let understanding = understand_as(text, source == Source::Heard, now, self.ctx.tz, &lexicon);
         let topic = arthur_french::topic::topic(
             &arthur_french::Words::new(text),
@@ -458,21 +469,12 @@ impl TurnEngine {
                 };
                 (local_decision(supervisor::FallbackReason::Local), Flow::Direct(vec![part], "acknowledged"))
             }
-            (Some((p, yes)), _) => {
+            (Some((f, answer)), _) => {
                 let mut decision =
-                    supervisor::fallback(&p.question, supervisor::FallbackReason::Confirmation, String::new(), None);
-                decision.agent = agent_for(&p.tool);
-                if yes {
-                    let call = ToolCall {
-                        id: "confirmation".into(),
-                        name: p.tool.clone(),
-                        arguments: p.arguments.to_string(),
-                    };
-                    let outcome = self.run_tool(decision.agent, &call, &mut state).await;
-                    (decision, Flow::Direct(vec![compose::report_part(&call, &outcome, now, self.ctx.tz)], "confirmed"))
-                } else {
-                    (decision, Flow::Direct(vec![compose::fixed(compose::CANCELLED)], "cancelled"))
-                }
+                    supervisor::fallback(text, supervisor::FallbackReason::Confirmation, String::new(), None);
+                decision.agent = agent_for(&f.tool);
+                let flow = self.answer_frame(&conversation_id, turn_id, f, answer, &mut state).await?;
+                (decision, flow)
             }
             (None, _) if reading.bare_chrono().is_some() => {
                 // "stop", "pause": may be meant for the speech; the chrono is asked first.
@@ -921,16 +923,160 @@ impl TurnEngine {
         arguments: Value,
         question: &str,
     ) -> Result<(), StoreError> {
+        self.set_frame(conversation_id, &frame::Frame::new(tool, arguments, None), question).await
+    }
+
+    /// Keeps the frame of a question (or of a write just done) for the next utterance.
+    async fn set_frame(&self, conversation_id: &str, f: &frame::Frame, question: &str) -> Result<(), StoreError> {
         self.ctx
             .store
             .set_pending(&crate::memory::PendingAction {
                 conversation_id: conversation_id.to_string(),
-                tool: tool.to_string(),
-                arguments,
+                tool: f.tool.clone(),
+                arguments: f.to_pending(),
                 question: question.to_string(),
                 created_at: self.ctx.now(),
             })
             .await
+    }
+
+    /// What the next utterance did to the frame of the last question.
+    async fn answer_frame(
+        &self,
+        conversation_id: &str,
+        turn_id: i64,
+        f: frame::Frame,
+        answer: frame::Reply,
+        state: &mut TurnState,
+    ) -> Result<Flow, StoreError> {
+        match answer {
+            frame::Reply::Yes if f.complete() => self.run_frame(conversation_id, f, state).await,
+            frame::Reply::Yes => self.ask_again(conversation_id, f).await,
+            frame::Reply::No | frame::Reply::Other => {
+                Ok(Flow::Direct(vec![compose::fixed(compose::CANCELLED)], "cancelled"))
+            }
+            frame::Reply::Fill(next) if next.done => self.correct_done(conversation_id, turn_id, next, state).await,
+            frame::Reply::Fill(next) if next.complete() => {
+                // A hint about a reminder's hour that was only proposed by default is asked
+                // again with what was said; anything else given is run.
+                if next.tool == "creer_rappel" && !next.time_said && f.asking.as_deref() != Some("texte") {
+                    return self.ask_again(conversation_id, next).await;
+                }
+                self.run_frame(conversation_id, next, state).await
+            }
+            frame::Reply::Fill(next) => self.ask_again(conversation_id, next).await,
+            frame::Reply::Describe(words) => self.describe_target(conversation_id, f, &words).await,
+        }
+    }
+
+    /// Runs a frame's call, then what follows it; a write just done leaves a frame for a
+    /// correction (« non, à onze heures »).
+    async fn run_frame(
+        &self,
+        conversation_id: &str,
+        f: frame::Frame,
+        state: &mut TurnState,
+    ) -> Result<Flow, StoreError> {
+        let now = self.ctx.now();
+        let tz = self.ctx.tz;
+        let call = ToolCall { id: "frame".into(), name: f.tool.clone(), arguments: f.args.to_string() };
+        let outcome = self.run_tool(agent_for(&f.tool), &call, state).await;
+        if matches!(outcome, Outcome::Done(_)) {
+            for next in &f.then {
+                let call = ToolCall { id: "frame".into(), name: next.tool.clone(), arguments: next.args.to_string() };
+                let o = self.run_tool(agent_for(&next.tool), &call, state).await;
+                if !matches!(o, Outcome::Done(_)) {
+                    break;
+                }
+            }
+            self.keep_for_correction(conversation_id, state).await?;
+        }
+        Ok(Flow::Direct(state.executed.iter().map(|(c, o)| compose::report_part(c, o, now, tz)).collect(), "confirmed"))
+    }
+
+    /// After one write the user may correct at once (a reminder's day or hour, a timer's
+    /// duration, a list item, a note's text), its frame is kept.
+    async fn keep_for_correction(&self, conversation_id: &str, state: &TurnState) -> Result<(), StoreError> {
+        let writes: Vec<&(ToolCall, Outcome)> = state
+            .executed
+            .iter()
+            .filter(|(c, o)| compose::WRITE_TOOLS.contains(&c.name.as_str()) && matches!(o, Outcome::Done(_)))
+            .collect();
+        if let [(call, _)] = writes.as_slice() {
+            if matches!(call.name.as_str(), "creer_rappel" | "demarrer_minuteur" | "ajouter_a_liste" | "creer_note") {
+                let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+                let f = frame::Frame { done: true, time_said: true, ..frame::Frame::new(&call.name, args, None) };
+                self.set_frame(conversation_id, &f, "").await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A frame still missing something: asked again, the frame kept.
+    async fn ask_again(&self, conversation_id: &str, f: frame::Frame) -> Result<Flow, StoreError> {
+        let now = self.ctx.now();
+        let question = if f.complete() {
+            local::question_from_call(&f.tool, &f.args, now, self.ctx.tz)
+        } else {
+            local::incomplete(&f.tool, Doubt::Missing)
+        };
+        self.set_frame(conversation_id, &f, &question).await?;
+        Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"))
+    }
+
+    /// « non, à onze heures » right after a write: the write is taken back and done again
+    /// with the correction; both receipts are told.
+    async fn correct_done(
+        &self,
+        conversation_id: &str,
+        turn_id: i64,
+        next: frame::Frame,
+        state: &mut TurnState,
+    ) -> Result<Flow, StoreError> {
+        let now = self.ctx.now();
+        let tz = self.ctx.tz;
+        let traces = self.ctx.store.list_turns(5).await?;
+        let last =
+            traces.iter().find(|t| t.id != turn_id && t.conversation_id == conversation_id && t.status == "complete");
+        let steps: Vec<undo::UndoStep> = last
+            .and_then(|t| t.trace.get("undo").cloned())
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default();
+        if steps.is_empty() || steps.iter().any(|s| matches!(s, undo::UndoStep::Kept { .. })) {
+            return Ok(Flow::Direct(
+                vec![compose::fixed(
+                    "Je n'ai rien corrigé : ta dernière demande ne se reprend pas comme ça. Redis-moi tout.",
+                )],
+                "asked",
+            ));
+        }
+        state.undid = last.map(|t| t.id);
+        for step in steps {
+            if let undo::UndoStep::Call { tool, args } = step {
+                let call = ToolCall { id: "correction".into(), name: tool.clone(), arguments: args.to_string() };
+                self.run_tool(agent_for(&tool), &call, state).await;
+            }
+        }
+        if state.executed.iter().all(|(_, o)| matches!(o, Outcome::Done(_))) {
+            let call = ToolCall { id: "correction".into(), name: next.tool.clone(), arguments: next.args.to_string() };
+            self.run_tool(agent_for(&next.tool), &call, state).await;
+            self.keep_for_correction(conversation_id, state).await?;
+        }
+        let mut parts = vec![compose::fixed("Je corrige :")];
+        parts.extend(state.executed.iter().map(|(c, o)| compose::report_part(c, o, now, tz)));
+        Ok(Flow::Direct(parts, "corrected"))
+    }
+
+    /// « celui du dentiste » in answer to « Quel rappel ? »: looked up, then asked.
+    async fn describe_target(&self, conversation_id: &str, f: frame::Frame, words: &str) -> Result<Flow, StoreError> {
+        let target = if words == "@dernier" { Target::Last } else { Target::Matching(words.to_string()) };
+        let cmd = match f.tool.as_str() {
+            "supprimer_note" => ToolCommand::SupprimerNote { target },
+            "supprimer_rappel" => ToolCommand::SupprimerRappel { target },
+            "marquer_rappel_fait" => ToolCommand::MarquerRappelFait { target },
+            _ => return Ok(Flow::Direct(vec![compose::fixed(compose::CANCELLED)], "cancelled")),
+        };
+        self.ask_resolving(conversation_id, &cmd, Doubt::GuessedTarget, "").await
     }
 
     /// The question that offers a write, naming the running session for the chrono.
@@ -1054,12 +1200,22 @@ impl TurnEngine {
             Reading::Sure(Command::Tool(cmd)) => {
                 let calls = cmd.calls();
                 if calls.is_empty() {
-                    return self.ask_resolving(conversation_id, cmd, Doubt::GuessedTarget).await;
+                    return self.ask_resolving(conversation_id, cmd, Doubt::GuessedTarget, &state.said).await;
                 }
                 for (name, args) in calls {
                     let call = ToolCall { id: "local".into(), name: name.to_string(), arguments: args.to_string() };
                     let agent = if ToolBox::names_for(agent).contains(&name) { agent } else { agent_for(name) };
                     self.run_tool(agent, &call, state).await;
+                }
+                self.keep_for_correction(conversation_id, state).await?;
+                // « plusieurs minuteurs sont en cours : dis lequel » — the next words may name it.
+                if let Some((call, Outcome::Refused(crate::tools::Refusal::TimersAmbiguous { minuteurs }))) =
+                    state.executed.last()
+                {
+                    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(json!({}));
+                    let mut f = frame::Frame::new(&call.name, args, Some("nom"));
+                    f.choices = minuteurs.iter().filter_map(|m| m.nom.clone()).collect();
+                    self.set_frame(conversation_id, &f, "").await?;
                 }
                 Ok(Flow::Direct(
                     state.executed.iter().map(|(c, o)| compose::report_part(c, o, now, tz)).collect(),
@@ -1070,13 +1226,49 @@ impl TurnEngine {
                 Ok(Flow::Direct(local::told(*t, now, tz, self.llm.is_some(), false), "told"))
             }
             Reading::Unsure { command: Command::Tool(cmd), doubt } => {
-                self.ask_resolving(conversation_id, cmd, *doubt).await
+                self.ask_resolving(conversation_id, cmd, *doubt, &state.said.clone()).await
             }
             Reading::Unsure { command: Command::Told(t), .. } => {
                 Ok(Flow::Direct(local::told(*t, now, tz, self.llm.is_some(), false), "told"))
             }
             Reading::Incomplete { intent, doubt } => {
-                Ok(Flow::Direct(vec![compose::fixed(&local::incomplete(intent, *doubt))], "incomplete"))
+                let said = local::incomplete(intent, *doubt);
+                // « mets un minuteur », « crée une note », « rappelle-moi »: the piece asked for
+                // may come next.
+                let missing = match (intent.as_str(), doubt) {
+                    ("creer_note" | "memoriser_souvenir" | "memoriser_preference", Doubt::Missing) => {
+                        Some(("texte", json!({})))
+                    }
+                    ("creer_rappel", Doubt::Missing) => Some(("texte", json!({}))),
+                    ("demarrer_minuteur", Doubt::Missing | Doubt::NotPositive) => Some(("duree_secondes", json!({}))),
+                    ("demarrer_session", Doubt::Missing) => Some(("projet", json!({}))),
+                    ("ajouter_a_liste" | "retirer_de_liste", Doubt::Missing) => {
+                        Some(("element", json!({ "liste": crate::understand::DEFAULT_LIST })))
+                    }
+                    ("lire_liste" | "vider_liste", Doubt::Missing) => Some(("liste", json!({}))),
+                    _ => None,
+                };
+                if let Some((slot, mut args)) = missing {
+                    // What was already said stays (« mets un rappel demain à 9 h » → the text).
+                    let lexicon = self.lexicon().await?;
+                    let known = crate::understand::partial_args(
+                        &state.said,
+                        state.heard,
+                        intent,
+                        self.ctx.now(),
+                        self.ctx.tz,
+                        &lexicon,
+                    );
+                    let time_said = known.get("_time_said").is_some();
+                    if let (Some(a), Some(k)) = (args.as_object_mut(), known.as_object()) {
+                        for (key, v) in k.iter().filter(|(key, _)| !key.starts_with('_')) {
+                            a.insert(key.clone(), v.clone());
+                        }
+                    }
+                    let f = frame::Frame { time_said, ..frame::Frame::new(intent, args, Some(slot)) };
+                    self.set_frame(conversation_id, &f, &said).await?;
+                }
+                Ok(Flow::Direct(vec![compose::fixed(&said)], "incomplete"))
             }
             Reading::NotCommand => {
                 Ok(Flow::Direct(vec![compose::fixed(local::NOT_UNDERSTOOD_OFFLINE)], "offline_unsupported"))
@@ -1086,24 +1278,42 @@ impl TurnEngine {
 
     /// Asks before an unsure command; a target described instead of numbered is looked up
     /// first, so the question names the note or reminder it would touch.
-    async fn ask_resolving(&self, conversation_id: &str, cmd: &ToolCommand, doubt: Doubt) -> Result<Flow, StoreError> {
+    async fn ask_resolving(
+        &self,
+        conversation_id: &str,
+        cmd: &ToolCommand,
+        doubt: Doubt,
+        said: &str,
+    ) -> Result<Flow, StoreError> {
         let now = self.ctx.now();
         let tz = self.ctx.tz;
         let (cmd, named) = match self.resolve_target(cmd).await? {
             Resolved::Found(c, named) => (c, named),
             Resolved::Say(text) => return Ok(Flow::Direct(vec![compose::fixed(&text)], "asked")),
+            // « Quel rappel ? », « Plusieurs notes correspondent… »: the next words may name it.
+            Resolved::Which(text, candidates) => {
+                let mut f = frame::Frame::new(cmd.name(), json!({}), Some("id"));
+                f.candidates = candidates;
+                self.set_frame(conversation_id, &f, &text).await?;
+                return Ok(Flow::Direct(vec![compose::fixed(&text)], "asked"));
+            }
         };
         if let Some(texte) = named {
             // The target was guessed from a description: the question says which one.
             let question = format!("Tu veux que je {} « {texte} » ?", local::describe(&cmd, now, tz));
             if let Some(args) = cmd.arguments() {
-                self.set_pending(conversation_id, cmd.name(), args, &question).await?;
+                let f = frame::Frame::new(cmd.name(), args, Some("id"));
+                self.set_frame(conversation_id, &f, &question).await?;
             }
             return Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"));
         }
-        if let ToolCommand::CreerRappel { .. } = cmd {
+        if let ToolCommand::CreerRappel { texte, .. } = &cmd {
             if matches!(doubt, Doubt::Past | Doubt::NotPositive) {
-                return Ok(Flow::Direct(vec![compose::fixed(&local::incomplete("creer_rappel", doubt))], "incomplete"));
+                // The text is kept: « Redis-moi quand » is answered by the moment alone.
+                let said = local::incomplete("creer_rappel", doubt);
+                let f = frame::Frame::new("creer_rappel", json!({ "texte": texte }), Some("echeance"));
+                self.set_frame(conversation_id, &frame::Frame { time_said: true, ..f }, &said).await?;
+                return Ok(Flow::Direct(vec![compose::fixed(&said)], "incomplete"));
             }
         }
         if let ToolCommand::DemarrerSession { projet } = &cmd {
@@ -1112,10 +1322,14 @@ impl TurnEngine {
                 // A project the store does not know: offered to be created first.
                 let create = ToolCommand::CreerProjet { nom: projet.clone(), description: None, phase: None };
                 let question = format!(
-                    "Le projet « {projet} » n'existe pas encore. Tu veux que je le crée ? Tu pourras ensuite démarrer une session dessus."
+                    "Le projet « {projet} » n'existe pas encore. Tu veux que je le crée et que je démarre une session dessus ?"
                 );
                 if let Some(args) = create.arguments() {
-                    self.set_pending(conversation_id, create.name(), args, &question).await?;
+                    // « oui » does what was asked in the first place: the session starts once
+                    // the project exists.
+                    let mut f = frame::Frame::new(create.name(), args, Some("nom"));
+                    f.then = vec![frame::Call { tool: "demarrer_session".into(), args: json!({ "projet": projet }) }];
+                    self.set_frame(conversation_id, &f, &question).await?;
                 }
                 return Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"));
             }
@@ -1176,11 +1390,20 @@ impl TurnEngine {
                     )
                 }
             }
+        } else if let (Doubt::Alternatives, Some((first, second))) = (doubt, alternatives(said)) {
+            format!("Tu veux dire « {first} » ou « {second} » ?")
         } else {
             local::question(&cmd, doubt, now, tz)
         };
         if let Some(args) = cmd.arguments() {
-            self.set_pending(conversation_id, cmd.name(), args, &question).await?;
+            let mut f = frame::Frame::new(cmd.name(), args, asking_for(cmd.name(), doubt));
+            f.time_said = !matches!(doubt, Doubt::DefaultTime);
+            if doubt == Doubt::Alternatives {
+                if let Some((first, second)) = alternatives(said) {
+                    f.choices = vec![first, second];
+                }
+            }
+            self.set_frame(conversation_id, &f, &question).await?;
         }
         Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"))
     }
@@ -1216,7 +1439,7 @@ impl TurnEngine {
             )))
             }
             Target::Unnamed => {
-                return Ok(Resolved::Say(local::incomplete(cmd.name(), Doubt::Missing)));
+                return Ok(Resolved::Which(local::incomplete(cmd.name(), Doubt::Missing), Vec::new()));
             }
         };
         let label = if note { "note" } else { "rappel" };
@@ -1231,9 +1454,10 @@ impl TurnEngine {
             many => {
                 let list = many.iter().take(5).map(|(id, t)| format!("n°{id} « {t} »")).collect::<Vec<_>>().join(", ");
                 let which = if note { "laquelle" } else { "lequel" };
-                Ok(Resolved::Say(format!(
-                    "Plusieurs {label}s correspondent : {list}. Dis-moi {which} par son numéro ; je n'ai rien fait."
-                )))
+                Ok(Resolved::Which(
+                    format!("Plusieurs {label}s correspondent : {list}. Dis-moi {which} par son numéro ; je n'ai rien fait."),
+                    many.iter().map(|(id, _)| *id).collect(),
+                ))
             }
         }
     }
@@ -1244,4 +1468,36 @@ enum Resolved {
     /// The command with its target's number, and the target's text when it was guessed.
     Found(ToolCommand, Option<String>),
     Say(String),
+    /// None named, or several: the question, and the numbers that matched.
+    Which(String, Vec<i64>),
+}
+
+/// The argument an unsure command's doubt is about: what the next words may give.
+fn asking_for(tool: &str, doubt: Doubt) -> Option<&'static str> {
+    match (tool, doubt) {
+        (
+            "creer_rappel",
+            Doubt::DefaultTime
+            | Doubt::Rolled
+            | Doubt::Past
+            | Doubt::Vague
+            | Doubt::TextHoldsMoment
+            | Doubt::Alternatives,
+        ) => Some("echeance"),
+        ("ajouter_a_liste" | "retirer_de_liste", Doubt::Alternatives) => Some("element"),
+        (_, Doubt::GuessedTarget) => Some("id"),
+        ("demarrer_session" | "acter_decision", Doubt::UnknownName) => Some("projet"),
+        ("creer_note", Doubt::UnknownName) => Some("projet"),
+        ("demarrer_minuteur", Doubt::TooLong | Doubt::NotPositive | Doubt::Alternatives) => Some("duree_secondes"),
+        ("creer_projet", Doubt::Ambiguous) => Some("nom"),
+        _ => None,
+    }
+}
+
+/// The two of « mardi ou mercredi » in the words, if they hold an alternative.
+fn alternatives(text: &str) -> Option<(String, String)> {
+    match arthur_french::repair::repair(text, chrono::Utc::now().naive_utc()) {
+        arthur_french::repair::Repair::Alternatives { first, second, .. } => Some((first, second)),
+        _ => None,
+    }
 }
