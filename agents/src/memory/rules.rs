@@ -113,7 +113,15 @@ mod tests {
     }
 
     fn rappel(fait: bool) -> Rappel {
-        Rappel { id: 3, texte: "pain".into(), echeance: at(60), fait, fait_le: fait.then(|| at(1)), created_at: at(0) }
+        Rappel {
+            id: 3,
+            texte: "pain".into(),
+            echeance: at(60),
+            fait,
+            fait_le: fait.then(|| at(1)),
+            created_at: at(0),
+            repetition: None,
+        }
     }
 
     fn preference(active: bool) -> Preference {

@@ -186,6 +186,7 @@ impl Tool for MarquerRappelFait {
             MarkDone::Marked(rappel) => Outcome::Done(Receipt::ReminderDone { rappel }),
             MarkDone::NotFound => Outcome::Refused(Refusal::ReminderUnknown { id }),
             MarkDone::AlreadyDone(rappel) => Outcome::Refused(Refusal::ReminderAlreadyDone { rappel }),
+            MarkDone::Advanced { before, after } => Outcome::Done(Receipt::ReminderOccurrenceDone { before, after }),
         })
     }
 }
@@ -312,15 +313,21 @@ pub struct ListerPreferences;
 impl Tool for ListerPreferences {
     const NAME: &'static str = "lister_preferences";
     const PAGE: Page = Page::Preferences;
-    type Args = ();
+    type Args = super::repeat_tools::LectureArgs;
 
     fn description(&self) -> &'static str {
-        "Liste les préférences avec leur numéro."
+        "Liste les préférences avec leur numéro : toutes, une par son numéro (id), celles qui contiennent des mots, ou les dernières."
     }
-    async fn run(&self, ctx: &ToolContext, (): Self::Args) -> Result<Outcome, StoreError> {
-        let preferences = ctx.store.list_preferences().await?;
-        let active = u32::try_from(preferences.iter().filter(|p| p.active).count()).unwrap_or(u32::MAX);
-        Ok(Outcome::Done(Receipt::Preferences { preferences, active, cap: ctx.preferences_cap }))
+    async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<Outcome, StoreError> {
+        let super::repeat_tools::LectureArgs { id, contient, derniers } = args;
+        let all = ctx.store.list_preferences().await?;
+        let active = u32::try_from(all.iter().filter(|p| p.active).count()).unwrap_or(u32::MAX);
+        let (portee, preferences) =
+            super::repeat_tools::limit(all, id, contient, derniers, |p| p.id, |p| p.texte.as_str());
+        if let (Some(id), true) = (id, preferences.is_empty()) {
+            return Ok(Outcome::Refused(Refusal::PreferenceUnknown { id }));
+        }
+        Ok(Outcome::Done(Receipt::Preferences { preferences, active, cap: ctx.preferences_cap, portee }))
     }
 }
 

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::compose::{code, fixed, AnswerPart};
 use crate::fr;
+use crate::report::list_name;
 use crate::understand::{Courtesy, Doubt, Periode, Target, TimerAction, Told, ToolCommand};
 
 /// Said when the grammar did not recognise a command and no model can answer.
@@ -118,10 +119,10 @@ pub fn describe(cmd: &ToolCommand, now: DateTime<Utc>, tz: Tz) -> String {
         T::AnnulerMinuteur { tous: true, .. } => "annule tous les minuteurs".into(),
         T::AnnulerMinuteur { nom: Some(n), .. } => format!("annule le minuteur {}", quoted(n)),
         T::AnnulerMinuteur { .. } => "annule le minuteur".into(),
-        T::AjouterAListe { liste, element } => format!("ajoute {} à la liste {liste}", quoted(element)),
-        T::RetirerDeListe { liste, element } => format!("retire {} de la liste {liste}", quoted(element)),
-        T::LireListe { liste } => format!("lise la liste {liste}"),
-        T::ViderListe { liste } => format!("vide la liste {liste}"),
+        T::AjouterAListe { liste, element } => format!("ajoute {} à {}", quoted(element), list_name(liste)),
+        T::RetirerDeListe { liste, element } => format!("retire {} de {}", quoted(element), list_name(liste)),
+        T::LireListe { liste } => format!("lise {}", list_name(liste)),
+        T::ViderListe { liste } => format!("vide {}", list_name(liste)),
     }
 }
 

@@ -876,7 +876,7 @@ impl TurnEngine {
                 }
                 Some(l) if l.elements.is_empty() => {
                     return Ok(Flow::Direct(
-                        vec![compose::fixed(&format!("La liste {} est déjà vide : je n'ai rien fait.", l.nom))],
+                        vec![compose::fixed(&format!("{} est déjà vide : je n'ai rien fait.", format!("La{}", &crate::report::list_name(&l.nom)[2..])))],
                         "asked",
                     ))
                 }
@@ -884,8 +884,8 @@ impl TurnEngine {
                     let n = l.elements.len();
                     let (s, verb) = if n > 1 { ("s", "seraient") } else { ("", "serait") };
                     format!(
-                        "Tu veux que je vide la liste {} ? {n} élément{s} en {verb} retiré{s} : {}.",
-                        l.nom,
+                        "Tu veux que je vide {} ? {n} élément{s} en {verb} retiré{s} : {}.",
+                        crate::report::list_name(&l.nom),
                         l.elements.iter().take(5).map(|e| e.texte.as_str()).collect::<Vec<_>>().join(", ")
                     )
                 }
