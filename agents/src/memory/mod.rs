@@ -323,6 +323,9 @@ pub trait MemoryStore: BasicsStore + Send + Sync {
     /// Records that reminder `id` was announced; `false` when it already was (so two
     /// notifiers, or a restart, announce it once).
     async fn mark_rappel_announced(&self, id: i64, at: DateTime<Utc>) -> StoreResult<bool>;
+    /// Reminders not done announced at `since` or after, the last announced first (« le »
+    /// of « repousse-le » is the one just said).
+    async fn announced_since(&self, since: DateTime<Utc>) -> StoreResult<Vec<(Rappel, DateTime<Utc>)>>;
     /// Reminders announced but not yet delivered (heard to the end, or seen on the web),
     /// and not done, oldest first, with when they were announced.
     async fn undelivered_rappels(&self) -> StoreResult<Vec<(Rappel, DateTime<Utc>)>>;

@@ -339,6 +339,17 @@ macro_rules! sql_memory_store {
                 Ok(done == 1)
             }
 
+            async fn announced_since(&self, since: DateTime<Utc>) -> StoreResult<Vec<(Rappel, DateTime<Utc>)>> {
+                let rows = sqlx::query(
+                    "SELECT r.*, a.annonce_le FROM rappels r JOIN rappel_annonces a ON a.rappel_id = r.id \
+                     WHERE r.fait = 0 AND a.annonce_le >= $1 ORDER BY a.annonce_le DESC, r.id DESC",
+                )
+                .bind(to_db(since))
+                .fetch_all(&self.pool)
+                .await?;
+                rows.iter().map(|row| Ok((rappel_from(row)?, ts(row, "annonce_le", "rappel_annonces")?))).collect()
+            }
+
             async fn undelivered_rappels(&self) -> StoreResult<Vec<(Rappel, DateTime<Utc>)>> {
                 let rows = sqlx::query(
                     "SELECT r.*, a.annonce_le FROM rappels r JOIN rappel_annonces a ON a.rappel_id = r.id \

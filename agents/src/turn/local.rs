@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::compose::{code, fixed, AnswerPart};
 use crate::fr;
 use crate::report::list_name;
-use crate::understand::{Courtesy, Doubt, Periode, Target, TimerAction, Told, ToolCommand};
+use crate::understand::{Courtesy, Doubt, Lecture, Periode, Quand, Target, TimerAction, Told, ToolCommand};
 
 /// Said when the grammar did not recognise a command and no model can answer.
 pub const NOT_UNDERSTOOD_OFFLINE: &str =
@@ -60,6 +60,8 @@ fn quoted(s: &str) -> String {
 /// What a command would do, after « que je »: "crée le rappel « … » pour demain à 9 h 00".
 pub fn describe(cmd: &ToolCommand, now: DateTime<Utc>, tz: Tz) -> String {
     use ToolCommand as T;
+    // Written with digits whatever `now`: the spoken form is made from it.
+    let _ = now;
     let local_to_utc = |naive: chrono::NaiveDateTime| {
         crate::time::DueAt::parse(&naive.format("%Y-%m-%dT%H:%M").to_string(), tz).map(|d| d.0)
     };
@@ -72,11 +74,10 @@ pub fn describe(cmd: &ToolCommand, now: DateTime<Utc>, tz: Tz) -> String {
         T::CreerNote { texte, projet: None } => format!("crée la note {}", quoted(texte)),
         T::ListerNotes { .. } => "lise tes notes".into(),
         T::SupprimerNote { target } => format!("supprime {}", id_of(target, "la note")),
+        // Written with digits, as receipts are (`compose::fixed` says them in words).
         T::CreerRappel { texte, echeance } => {
-            let when = local_to_utc(*echeance)
-                .map(|at| fr::spoken_datetime(at, now, tz))
-                .unwrap_or_else(|| echeance.to_string());
-            format!("crée le rappel {} pour {when}", quoted(texte))
+            let when = local_to_utc(*echeance).map(|at| fr::datetime(at, tz)).unwrap_or_else(|| echeance.to_string());
+            format!("crée le rappel {} pour le {when}", quoted(texte))
         }
         T::ListerRappels { .. } => "lise tes rappels".into(),
         T::MarquerRappelFait { target } => format!("marque {} comme fait", id_of(target, "le rappel")),
@@ -123,6 +124,41 @@ pub fn describe(cmd: &ToolCommand, now: DateTime<Utc>, tz: Tz) -> String {
         T::RetirerDeListe { liste, element } => format!("retire {} de {}", quoted(element), list_name(liste)),
         T::LireListe { liste } => format!("lise {}", list_name(liste)),
         T::ViderListe { liste } => format!("vide {}", list_name(liste)),
+        T::CreerRappelRecurrent { texte, echeance, frequence, intervalle } => {
+            let rule = crate::memory::Repetition::new(*frequence, *intervalle, *echeance, tz);
+            let when = local_to_utc(*echeance).map(|at| fr::datetime(at, tz)).unwrap_or_else(|| echeance.to_string());
+            format!("crée le rappel répété {} {}, à partir du {when}", quoted(texte), rule.label())
+        }
+        T::DeplacerRappel { target, quand } => {
+            let which = match target {
+                Target::Id(id) => format!("le rappel n°{id}"),
+                Target::This => "ce rappel".to_string(),
+                _ => "le rappel que tu as décrit".to_string(),
+            };
+            match quand {
+                Quand::At(at) => {
+                    let when = local_to_utc(*at).map(|u| fr::datetime(u, tz)).unwrap_or_else(|| at.to_string());
+                    format!("déplace {which} au {when}")
+                }
+                Quand::Day(d) => format!("déplace {which} au {}, à la même heure", fr::date(*d)),
+                Quand::Shift(s) if *s < 0 => format!("avance {which} de {}", written_duration(*s)),
+                Quand::Shift(s) => format!("décale {which} de {}", written_duration(*s)),
+            }
+        }
+        T::ArreterRappelRecurrent { target } => format!("arrête {}", id_of(target, "le rappel répété")),
+        T::CreerReveil { heure, nom } => {
+            let when = local_to_utc(*heure).map(|u| fr::datetime(u, tz)).unwrap_or_else(|| heure.to_string());
+            match nom {
+                Some(n) => format!("règle le réveil {} pour le {when}", quoted(n)),
+                None => format!("règle un réveil pour le {when}"),
+            }
+        }
+        T::ListerReveils => "lise tes réveils".into(),
+        T::AnnulerReveil { tous: true, .. } => "annule tous les réveils".into(),
+        T::AnnulerReveil { id: Some(id), .. } => format!("annule le réveil n°{id}"),
+        T::AnnulerReveil { .. } => "annule le réveil".into(),
+        T::Lire { lecture: Lecture::Souvenirs, .. } => "lise tes souvenirs".into(),
+        T::Lire { lecture: Lecture::Preferences, .. } => "lise tes préférences".into(),
     }
 }
 
@@ -130,7 +166,7 @@ pub fn describe(cmd: &ToolCommand, now: DateTime<Utc>, tz: Tz) -> String {
 pub fn question(cmd: &ToolCommand, doubt: Doubt, now: DateTime<Utc>, tz: Tz) -> String {
     let what = describe(cmd, now, tz);
     match (cmd, doubt) {
-        (ToolCommand::CreerRappel { .. }, Doubt::Rolled) => {
+        (ToolCommand::CreerRappel { .. } | ToolCommand::DeplacerRappel { .. }, Doubt::Rolled) => {
             format!("Cette heure est déjà passée aujourd'hui. Tu veux que je {what} ?")
         }
         (ToolCommand::CreerRappel { .. }, Doubt::TextHoldsMoment) => {
@@ -154,9 +190,27 @@ pub fn incomplete(intent: &str, doubt: Doubt) -> String {
         ("creer_rappel", Doubt::Past | Doubt::NotPositive) => {
             "Ce moment est déjà passé : je n'ai pas créé le rappel. Redis-moi quand.".into()
         }
+        ("creer_rappel" | "creer_rappel_recurrent", Doubt::Vague | Doubt::TooLong) => {
+            "Je n'ai pas compris quand ce rappel doit revenir : je n'ai rien créé. Dis par exemple : rappelle-moi tous les lundis à 19 h de sortir les poubelles.".into()
+        }
+        ("creer_rappel_recurrent", _) => {
+            "Qu'est-ce que je dois te rappeler, et quand ? Dis par exemple : rappelle-moi tous les lundis à 19 h de sortir les poubelles.".into()
+        }
         ("creer_rappel", _) => {
             "Qu'est-ce que je dois te rappeler, et quand ? Dis par exemple : rappelle-moi demain à 9 h d'appeler Luc.".into()
         }
+        ("creer_reveil", Doubt::Impossible) => "Cette heure n'existe pas : je n'ai réglé aucun réveil. Redis-moi l'heure.".into(),
+        ("creer_reveil", Doubt::Past | Doubt::NotPositive) => {
+            "Cette heure est déjà passée : je n'ai réglé aucun réveil. Redis-moi quand.".into()
+        }
+        ("creer_reveil", _) => "À quelle heure ? Dis par exemple : réveille-moi demain à 7 h.".into(),
+        ("deplacer_rappel", Doubt::Impossible) => "Cette date ou cette heure n'existe pas : je n'ai pas déplacé le rappel.".into(),
+        ("deplacer_rappel", Doubt::Past | Doubt::NotPositive) => {
+            "Ce moment est déjà passé : je n'ai pas déplacé le rappel. Redis-moi quand.".into()
+        }
+        ("deplacer_rappel", _) => "Quel rappel, et à quand ? Dis par exemple : décale le rappel 3 à 11 h.".into(),
+        ("arreter_rappel_recurrent", _) => "Quel rappel répété ? Dis son numéro, par exemple : arrête le rappel 3.".into(),
+        ("annuler_reveil", _) => "Quel réveil ? « Quels sont mes réveils ? » te les donne avec leur numéro.".into(),
         ("creer_note", _) => "Qu'est-ce que je dois noter ? Dis par exemple : note que le code du portail est 4512.".into(),
         ("demarrer_minuteur", Doubt::NotPositive) => {
             "Un minuteur doit durer plus que zéro seconde : je n'ai rien lancé. Redis-moi la durée.".into()
