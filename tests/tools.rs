@@ -385,7 +385,7 @@ async fn preferences_are_capped_deactivated_and_never_inverted() {
     let text = compose_written("memoriser_preference", &Outcome::Refused(refusal), app.ctx.tz);
     assert!(text.contains("plafond de 2"), "the cap is said: {text}");
 
-    let Receipt::Preferences { preferences, active, cap } = app.done("lister_preferences", json!({})).await else {
+    let Receipt::Preferences { preferences, active, cap, .. } = app.done("lister_preferences", json!({})).await else {
         panic!()
     };
     assert_eq!((preferences.len(), active, cap), (2, 2, 2));

@@ -418,6 +418,7 @@ mod tests {
             fait: false,
             fait_le: None,
             created_at: now(),
+            repetition: None,
         };
         prop_oneof![
             Just((call("creer_note", "{}"), note_done())),
@@ -587,6 +588,7 @@ mod tests {
             fait: true,
             fait_le: Some(now()),
             created_at: now(),
+            repetition: None,
         };
         let executed = [(call("marquer_rappel_fait", r#"{"id": 4}"#), Outcome::Done(Receipt::ReminderDone { rappel }))];
         let signals = Signals { asked_write: Some(&w), ..Default::default() };
