@@ -21,6 +21,7 @@ mod conversation;
 mod crash;
 mod offline;
 mod offline_parser;
+mod repeats;
 mod search;
 mod sessions_prop;
 mod tools;

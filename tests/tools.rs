@@ -39,6 +39,12 @@ fn each_agent_gets_exactly_its_tools_from_the_design_table() {
         "retirer_de_liste",
         "lire_liste",
         "vider_liste",
+        "creer_rappel_recurrent",
+        "deplacer_rappel",
+        "arreter_rappel_recurrent",
+        "creer_reveil",
+        "lister_reveils",
+        "annuler_reveil",
         "creer_note",
         "lister_notes",
         "supprimer_note",
@@ -48,6 +54,7 @@ fn each_agent_gets_exactly_its_tools_from_the_design_table() {
         "lister_preferences",
         "desactiver_preference",
         "chercher_dans_memoire",
+        "lister_souvenirs",
         "demarrer_session",
         "suspendre_session",
         "reprendre_session",
@@ -70,6 +77,7 @@ fn each_agent_gets_exactly_its_tools_from_the_design_table() {
         "lister_preferences",
         "desactiver_preference",
         "chercher_dans_memoire",
+        "lister_souvenirs",
         "demarrer_session",
         "suspendre_session",
         "reprendre_session",
@@ -78,16 +86,16 @@ fn each_agent_gets_exactly_its_tools_from_the_design_table() {
     .into();
     assert_eq!(intendant, expected_intendant);
     assert_eq!(mentor, expected_mentor);
-    assert_eq!(intendant.intersection(&mentor).count(), 13, "13 shared tools");
-    assert_eq!(INTENDANT_OWN.len() + MENTOR_OWN.len() + SHARED.len(), 31);
+    assert_eq!(intendant.intersection(&mentor).count(), 14, "14 shared tools");
+    assert_eq!(INTENDANT_OWN.len() + MENTOR_OWN.len() + SHARED.len(), 38);
 
     // Every name in the table is a registered tool, and nothing else is registered.
     let tools = ToolBox::new();
     let registered: BTreeSet<&str> = tools.all().map(|t| t.name()).collect();
-    assert_eq!(registered.len(), 31);
+    assert_eq!(registered.len(), 38);
     assert_eq!(registered, intendant.union(&mentor).copied().collect());
-    assert_eq!(tools.definitions_for(AgentKind::Intendant).len(), 25);
-    assert_eq!(tools.definitions_for(AgentKind::Mentor).len(), 19);
+    assert_eq!(tools.definitions_for(AgentKind::Intendant).len(), 32);
+    assert_eq!(tools.definitions_for(AgentKind::Mentor).len(), 20);
 }
 
 #[test]
@@ -103,7 +111,7 @@ fn schemas_use_exactly_the_interface_argument_names() {
         ("lire_briefing_hebdo", &["periode"], &[]),
         ("lire_temps_travail", &["debut", "fin", "projet"], &["debut"]),
         ("memoriser_preference", &["texte"], &["texte"]),
-        ("lister_preferences", &[], &[]),
+        ("lister_preferences", &["id", "contient", "derniers"], &[]),
         ("desactiver_preference", &["id"], &["id"]),
         ("chercher_dans_memoire", &["requete"], &["requete"]),
         ("demarrer_session", &["projet"], &["projet"]),
@@ -126,9 +134,20 @@ fn schemas_use_exactly_the_interface_argument_names() {
         ("retirer_de_liste", &["liste", "element"], &["liste", "element"]),
         ("lire_liste", &["liste"], &["liste"]),
         ("vider_liste", &["liste"], &["liste"]),
+        (
+            "creer_rappel_recurrent",
+            &["texte", "echeance", "frequence", "intervalle"],
+            &["texte", "echeance", "frequence"],
+        ),
+        ("deplacer_rappel", &["id", "echeance"], &["id", "echeance"]),
+        ("arreter_rappel_recurrent", &["id"], &["id"]),
+        ("creer_reveil", &["heure", "nom"], &["heure"]),
+        ("lister_reveils", &[], &[]),
+        ("annuler_reveil", &["id", "tous"], &[]),
+        ("lister_souvenirs", &["id", "contient", "derniers"], &[]),
     ];
     let tools = ToolBox::new();
-    assert_eq!(table.len(), 31);
+    assert_eq!(table.len(), 38);
     for (name, props, required) in table {
         let def = tools.get(name).unwrap_or_else(|| panic!("{name} missing")).definition();
         assert_eq!(def.parameters["type"], "object", "{name}");
@@ -806,7 +825,7 @@ async fn lists_are_kept_by_name_apart_from_notes() {
     let r = app.done("ajouter_a_liste", json!({"liste": "Courses", "element": "pommes"})).await;
     assert_eq!(
         compose_written("ajouter_a_liste", &Outcome::Done(r), tz()),
-        "« pommes » ajouté à la liste courses (2 éléments)."
+        "« pommes » ajouté à la liste de courses (2 éléments)."
     );
     let r = app.refused("ajouter_a_liste", json!({"liste": "courses", "element": "Lait"})).await;
     assert_eq!(r, Refusal::ListItemAlreadyThere { liste: "courses".into(), element: "lait".into() });
@@ -818,11 +837,11 @@ async fn lists_are_kept_by_name_apart_from_notes() {
     );
     // The usual lists exist before anything was added to them.
     let empty = app.done("lire_liste", json!({"liste": "tâches"})).await;
-    assert_eq!(compose_written("lire_liste", &Outcome::Done(empty), tz()), "La liste tâches est vide.");
+    assert_eq!(compose_written("lire_liste", &Outcome::Done(empty), tz()), "La liste de tâches est vide.");
     let r = app.done("retirer_de_liste", json!({"liste": "courses", "element": "le lait"})).await;
     assert_eq!(
         compose_written("retirer_de_liste", &Outcome::Done(r), tz()),
-        "« lait » retiré de la liste courses (1 restant)."
+        "« lait » retiré de la liste de courses (1 restant)."
     );
     assert_eq!(
         app.refused("retirer_de_liste", json!({"liste": "courses", "element": "beurre"})).await,

@@ -124,7 +124,10 @@ pub fn spoken_time(ts: DateTime<Utc>, tz: Tz) -> String {
     if m == 0 {
         hours
     } else {
-        format!("{hours} {}", number(i64::from(m)))
+        // « dix heures une », « neuf heures vingt et une »: the minutes agree.
+        let minutes = number(i64::from(m));
+        let minutes = if m % 10 == 1 && m != 11 { format!("{}e", minutes) } else { minutes };
+        format!("{hours} {minutes}")
     }
 }
 

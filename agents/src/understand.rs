@@ -768,6 +768,8 @@ fn target_doubt(t: &Target) -> Option<Doubt> {
     match t {
         Target::Id(0) => Some(Doubt::Impossible),
         Target::Id(_) => None,
+        // « le »: the reminder just said, looked up when the command runs (or said unknown).
+        Target::This => None,
         Target::Unnamed => Some(Doubt::Missing),
         _ => Some(Doubt::GuessedTarget),
     }
@@ -1148,7 +1150,7 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
 /// A read's limits (number, words, the last N), when the sentence gave any.
 fn read_limits(m: &Match) -> Option<(Option<i64>, Option<String>, Option<u32>)> {
     let id = number_slot(m, "id");
-    let contient = text_slot(m, "contient");
+    let contient = text_slot(m, "contient").map(|c| search_terms(&c));
     let derniers = number_slot(m, "derniers")
         .or_else(|| m.args.get("derniers").and_then(|d| d.parse().ok()))
         .map(|n| n.clamp(1, crate::tools::MAX_DERNIERS) as u32);
@@ -1592,7 +1594,10 @@ pub fn snooze(raw: &str) -> Option<i64> {
         &["redis", "le", "moi", "dans"],
         &["encore", "un", "peu", "de"],
     ];
-    if matches!(f.as_slice(), ["snooze"] | ["encore", "un", "peu"] | ["laisse", "moi", "dormir"] | ["pas", "encore"] | ["plus", "tard"]) {
+    if matches!(
+        f.as_slice(),
+        ["snooze"] | ["encore", "un", "peu"] | ["laisse", "moi", "dormir"] | ["pas", "encore"] | ["plus", "tard"]
+    ) {
         return Some(DEFAULT);
     }
     for l in lead {

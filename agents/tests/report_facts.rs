@@ -616,7 +616,8 @@ fn receipt_round2() -> impl Strategy<Value = (Receipt, Vec<Fact>)> {
             (Receipt::ReminderOccurrenceDone { before, after }, f)
         }),
         (prop_oneof![rappel(), repeated()], 1i64..(40 * 24 * 60)).prop_map(|(before, minutes)| {
-            let after = Rappel { echeance: now() + Duration::minutes(minutes), fait: false, fait_le: None, ..before.clone() };
+            let after =
+                Rappel { echeance: now() + Duration::minutes(minutes), fait: false, fait_le: None, ..before.clone() };
             let mut f = vec![
                 Fact::Id(after.id),
                 Fact::Text(after.texte.clone()),
@@ -655,12 +656,17 @@ fn receipt_round2() -> impl Strategy<Value = (Receipt, Vec<Fact>)> {
         }),
         prop::collection::vec(alarm(), 0..4).prop_map(|reveils| {
             let mut f: Vec<Fact> = reveils.iter().flat_map(alarm_facts).collect();
-            f.push(if reveils.is_empty() { Fact::Words("rien n'a été annulé", "rien n'a été annulé") } else { Fact::Words("annulé", "annulé") });
+            f.push(if reveils.is_empty() {
+                Fact::Words("rien n'a été annulé", "rien n'a été annulé")
+            } else {
+                Fact::Words("annulé", "annulé")
+            });
             (Receipt::AlarmsCancelled { reveils }, f)
         }),
         (prop::collection::vec(souvenir(), 0..9), prop::option::of(word()), prop::option::of(1u32..6), 0usize..40)
             .prop_map(|(souvenirs, contient, derniers, extra)| {
-                let portee = Portee { numero: None, contient: contient.clone(), derniers, total: souvenirs.len() + extra };
+                let portee =
+                    Portee { numero: None, contient: contient.clone(), derniers, total: souvenirs.len() + extra };
                 let mut f = list_facts(&souvenirs, |s| vec![Fact::Id(s.id), Fact::Text(s.texte.clone())]);
                 f.extend(contient.iter().map(|w| Fact::Text(w.clone())));
                 if let Some(n) = derniers {
@@ -672,7 +678,8 @@ fn receipt_round2() -> impl Strategy<Value = (Receipt, Vec<Fact>)> {
         (prop::collection::vec(preference(), 0..9), 1u32..30, prop::option::of(word()), prop::option::of(1u32..6))
             .prop_map(|(preferences, cap, contient, derniers)| {
                 let active = preferences.iter().filter(|p| p.active).count() as u32;
-                let portee = Portee { numero: None, contient: contient.clone(), derniers, total: preferences.len() + 3 };
+                let portee =
+                    Portee { numero: None, contient: contient.clone(), derniers, total: preferences.len() + 3 };
                 let mut f = list_facts(&preferences, |p| vec![Fact::Id(p.id), Fact::Text(p.texte.clone())]);
                 f.extend(contient.iter().map(|w| Fact::Text(w.clone())));
                 if let Some(n) = derniers {
@@ -688,7 +695,8 @@ fn refusal_round2() -> impl Strategy<Value = (Refusal, Vec<Fact>)> {
     prop_oneof![
         id().prop_map(|id| (Refusal::SouvenirUnknown { id }, vec![Fact::Id(id)])),
         rappel().prop_map(|r| {
-            let f = vec![Fact::Id(r.id), Fact::Text(r.texte.clone()), Fact::Words("ne se répète pas", "ne se répète pas")];
+            let f =
+                vec![Fact::Id(r.id), Fact::Text(r.texte.clone()), Fact::Words("ne se répète pas", "ne se répète pas")];
             (Refusal::ReminderNotRecurring { rappel: r }, f)
         }),
         repeated().prop_map(|r| {

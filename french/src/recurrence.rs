@@ -94,9 +94,10 @@ fn rhythm_bare(w: &[&str]) -> Option<Recurrence> {
     let weekly_on = |d: u32, interval: u32| Recurrence { weekday: Some(d), ..rule(Freq::Weekly, interval) };
     let monthly_on = |d: u32, interval: u32| Recurrence { monthday: Some(d), ..rule(Freq::Monthly, interval) };
     match w {
-        ["tous", "les", "jours"] | ["chaque", "jour"] | ["quotidiennement"] | ["tous", "les", "jours", "sans", "exception"] => {
-            Some(rule(Freq::Daily, 1))
-        }
+        ["tous", "les", "jours"]
+        | ["chaque", "jour"]
+        | ["quotidiennement"]
+        | ["tous", "les", "jours", "sans", "exception"] => Some(rule(Freq::Daily, 1)),
         ["en", "semaine"]
         | ["du", "lundi", "au", "vendredi"]
         | ["tous", "les", "jours", "de", "la", "semaine"]
@@ -107,12 +108,13 @@ fn rhythm_bare(w: &[&str]) -> Option<Recurrence> {
         | ["chaque", "jour", "ouvre" | "ouvrable"]
         | ["les", "jours", "de", "travail"]
         | ["tous", "les", "jours", "du", "lundi", "au", "vendredi"] => Some(rule(Freq::Weekdays, 1)),
-        ["toutes", "les", "semaines"] | ["chaque", "semaine"] | ["une", "fois", "par", "semaine"] | ["hebdomadairement"] => {
-            Some(rule(Freq::Weekly, 1))
-        }
-        ["une", "semaine", "sur", "deux"] | ["tous", "les", "quinze", "jours"] | ["toutes", "les", "deux", "semaines"] => {
-            Some(rule(Freq::Weekly, 2))
-        }
+        ["toutes", "les", "semaines"]
+        | ["chaque", "semaine"]
+        | ["une", "fois", "par", "semaine"]
+        | ["hebdomadairement"] => Some(rule(Freq::Weekly, 1)),
+        ["une", "semaine", "sur", "deux"]
+        | ["tous", "les", "quinze", "jours"]
+        | ["toutes", "les", "deux", "semaines"] => Some(rule(Freq::Weekly, 2)),
         ["tous", "les", "mois"] | ["chaque", "mois"] | ["une", "fois", "par", "mois"] | ["mensuellement"] => {
             Some(rule(Freq::Monthly, 1))
         }
@@ -129,9 +131,9 @@ fn rhythm_bare(w: &[&str]) -> Option<Recurrence> {
             weekday(d).map(|d| weekly_on(d, n))
         }
         // « tous les 5 du mois », « le 5 de chaque mois », « chaque 5 du mois »
-        ["tous", "les" | "le", n @ .., "du", "mois"] | ["chaque", n @ .., "du", "mois"] | ["le", n @ .., "du", "mois"] => {
-            monthday(n).map(|d| monthly_on(d, 1))
-        }
+        ["tous", "les" | "le", n @ .., "du", "mois"]
+        | ["chaque", n @ .., "du", "mois"]
+        | ["le", n @ .., "du", "mois"] => monthday(n).map(|d| monthly_on(d, 1)),
         ["le", n @ .., "de", "chaque", "mois"] | ["le", n @ .., "de", "tous", "les", "mois"] => {
             monthday(n).map(|d| monthly_on(d, 1))
         }
@@ -216,7 +218,10 @@ mod tests {
     #[test]
     fn rules_as_people_say_them() {
         let monday = r("tous les lundis").unwrap();
-        assert_eq!((monday.freq, monday.weekday, monday.interval, monday.time, monday.sure), (Freq::Weekly, Some(0), 1, None, true));
+        assert_eq!(
+            (monday.freq, monday.weekday, monday.interval, monday.time, monday.sure),
+            (Freq::Weekly, Some(0), 1, None, true)
+        );
         assert_eq!(r("tous les lundis à 19 h").unwrap().time, Some((19, 0)));
         assert_eq!(r("à 7 h 30 du lundi au vendredi").unwrap().freq, Freq::Weekdays);
         assert_eq!(r("tous les jours à 8 h").unwrap().freq, Freq::Daily);

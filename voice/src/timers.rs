@@ -60,10 +60,7 @@ pub fn announcement(m: &Minuteur, up_since: DateTime<Utc>, tz: Tz) -> String {
             None => format!("C'est l'heure de {what}."),
         };
     }
-    let what = match &m.nom {
-        Some(n) => format!("Le minuteur {n}"),
-        None => format!("Le minuteur de {}", arthur_agents::turn::local::spoken_duration_exact(m.duree_secondes)),
-    };
+    let what = format!("Le minuteur {}", arthur_agents::report::spoken_timer_label(m));
     match m.echeance {
         Some(end) if end < up_since => {
             format!("{what} s'est terminé à {}, pendant que j'étais arrêté.", arthur_agents::fr::spoken_time(end, tz))

@@ -212,7 +212,10 @@ pub enum MarkDone {
     NotFound,
     AlreadyDone(Rappel),
     /// A recurring reminder: this occurrence is done, the reminder moved to the next one.
-    Advanced { before: Rappel, after: Rappel },
+    Advanced {
+        before: Rappel,
+        after: Rappel,
+    },
 }
 
 /// Result of moving a reminder to another time.

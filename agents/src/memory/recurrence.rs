@@ -157,8 +157,8 @@ impl Repetition {
         };
         let mut k = (days_between / step_days - 1).max(0);
         if self.frequence == Frequence::Mensuelle {
-            let months = (after_local.year() - self.debut.year()) * 12 + after_local.month() as i32
-                - self.debut.month() as i32;
+            let months =
+                (after_local.year() - self.debut.year()) * 12 + after_local.month() as i32 - self.debut.month() as i32;
             k = (i64::from(months) / i64::from(self.intervalle) - 1).max(0);
         }
         for _ in 0..2000 {
@@ -191,11 +191,10 @@ impl Repetition {
         let t = local_to_utc(self.debut, self.tz());
         format!(
             "{} à {}",
-            self.rhythm(|n| crate::fr::number(i64::from(n)), |d| if d == 1 {
-                "premier".to_string()
-            } else {
-                crate::fr::number(i64::from(d))
-            }),
+            self.rhythm(
+                |n| crate::fr::number(i64::from(n)),
+                |d| if d == 1 { "premier".to_string() } else { crate::fr::number(i64::from(d)) }
+            ),
             crate::fr::spoken_time(t, self.tz())
         )
     }
@@ -217,7 +216,13 @@ impl Repetition {
 
     /// The first occurrence at or after `from` for a rule said without a date (« tous les
     /// lundis à 19 h » said on a Wednesday starts next Monday): the local start.
-    pub fn first_from(frequence: Frequence, weekday: Option<u32>, monthday: Option<u32>, time: (u32, u32), from: NaiveDateTime) -> Option<NaiveDateTime> {
+    pub fn first_from(
+        frequence: Frequence,
+        weekday: Option<u32>,
+        monthday: Option<u32>,
+        time: (u32, u32),
+        from: NaiveDateTime,
+    ) -> Option<NaiveDateTime> {
         let t = chrono::NaiveTime::from_hms_opt(time.0, time.1, 0)?;
         for k in 0..400 {
             let d = from.date() + Duration::days(k);
@@ -272,7 +277,10 @@ mod tests {
         let b = Repetition::new(Frequence::Hebdomadaire, 2, local(2026, 12, 7, 19, 0), TZ);
         assert_eq!(b.rrule(), "FREQ=WEEKLY;INTERVAL=2;BYDAY=MO");
         let after = local_to_utc(local(2026, 12, 9, 12, 0), TZ);
-        assert_eq!(b.next_after(after).unwrap().with_timezone(&TZ).date_naive(), NaiveDate::from_ymd_opt(2026, 12, 21).unwrap());
+        assert_eq!(
+            b.next_after(after).unwrap().with_timezone(&TZ).date_naive(),
+            NaiveDate::from_ymd_opt(2026, 12, 21).unwrap()
+        );
         // Long after: the walk starts near `after`, not at the first occurrence.
         let far = local_to_utc(local(2031, 6, 1, 0, 0), TZ);
         assert!(b.next_after(far).unwrap() > far);

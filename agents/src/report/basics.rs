@@ -19,11 +19,18 @@ pub fn timer_label(m: &Minuteur) -> String {
     }
 }
 
-/// « pâtes » or « de dix minutes », said.
+/// « pâtes » or « de dix minutes » (« d'une heure »), said.
 pub fn spoken_timer_label(m: &Minuteur) -> String {
     match &m.nom {
         Some(n) => n.clone(),
-        None => format!("de {}", spoken_duration_exact(m.duree_secondes)),
+        None => {
+            let d = spoken_duration_exact(m.duree_secondes);
+            if d.starts_with("une ") {
+                format!("d'{d}")
+            } else {
+                format!("de {d}")
+            }
+        }
     }
 }
 

@@ -169,8 +169,12 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
         }
         Receipt::Preferences { preferences, active, cap, portee } => {
             let scope = repeats::scope(portee, "les dernières :");
-            let list =
-                list(preferences, &format!("Aucune préférence{scope}."), &format!("Préférences{scope}"), preference_line);
+            let list = list(
+                preferences,
+                &format!("Aucune préférence{scope}."),
+                &format!("Préférences{scope}"),
+                preference_line,
+            );
             format!("{list}\n{} sur {cap} au maximum.", fr::count(i64::from(*active), "active", "actives"))
         }
         Receipt::PreferenceDeactivated { preference } => {
@@ -358,8 +362,12 @@ pub fn describe_refusal(refusal: &Refusal, tz: Tz) -> String {
         }
         Refusal::TimerWouldEnd { minuteur, remaining } => basics::refusal::would_end(minuteur, *remaining),
         Refusal::ListUnknown { nom } => format!("aucune liste nommée « {nom} »."),
-        Refusal::ListItemAlreadyThere { liste, element } => format!("« {element} » est déjà sur {}.", basics::list_name(liste)),
-        Refusal::ListItemNotThere { liste, element } => format!("« {element} » n'est pas sur {}.", basics::list_name(liste)),
+        Refusal::ListItemAlreadyThere { liste, element } => {
+            format!("« {element} » est déjà sur {}.", basics::list_name(liste))
+        }
+        Refusal::ListItemNotThere { liste, element } => {
+            format!("« {element} » n'est pas sur {}.", basics::list_name(liste))
+        }
         Refusal::ListItemsAmbiguous { liste, elements } => basics::refusal::items_ambiguous(liste, elements),
         Refusal::SouvenirUnknown { id } => format!("aucun souvenir n°{id}."),
         Refusal::ReminderNotRecurring { rappel } => repeats::refusal::not_recurring(rappel),
@@ -762,8 +770,12 @@ fn spoken_refusal(refusal: &Refusal, now: chrono::DateTime<chrono::Utc>, tz: Tz)
         }
         Refusal::TimerWouldEnd { minuteur, remaining } => basics::spoken_refusal::would_end(minuteur, *remaining),
         Refusal::ListUnknown { nom } => format!("je ne connais pas de liste {nom}."),
-        Refusal::ListItemAlreadyThere { liste, element } => format!("{element} est déjà sur {}.", basics::list_name(liste)),
-        Refusal::ListItemNotThere { liste, element } => format!("{element} n'est pas sur {}.", basics::list_name(liste)),
+        Refusal::ListItemAlreadyThere { liste, element } => {
+            format!("{element} est déjà sur {}.", basics::list_name(liste))
+        }
+        Refusal::ListItemNotThere { liste, element } => {
+            format!("{element} n'est pas sur {}.", basics::list_name(liste))
+        }
         Refusal::ListItemsAmbiguous { liste, elements } => basics::spoken_refusal::items_ambiguous(liste, elements),
         Refusal::SouvenirUnknown { id } => format!("il n'y a pas de souvenir {}.", sid(*id)),
         Refusal::ReminderNotRecurring { rappel } => repeats::spoken_refusal::not_recurring(rappel),

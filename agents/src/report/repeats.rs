@@ -259,7 +259,11 @@ pub fn spoken_souvenirs(p: &Portee, ss: &[Souvenir]) -> String {
     if ss.is_empty() {
         return format!("Tu n'as aucun souvenir{scope}.");
     }
-    let count = if ss.len() == 1 { "Un souvenir".to_string() } else { format!("{} souvenirs", capitalise(&fr::number(ss.len() as i64))) };
+    let count = if ss.len() == 1 {
+        "Un souvenir".to_string()
+    } else {
+        format!("{} souvenirs", capitalise(&fr::number(ss.len() as i64)))
+    };
     let mut items: Vec<String> =
         ss.iter().take(5).map(|s| format!("numéro {}, {}", fr::number(s.id), s.texte)).collect();
     if ss.len() > 5 {
@@ -283,8 +287,7 @@ pub fn spoken_ringing_label(m: &Minuteur, tz: Tz) -> String {
     match (m.genre, &m.nom) {
         (Genre::Reveil, Some(n)) => format!("Réveil {n}"),
         (Genre::Reveil, None) => format!("Réveil de {}", fr::spoken_time(m.alarm_time(), tz)),
-        (Genre::Minuteur, Some(n)) => format!("Minuteur {n}"),
-        (Genre::Minuteur, None) => format!("Minuteur de {}", spoken_duration_exact(m.duree_secondes)),
+        (Genre::Minuteur, _) => format!("Minuteur {}", crate::report::spoken_timer_label(m)),
     }
 }
 

@@ -23,11 +23,11 @@ use serde_json::Value;
 
 pub use args::{ArgError, ArgProblem, Args, Expected, ToolArgs};
 pub use memory_tools::{contains_words, cosine};
-pub use repeat_tools::MAX_DERNIERS;
 pub use outcome::{
     Briefing, BriefingKind, Failure, KeywordReason, Outcome, Page, Portee, Receipt, Refusal, ReminderFilter, SearchHit,
     SearchMode,
 };
+pub use repeat_tools::MAX_DERNIERS;
 
 use crate::llm::embeddings::Embedder;
 use crate::memory::{MemoryStore, StoreError};

@@ -57,7 +57,6 @@ arg_kind! {
     };
 }
 
-
 tool_args! {
     pub struct CreerRappelRecurrentArgs {
         texte: Text,
@@ -112,7 +111,10 @@ impl Tool for CreerRappelRecurrent {
             return Ok(Outcome::Refused(Refusal::DueDateInPast { echeance: due.0 }));
         }
         if frequence == Frequence::JoursOuvres && intervalle > 1 {
-            return Ok(Outcome::Refused(Refusal::InvalidArguments(ArgError::new("intervalle", ArgProblem::NotAllowed))));
+            return Ok(Outcome::Refused(Refusal::InvalidArguments(ArgError::new(
+                "intervalle",
+                ArgProblem::NotAllowed,
+            ))));
         }
         let local = due.0.with_timezone(&ctx.tz).naive_local();
         let repetition = Repetition::new(frequence, intervalle, local, ctx.tz);
@@ -140,7 +142,11 @@ impl Tool for DeplacerRappel {
     fn description(&self) -> &'static str {
         "Déplace un rappel à une autre date et heure, ou le redit plus tard (un rappel répété : cette occurrence seulement)."
     }
-    async fn run(&self, ctx: &ToolContext, DeplacerRappelArgs { id, echeance: (due, _) }: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(
+        &self,
+        ctx: &ToolContext,
+        DeplacerRappelArgs { id, echeance: (due, _) }: Self::Args,
+    ) -> Result<Outcome, StoreError> {
         let now = ctx.now();
         if due.0 < now - Duration::seconds(PAST_DUE_GRACE_SECS) {
             return Ok(Outcome::Refused(Refusal::DueDateInPast { echeance: due.0 }));
@@ -190,7 +196,11 @@ impl Tool for CreerReveil {
     fn description(&self) -> &'static str {
         "Règle un réveil à une heure donnée : il sonne comme un minuteur jusqu'à « c'est bon » (« encore cinq minutes » le repousse)."
     }
-    async fn run(&self, ctx: &ToolContext, CreerReveilArgs { heure: (due, _), nom }: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(
+        &self,
+        ctx: &ToolContext,
+        CreerReveilArgs { heure: (due, _), nom }: Self::Args,
+    ) -> Result<Outcome, StoreError> {
         let now = ctx.now();
         if due.0 <= now {
             return Ok(Outcome::Refused(Refusal::DueDateInPast { echeance: due.0 }));
@@ -249,7 +259,11 @@ impl Tool for ListerSouvenirs {
     fn description(&self) -> &'static str {
         "Lit les souvenirs : tous, un par son numéro (id), ceux qui contiennent des mots, ou les derniers."
     }
-    async fn run(&self, ctx: &ToolContext, LectureArgs { id, contient, derniers }: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(
+        &self,
+        ctx: &ToolContext,
+        LectureArgs { id, contient, derniers }: Self::Args,
+    ) -> Result<Outcome, StoreError> {
         let all = ctx.store.list_souvenirs().await?;
         let (portee, souvenirs) = limit(all, id, contient, derniers, |s| s.id, |s| s.texte.as_str());
         if let (Some(id), true) = (id, souvenirs.is_empty()) {

@@ -112,13 +112,16 @@ fn numbers_in_words(text: &str) -> String {
         format!("{} {unit}", n(&c[1]))
     });
     NUMBER
-        .replace_all(&text, |c: &regex::Captures| {
-            if c.get(2).is_some() && &c[1] == "1" {
-                "premier".to_string()
-            } else {
-                n(&c[1])
-            }
-        })
+        .replace_all(
+            &text,
+            |c: &regex::Captures| {
+                if c.get(2).is_some() && &c[1] == "1" {
+                    "premier".to_string()
+                } else {
+                    n(&c[1])
+                }
+            },
+        )
         .into_owned()
 }
 

@@ -162,19 +162,29 @@ pub fn describe(cmd: &ToolCommand, now: DateTime<Utc>, tz: Tz) -> String {
     }
 }
 
+/// « que je crée », « que j'arrête », « que j'ajoute ».
+pub fn que_je(what: &str) -> String {
+    let first = arthur_french::fold::fold(what).chars().next().unwrap_or('x');
+    if "aeiouh".contains(first) {
+        format!("que j'{what}")
+    } else {
+        format!("que je {what}")
+    }
+}
+
 /// The question asked before an unsure command.
 pub fn question(cmd: &ToolCommand, doubt: Doubt, now: DateTime<Utc>, tz: Tz) -> String {
-    let what = describe(cmd, now, tz);
+    let what = que_je(&describe(cmd, now, tz));
     match (cmd, doubt) {
         (ToolCommand::CreerRappel { .. } | ToolCommand::DeplacerRappel { .. }, Doubt::Rolled) => {
-            format!("Cette heure est déjà passée aujourd'hui. Tu veux que je {what} ?")
+            format!("Cette heure est déjà passée aujourd'hui. Tu veux {what} ?")
         }
         (ToolCommand::CreerRappel { .. }, Doubt::TextHoldsMoment) => {
-            format!("Je ne suis pas sûr d'avoir bien coupé la date. Tu veux que je {what} ?")
+            format!("Je ne suis pas sûr d'avoir bien coupé la date. Tu veux {what} ?")
         }
-        (_, Doubt::Misheard) => format!("J'ai peut-être mal entendu. Tu veux que je {what} ?"),
-        (_, Doubt::TooLong) => format!("C'est long. Tu veux vraiment que je {what} ?"),
-        _ => format!("Tu veux que je {what} ?"),
+        (_, Doubt::Misheard) => format!("J'ai peut-être mal entendu. Tu veux {what} ?"),
+        (_, Doubt::TooLong) => format!("C'est long. Tu veux vraiment {what} ?"),
+        _ => format!("Tu veux {what} ?"),
     }
 }
 

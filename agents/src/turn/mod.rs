@@ -836,10 +836,10 @@ impl TurnEngine {
             let described = local::describe(&cmd, now, tz);
             let question = match cmd.arguments().and_then(|a| a["id"].as_i64()) {
                 Some(id) if described.contains(&format!("n°{id}")) => format!(
-                    "Tu veux que je {} ?",
-                    described.replacen(&format!("n°{id}"), &format!("n°{id} « {texte} »"), 1)
+                    "Tu veux {} ?",
+                    local::que_je(&described.replacen(&format!("n°{id}"), &format!("n°{id} « {texte} »"), 1))
                 ),
-                _ => format!("Tu veux que je {described} « {texte} » ?"),
+                _ => format!("Tu veux {} « {texte} » ?", local::que_je(&described)),
             };
             if let Some(args) = cmd.arguments() {
                 self.set_pending(conversation_id, cmd.name(), args, &question).await?;
@@ -885,7 +885,10 @@ impl TurnEngine {
                 }
                 Some(l) if l.elements.is_empty() => {
                     return Ok(Flow::Direct(
-                        vec![compose::fixed(&format!("{} est déjà vide : je n'ai rien fait.", format!("La{}", &crate::report::list_name(&l.nom)[2..])))],
+                        vec![compose::fixed(&format!(
+                            "{} est déjà vide : je n'ai rien fait.",
+                            format!("La{}", &crate::report::list_name(&l.nom)[2..])
+                        ))],
                         "asked",
                     ))
                 }
@@ -992,7 +995,10 @@ impl TurnEngine {
         let id = traces.first().and_then(|t| {
             t["tools"].as_array()?.iter().rev().find_map(|tool| {
                 let d = &tool["detail"]["detail"];
-                d["rappel"]["id"].as_i64().or_else(|| d["after"]["id"].as_i64()).filter(|_| d["rappel"].is_object() || d["after"]["texte"].is_string())
+                d["rappel"]["id"]
+                    .as_i64()
+                    .or_else(|| d["after"]["id"].as_i64())
+                    .filter(|_| d["rappel"].is_object() || d["after"]["texte"].is_string())
             })
         });
         match id {
