@@ -111,6 +111,11 @@ pub fn number(n: i64) -> String {
     n.to_string()
 }
 
+/// "4,7": a decimal number written the French way.
+pub fn decimal(v: f64, places: usize) -> String {
+    format!("{v:.places$}").replace('.', ",")
+}
+
 /// "neuf heures", "neuf heures trente", "midi", "minuit et quart" is not attempted: plain and exact.
 pub fn spoken_time(ts: DateTime<Utc>, tz: Tz) -> String {
     let local = ts.with_timezone(&tz);
