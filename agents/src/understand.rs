@@ -786,7 +786,10 @@ fn plausible_timer_name(name: &str) -> bool {
     !w.folded().iter().any(|x| {
         arthur_french::number::is_number_word(x)
             || x.chars().any(|c| c.is_ascii_digit())
-            || matches!(*x, "minute" | "minutes" | "heure" | "heures" | "seconde" | "secondes" | "min" | "h" | "autre")
+            || matches!(
+                *x,
+                "minute" | "minutes" | "heure" | "heures" | "seconde" | "secondes" | "min" | "mn" | "m" | "h" | "s" | "s'" | "sec" | "autre"
+            )
     })
 }
 
@@ -1095,6 +1098,15 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
                         return Some(Built::Incomplete(Doubt::Missing));
                     }
                     let element = bare_item(&element);
+                    // « lait dans la liste », « dans notre »: words of the sentence around the
+                    // item, not an item; never written.
+                    let fe = arthur_french::fold::fold(&element);
+                    let first = fe.split_whitespace().next().unwrap_or_default();
+                    if fe.split_whitespace().any(|w| matches!(w, "liste" | "listes" | "notre" | "nos" | "votre"))
+                        || matches!(first, "dans" | "sur" | "a" | "au" | "aux" | "notre" | "nos" | "votre")
+                    {
+                        return None;
+                    }
                     // « ajoute du sel dans l'eau des pâtes »: a place inside the item is not
                     // something to buy; without a list named, not a list command.
                     let t = arthur_french::fold::fold(&m.template);
@@ -1216,7 +1228,9 @@ fn recurring(m: &Match, now: NaiveDateTime) -> Option<Built> {
 fn canonical_list(said: &str, lexicon: &Lexicon) -> String {
     let key = |s: &str| arthur_french::fold::fold(s).trim_end_matches('s').to_string();
     // Regional names of the shopping list.
-    if ["epicerie", "commission", "provision", "course a faire"].contains(&key(said).as_str()) {
+    if ["epicerie", "commission", "provision", "course a faire", "achat", "shopping", "liste de course"]
+        .contains(&key(said).as_str())
+    {
         return DEFAULT_LIST.to_string();
     }
     let k = key(said);
