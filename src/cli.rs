@@ -220,21 +220,19 @@ pub fn french_help(cmd: clap::Command) -> clap::Command {
         .help_template("{about-with-newline}\nUtilisation : {usage}\n\n{all-args}{after-help}")
         .subcommand_help_heading("Commandes")
         .subcommand_value_name("COMMANDE")
-        .arg(
-            clap::Arg::new("aide")
-                .short('h')
-                .long("help")
-                .action(clap::ArgAction::Help)
-                .help("Affiche cette aide"),
-        );
+        .arg(clap::Arg::new("aide").short('h').long("help").action(clap::ArgAction::Help).help("Affiche cette aide"));
     cmd.mut_subcommands(french_help)
 }
 
 pub fn main() -> ExitCode {
     use clap::{CommandFactory, FromArgMatches};
-    let command = french_help(Cli::command())
-        .disable_version_flag(true)
-        .arg(clap::Arg::new("version").short('V').long("version").action(clap::ArgAction::Version).help("Affiche la version"));
+    let command = french_help(Cli::command()).disable_version_flag(true).arg(
+        clap::Arg::new("version")
+            .short('V')
+            .long("version")
+            .action(clap::ArgAction::Version)
+            .help("Affiche la version"),
+    );
     let cli = match Cli::from_arg_matches(&command.get_matches()) {
         Ok(cli) => cli,
         Err(e) => e.exit(),

@@ -259,8 +259,14 @@ pub async fn listen(app: &crate::app::App, args: ListenArgs, shutdown: Cancellat
     if let (Some(input), Some(output), false) = (&args.io.input, &args.io.output, args.ptt) {
         for e in voice_loop.run_wav(input, Some(output)).await? {
             match (&e.command, &e.written) {
-                (Some(c), Some(w)) => println!("[{} s] toi › {c}\narthur › {w}", arthur_agents::fr::decimal(e.at_secs, 1)),
-                _ => println!("[{} s] (ignoré, sans mot d'éveil) {}", arthur_agents::fr::decimal(e.at_secs, 1), e.transcript),
+                (Some(c), Some(w)) => {
+                    println!("[{} s] toi › {c}\narthur › {w}", arthur_agents::fr::decimal(e.at_secs, 1))
+                }
+                _ => println!(
+                    "[{} s] (ignoré, sans mot d'éveil) {}",
+                    arthur_agents::fr::decimal(e.at_secs, 1),
+                    e.transcript
+                ),
             }
             if let Some(at) = e.interrupted_at_secs {
                 println!("[{} s] (réponse interrompue)", arthur_agents::fr::decimal(at, 1));

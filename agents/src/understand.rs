@@ -788,7 +788,20 @@ fn plausible_timer_name(name: &str) -> bool {
             || x.chars().any(|c| c.is_ascii_digit())
             || matches!(
                 *x,
-                "minute" | "minutes" | "heure" | "heures" | "seconde" | "secondes" | "min" | "mn" | "m" | "h" | "s" | "s'" | "sec" | "autre"
+                "minute"
+                    | "minutes"
+                    | "heure"
+                    | "heures"
+                    | "seconde"
+                    | "secondes"
+                    | "min"
+                    | "mn"
+                    | "m"
+                    | "h"
+                    | "s"
+                    | "s'"
+                    | "sec"
+                    | "autre"
             )
     })
 }

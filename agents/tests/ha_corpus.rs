@@ -97,11 +97,8 @@ fn judge(intent: &str, combo: &str, reading: &Reading) -> Verdict {
 #[test]
 fn home_assistant_french_sentences() {
     let now = Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap();
-    let lexicon = Lexicon {
-        projects: vec![],
-        lists: vec!["courses".into(), "tâches".into()],
-        timers: vec!["pâtes".into()],
-    };
+    let lexicon =
+        Lexicon { projects: vec![], lists: vec!["courses".into(), "tâches".into()], timers: vec!["pâtes".into()] };
     let mut per_intent: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     let mut wrong = Vec::new();
     let mut misses: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
@@ -119,7 +116,10 @@ fn home_assistant_french_sentences() {
         }
     }
     let (passed, total) = per_intent.values().fold((0, 0), |(p, t), (a, b)| (p + a, t + b));
-    println!("Home Assistant's French sentences: {passed}/{total} pass ({:.1} %)", 100.0 * passed as f64 / total as f64);
+    println!(
+        "Home Assistant's French sentences: {passed}/{total} pass ({:.1} %)",
+        100.0 * passed as f64 / total as f64
+    );
     for (intent, (p, t)) in &per_intent {
         println!("  {intent}: {p}/{t}");
     }
@@ -138,4 +138,4 @@ fn home_assistant_french_sentences() {
 }
 
 /// The pass rate the grammar must keep on these sentences.
-const MIN_PERCENT: usize = 44;
+const MIN_PERCENT: usize = 51;
