@@ -148,7 +148,9 @@ pub async fn rappels(State(state): State<Arc<WebState>>) -> Response {
                             span.id { "n°" (r.id) }
                             span.text { (r.texte) }
                             time { (when(r.echeance, &state)) }
-                            @if let Some(f) = r.fait_le { span.tag { "fait le " (when(f, &state)) } }
+                            @if let Some(p) = &r.repetition { span.tag.rule { (p.label()) } }
+                            @if let (Some(f), true) = (r.fait_le, r.is_recurring()) { span.tag { "série arrêtée le " (when(f, &state)) } }
+                            @else if let Some(f) = r.fait_le { span.tag { "fait le " (when(f, &state)) } }
                         }
                     }
                 }

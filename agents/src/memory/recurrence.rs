@@ -73,6 +73,8 @@ const WEEKDAY_NAMES: [&str; 7] = ["lundi", "mardi", "mercredi", "jeudi", "vendre
 
 impl Repetition {
     pub fn new(frequence: Frequence, intervalle: u32, debut: NaiveDateTime, tz: Tz) -> Self {
+        // A rule keeps whole minutes (what is stored and said).
+        let debut = debut.with_second(0).and_then(|d| d.with_nanosecond(0)).unwrap_or(debut);
         let intervalle = if frequence == Frequence::JoursOuvres { 1 } else { intervalle.clamp(1, MAX_INTERVALLE) };
         Self { frequence, intervalle, debut, fuseau: tz.name().to_string(), occurrences: 0 }
     }
