@@ -885,3 +885,84 @@ async fn a_note_or_a_reminder_is_deleted_by_number_and_nothing_else() {
 fn tz() -> chrono_tz::Tz {
     chrono_tz::Europe::Paris
 }
+
+// ---------- the second round: repeats, moves, alarms, reads ----------
+
+#[tokio::test]
+async fn repeats_moves_alarms_and_reads_as_stored_and_refusals_write_nothing() {
+    let app = spawn_app().await;
+    let fresh = app.fresh().await;
+    // A weekly reminder: the receipt is the stored row, the rule included.
+    let r = app
+        .done(
+            "creer_rappel_recurrent",
+            json!({"texte": "sortir les poubelles", "echeance": "2026-12-07T19:00", "frequence": "hebdomadaire"}),
+        )
+        .await;
+    let Receipt::RecurringReminderCreated { rappel } = &r else { panic!("{r:?}") };
+    assert_eq!(Some(rappel), fresh.get_rappel(rappel.id).await.unwrap().as_ref());
+    assert_eq!(
+        compose_written("creer_rappel_recurrent", &Outcome::Done(r.clone()), tz()),
+        "Rappel répété n°1 enregistré : « sortir les poubelles », tous les lundis à 19 h 00 ; le premier le lundi 7 décembre 2026 à 19 h 00."
+    );
+    let before = app.snapshot().await;
+    for (tool, args) in [
+        ("creer_rappel_recurrent", json!({"texte": "x", "echeance": "2026-12-07T19:00", "frequence": "annuelle"})),
+        ("creer_rappel_recurrent", json!({"texte": "x", "echeance": "2026-12-07T19:00", "frequence": "jours_ouvres", "intervalle": 2})),
+        ("creer_rappel_recurrent", json!({"texte": "x", "echeance": "2026-11-01T19:00", "frequence": "quotidienne"})),
+        ("deplacer_rappel", json!({"id": 9, "echeance": "2026-12-08T19:00"})),
+        ("deplacer_rappel", json!({"id": 1, "echeance": "2026-12-07T19:00"})),
+        ("deplacer_rappel", json!({"id": 1, "echeance": "2026-11-01T19:00"})),
+        ("arreter_rappel_recurrent", json!({"id": 9})),
+        ("creer_reveil", json!({"heure": "2026-11-30T07:00"})),
+        ("annuler_reveil", json!({})),
+        ("lister_souvenirs", json!({"id": 4})),
+        ("lister_souvenirs", json!({"derniers": 0})),
+    ] {
+        let refused = app.refused(tool, args.clone()).await;
+        let written = compose_written(tool, &Outcome::Refused(refused), tz());
+        assert!(written.ends_with("Rien n'a été écrit."), "{tool} {args}: {written}");
+    }
+    assert_eq!(app.snapshot().await, before, "refusals wrote nothing");
+
+    // Moved: old and new time, read back; a one-off reminder has no series to stop.
+    let moved = app.done("deplacer_rappel", json!({"id": 1, "echeance": "2026-12-08T20:00"})).await;
+    let Receipt::ReminderMoved { before, after } = &moved else { panic!() };
+    assert_eq!((before.echeance, Some(after)), (rappel.echeance, fresh.get_rappel(1).await.unwrap().as_ref()));
+    app.done("creer_rappel", json!({"texte": "appeler Luc", "echeance": "2026-12-01T10:00"})).await;
+    assert!(matches!(app.refused("arreter_rappel_recurrent", json!({"id": 2})).await, Refusal::ReminderNotRecurring { .. }));
+    let stopped = app.done("arreter_rappel_recurrent", json!({"id": 1})).await;
+    let Receipt::ReminderSeriesStopped { rappel } = &stopped else { panic!() };
+    assert_eq!(Some(rappel), fresh.get_rappel(1).await.unwrap().as_ref());
+    assert!(rappel.fait);
+
+    // Alarms: set, listed, refused at the same time, cancelled; kept apart from timers.
+    let set = app.done("creer_reveil", json!({"heure": "2026-12-01T07:00", "nom": "sport"})).await;
+    let Receipt::AlarmSet { reveil } = &set else { panic!() };
+    assert_eq!(fresh.active_alarms().await.unwrap(), vec![reveil.clone()]);
+    assert!(fresh.active_timers().await.unwrap().is_empty());
+    assert!(matches!(app.refused("creer_reveil", json!({"heure": "2026-12-01T07:00"})).await, Refusal::AlarmSameTime { .. }));
+    let Receipt::Alarms { reveils, .. } = app.done("lister_reveils", json!({})).await else { panic!() };
+    assert_eq!(reveils.len(), 1);
+    let cancelled = app.done("annuler_reveil", json!({"id": reveil.id})).await;
+    assert_eq!(
+        compose_written("annuler_reveil", &Outcome::Done(cancelled), tz()),
+        "Réveil « sport » (n°1, mardi 1er décembre 2026 à 7 h 00) annulé."
+    );
+    assert!(fresh.active_alarms().await.unwrap().is_empty());
+
+    // Souvenirs read back by number, words, the last ones.
+    for t in ["le portail: 4512", "ma fille s'appelle Léa", "le dentiste est le docteur Martin"] {
+        app.done("memoriser_souvenir", json!({"texte": t})).await;
+    }
+    let Receipt::Souvenirs { souvenirs, portee } = app.done("lister_souvenirs", json!({"derniers": 2})).await else {
+        panic!()
+    };
+    assert_eq!((souvenirs.iter().map(|s| s.id).collect::<Vec<_>>(), portee.total), (vec![2, 3], 3));
+    let Receipt::Souvenirs { souvenirs, .. } = app.done("lister_souvenirs", json!({"contient": "dentiste"})).await else {
+        panic!()
+    };
+    assert_eq!(souvenirs.len(), 1);
+    let Receipt::Souvenirs { souvenirs, .. } = app.done("lister_souvenirs", json!({"id": 2})).await else { panic!() };
+    assert_eq!(souvenirs[0].texte, "ma fille s'appelle Léa");
+}

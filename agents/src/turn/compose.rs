@@ -257,6 +257,17 @@ fn not_done(tool: &str, args: &Value) -> String {
         "creer_projet" => "aucun projet n'a été créé".to_string(),
         "modifier_projet" => "le projet n'a pas été modifié".to_string(),
         "acter_decision" => "aucune décision n'a été actée".to_string(),
+        "creer_rappel_recurrent" => "aucun rappel répété n'a été créé".to_string(),
+        "deplacer_rappel" => match arg_id(args) {
+            Some(id) => format!("le rappel n°{id} n'a pas été déplacé"),
+            None => "aucun rappel n'a été déplacé".to_string(),
+        },
+        "arreter_rappel_recurrent" => match arg_id(args) {
+            Some(id) => format!("le rappel répété n°{id} n'a pas été arrêté"),
+            None => "aucun rappel répété n'a été arrêté".to_string(),
+        },
+        "creer_reveil" => "aucun réveil n'a été réglé".to_string(),
+        "annuler_reveil" => "aucun réveil n'a été annulé".to_string(),
         _ => "rien n'a été fait".to_string(),
     }
 }

@@ -259,12 +259,14 @@ pub fn help(online: bool) -> AnswerPart {
     let written = format!(
         "Voici ce que je sais faire{} :\n\
          - rappels : « rappelle-moi demain à 9 h d'appeler Luc », « quels sont mes rappels de demain ? », « le rappel 3 est fait », « supprime le rappel 3 »\n\
+         - rappels répétés et déplacés : « rappelle-moi tous les lundis à 19 h de sortir les poubelles », « arrête le rappel des poubelles », « décale le rappel 3 à 11 h », « rappelle-le-moi dans dix minutes »\n\
          - notes : « note que le code du portail est 4512 », « lis mes notes », « supprime la note 2 »\n\
          - listes : « ajoute du lait à la liste de courses », « lis la liste des tâches », « retire le lait de la liste »\n\
          - minuteurs : « minuteur pâtes de 10 minutes », « combien de temps reste-t-il ? », « ajoute 2 minutes », « annule le minuteur »\n\
+         - réveils : « réveille-moi à 7 h », « quels sont mes réveils ? » ; quand il sonne : « c'est bon » ou « encore cinq minutes »\n\
          - l'heure et la date : « quelle heure est-il ? », « on est le combien ? »\n\
          - travail : « je commence à travailler sur Atlas », « pause », « j'arrête », « combien j'ai travaillé cette semaine ? », « briefing de la semaine »\n\
-         - projets, décisions, préférences et souvenirs : « crée le projet Jardin », « retiens que… », « cherche dans ma mémoire… »{}",
+         - projets, décisions, préférences et souvenirs : « crée le projet Jardin », « retiens que… », « cherche dans ma mémoire… », « quels sont mes souvenirs ? », « la préférence 2 »{}",
         if online { "" } else { " (même hors ligne)" },
         if online {
             "\nPour le reste, pose-moi ta question : un modèle de langage y répond."
@@ -273,7 +275,7 @@ pub fn help(online: bool) -> AnswerPart {
         }
     );
     let spoken = format!(
-        "Je sais créer des rappels et des notes, tenir des listes, lancer des minuteurs, te donner l'heure et la date, chronométrer ton travail et retenir tes préférences et tes souvenirs. Dis par exemple : rappelle-moi demain à neuf heures d'appeler Luc, ou : minuteur de dix minutes.{}",
+        "Je sais créer des rappels, même répétés, et des notes, tenir des listes, lancer des minuteurs et des réveils, te donner l'heure et la date, chronométrer ton travail et retenir tes préférences et tes souvenirs. Dis par exemple : rappelle-moi demain à neuf heures d'appeler Luc, ou : minuteur de dix minutes.{}",
         if online { "" } else { " Sans modèle de langage, je ne réponds pas aux questions libres." }
     );
     code(written, spoken)
@@ -326,8 +328,10 @@ pub fn question_from_call(name: &str, args: &Value, now: DateTime<Utc>, tz: Tz) 
                 .get("echeance")
                 .and_then(Value::as_str)
                 .and_then(|e| crate::time::DueAt::parse(e, tz))
-                .map(|d| crate::fr::spoken_datetime(d.0, now, tz))
+                .map(|d| format!("le {}", crate::fr::datetime(d.0, tz)))
                 .unwrap_or_default();
+            // Written with digits, as the receipt would be; said in words (`compose::fixed`).
+            let _ = now;
             format!("Tu veux que je crée le rappel « {texte} » pour {when} ?")
         }
         "memoriser_preference" => format!("Tu veux que je retienne la préférence « {texte} » ?"),
@@ -351,6 +355,25 @@ pub fn question_from_call(name: &str, args: &Value, now: DateTime<Utc>, tz: Tz) 
         "suspendre_session" => "Tu veux que je mette la session de travail en pause ?".to_string(),
         "reprendre_session" => "Tu veux que je reprenne la session de travail ?".to_string(),
         "arreter_session" => "Tu veux que j'arrête la session de travail ?".to_string(),
+        "creer_rappel_recurrent" => format!("Tu veux que je crée le rappel répété « {texte} » ?"),
+        "deplacer_rappel" => match args.get("id").and_then(Value::as_i64) {
+            Some(id) => format!("Tu veux que je déplace le rappel n°{id} ?"),
+            None => "Tu veux que je déplace un rappel ?".to_string(),
+        },
+        "arreter_rappel_recurrent" => match args.get("id").and_then(Value::as_i64) {
+            Some(id) => format!("Tu veux que j'arrête le rappel répété n°{id} ?"),
+            None => "Tu veux que j'arrête un rappel répété ?".to_string(),
+        },
+        "creer_reveil" => {
+            let when = args
+                .get("heure")
+                .and_then(Value::as_str)
+                .and_then(|e| crate::time::DueAt::parse(e, tz))
+                .map(|d| crate::fr::datetime(d.0, tz))
+                .unwrap_or_default();
+            format!("Tu veux que je règle un réveil pour le {when} ?")
+        }
+        "annuler_reveil" => "Tu veux que j'annule le réveil ?".to_string(),
         other => format!("Tu veux que j'exécute {other} ?"),
     }
 }
