@@ -908,7 +908,10 @@ async fn repeats_moves_alarms_and_reads_as_stored_and_refusals_write_nothing() {
     let before = app.snapshot().await;
     for (tool, args) in [
         ("creer_rappel_recurrent", json!({"texte": "x", "echeance": "2026-12-07T19:00", "frequence": "annuelle"})),
-        ("creer_rappel_recurrent", json!({"texte": "x", "echeance": "2026-12-07T19:00", "frequence": "jours_ouvres", "intervalle": 2})),
+        (
+            "creer_rappel_recurrent",
+            json!({"texte": "x", "echeance": "2026-12-07T19:00", "frequence": "jours_ouvres", "intervalle": 2}),
+        ),
         ("creer_rappel_recurrent", json!({"texte": "x", "echeance": "2026-11-01T19:00", "frequence": "quotidienne"})),
         ("deplacer_rappel", json!({"id": 9, "echeance": "2026-12-08T19:00"})),
         ("deplacer_rappel", json!({"id": 1, "echeance": "2026-12-07T19:00"})),
@@ -930,7 +933,10 @@ async fn repeats_moves_alarms_and_reads_as_stored_and_refusals_write_nothing() {
     let Receipt::ReminderMoved { before, after } = &moved else { panic!() };
     assert_eq!((before.echeance, Some(after)), (rappel.echeance, fresh.get_rappel(1).await.unwrap().as_ref()));
     app.done("creer_rappel", json!({"texte": "appeler Luc", "echeance": "2026-12-01T10:00"})).await;
-    assert!(matches!(app.refused("arreter_rappel_recurrent", json!({"id": 2})).await, Refusal::ReminderNotRecurring { .. }));
+    assert!(matches!(
+        app.refused("arreter_rappel_recurrent", json!({"id": 2})).await,
+        Refusal::ReminderNotRecurring { .. }
+    ));
     let stopped = app.done("arreter_rappel_recurrent", json!({"id": 1})).await;
     let Receipt::ReminderSeriesStopped { rappel } = &stopped else { panic!() };
     assert_eq!(Some(rappel), fresh.get_rappel(1).await.unwrap().as_ref());
@@ -941,7 +947,10 @@ async fn repeats_moves_alarms_and_reads_as_stored_and_refusals_write_nothing() {
     let Receipt::AlarmSet { reveil } = &set else { panic!() };
     assert_eq!(fresh.active_alarms().await.unwrap(), vec![reveil.clone()]);
     assert!(fresh.active_timers().await.unwrap().is_empty());
-    assert!(matches!(app.refused("creer_reveil", json!({"heure": "2026-12-01T07:00"})).await, Refusal::AlarmSameTime { .. }));
+    assert!(matches!(
+        app.refused("creer_reveil", json!({"heure": "2026-12-01T07:00"})).await,
+        Refusal::AlarmSameTime { .. }
+    ));
     let Receipt::Alarms { reveils, .. } = app.done("lister_reveils", json!({})).await else { panic!() };
     assert_eq!(reveils.len(), 1);
     let cancelled = app.done("annuler_reveil", json!({"id": reveil.id})).await;
@@ -959,7 +968,8 @@ async fn repeats_moves_alarms_and_reads_as_stored_and_refusals_write_nothing() {
         panic!()
     };
     assert_eq!((souvenirs.iter().map(|s| s.id).collect::<Vec<_>>(), portee.total), (vec![2, 3], 3));
-    let Receipt::Souvenirs { souvenirs, .. } = app.done("lister_souvenirs", json!({"contient": "dentiste"})).await else {
+    let Receipt::Souvenirs { souvenirs, .. } = app.done("lister_souvenirs", json!({"contient": "dentiste"})).await
+    else {
         panic!()
     };
     assert_eq!(souvenirs.len(), 1);

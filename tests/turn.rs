@@ -454,7 +454,9 @@ async fn a_promise_with_no_tool_is_never_shown_whatever_the_router_said() {
         );
         // Monday 30 November: "mardi" is tomorrow.
         assert!(
-            r.written.contains("Tu veux que je crée le rappel « appeler le garagiste » pour le mardi 1er décembre 2026 à 10 h 00 ?"),
+            r.written.contains(
+                "Tu veux que je crée le rappel « appeler le garagiste » pour le mardi 1er décembre 2026 à 10 h 00 ?"
+            ),
             "{}",
             r.written
         );
