@@ -211,10 +211,11 @@ pub enum MarkDone {
     Marked(Rappel),
     NotFound,
     AlreadyDone(Rappel),
-    /// A recurring reminder: this occurrence is done, the reminder moved to the next one.
+    /// A recurring reminder: this occurrence is done, the reminder moved to the next one
+    /// (boxed: the refusals stay small).
     Advanced {
-        before: Rappel,
-        after: Rappel,
+        before: Box<Rappel>,
+        after: Box<Rappel>,
     },
 }
 

@@ -13,6 +13,7 @@ pub fn not_before(now: DateTime<Utc>, floor: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 /// Marking a reminder done: only an existing reminder not yet done.
+#[allow(clippy::result_large_err)] // decided once per call, never stored in bulk
 pub fn mark_done(current: Option<Rappel>) -> Result<Rappel, MarkDone> {
     match current {
         None => Err(MarkDone::NotFound),

@@ -415,7 +415,7 @@ macro_rules! sql_memory_store {
                 // A recurring reminder: this occurrence is done, the next one comes.
                 if let Some(after) = advance_in(&mut tx, &current, now).await? {
                     tx.commit().await?;
-                    return Ok(MarkDone::Advanced { before: current, after });
+                    return Ok(MarkDone::Advanced { before: Box::new(current), after: Box::new(after) });
                 }
                 let row = sqlx::query("UPDATE rappels SET fait = 1, fait_le = $1 WHERE id = $2 RETURNING *")
                     .bind(to_db(now))

@@ -186,7 +186,9 @@ impl Tool for MarquerRappelFait {
             MarkDone::Marked(rappel) => Outcome::Done(Receipt::ReminderDone { rappel }),
             MarkDone::NotFound => Outcome::Refused(Refusal::ReminderUnknown { id }),
             MarkDone::AlreadyDone(rappel) => Outcome::Refused(Refusal::ReminderAlreadyDone { rappel }),
-            MarkDone::Advanced { before, after } => Outcome::Done(Receipt::ReminderOccurrenceDone { before, after }),
+            MarkDone::Advanced { before, after } => {
+                Outcome::Done(Receipt::ReminderOccurrenceDone { before: *before, after: *after })
+            }
         })
     }
 }

@@ -886,8 +886,8 @@ impl TurnEngine {
                 Some(l) if l.elements.is_empty() => {
                     return Ok(Flow::Direct(
                         vec![compose::fixed(&format!(
-                            "{} est déjà vide : je n'ai rien fait.",
-                            format!("La{}", &crate::report::list_name(&l.nom)[2..])
+                            "La{} est déjà vide : je n'ai rien fait.",
+                            &crate::report::list_name(&l.nom)[2..]
                         ))],
                         "asked",
                     ))
