@@ -222,6 +222,28 @@ async fn souvenirs_and_preferences_are_read_by_number_words_or_the_last_ones() {
 }
 
 #[tokio::test]
+async fn notes_and_reminders_are_read_by_number_and_the_last_ones() {
+    let o = Offline::new().await;
+    for t in ["note que le code du portail est 4512", "note : acheter des ampoules", "note : rappeler le plombier"] {
+        o.say(t).await;
+    }
+    assert_eq!(o.say("lis-moi la note 2").await, "Notes n°2 (1) :\n- n°2 « acheter des ampoules »");
+    let last = o.say("mes 2 dernières notes").await;
+    assert!(
+        last.starts_with("Notes, les dernières : 2 sur 3 (2) :") && last.contains("n°3") && !last.contains("n°1 "),
+        "{last}"
+    );
+    assert!(o.say("lis-moi la note 9").await.contains("aucune note n°9"));
+    o.say("rappelle-moi demain à 9 h d'appeler la banque").await;
+    o.say("rappelle-moi jeudi à 10 h de poster la lettre").await;
+    let one = o.say("lis-moi le rappel 1").await;
+    assert!(one.starts_with("Rappels à faire n°1 (1) :") || one.starts_with("Rappels n°1 (1) :"), "{one}");
+    assert!(one.contains("« appeler la banque »"), "{one}");
+    let last = o.say("mon dernier rappel").await;
+    assert!(last.contains("« poster la lettre »") && !last.contains("banque"), "{last}");
+}
+
+#[tokio::test]
 async fn a_deadline_passed_with_no_bell_running_is_never_told_in_the_future() {
     let o = Offline::new().await;
     o.say("minuteur de 1 minute").await;

@@ -104,9 +104,9 @@ fn schemas_use_exactly_the_interface_argument_names() {
     // (`contient`, `debut`/`fin` of lister_rappels) are optional extensions of it.
     let table: &[(&str, &[&str], &[&str])] = &[
         ("creer_note", &["texte", "projet"], &["texte"]),
-        ("lister_notes", &["projet", "contient"], &[]),
+        ("lister_notes", &["projet", "contient", "id", "derniers"], &[]),
         ("creer_rappel", &["texte", "echeance"], &["texte", "echeance"]),
-        ("lister_rappels", &["inclure_faits", "debut", "fin", "contient"], &[]),
+        ("lister_rappels", &["inclure_faits", "debut", "fin", "contient", "id", "derniers"], &[]),
         ("marquer_rappel_fait", &["id"], &["id"]),
         ("lire_briefing_hebdo", &["periode"], &[]),
         ("lire_temps_travail", &["debut", "fin", "projet"], &["debut"]),
@@ -232,8 +232,11 @@ async fn notes_receipts_match_the_stored_rows() {
         panic!()
     };
     assert_eq!((contient.as_deref(), notes.len()), (Some("dkim"), 1));
-    let listed =
-        compose_written("lister_notes", &Outcome::Done(Receipt::Notes { projet: None, contient, notes }), app.ctx.tz);
+    let listed = compose_written(
+        "lister_notes",
+        &Outcome::Done(Receipt::Notes { projet: None, contient, notes, portee: Default::default() }),
+        app.ctx.tz,
+    );
     assert!(listed.starts_with("Notes contenant « dkim » (1) :"), "{listed}");
     let Receipt::Notes { notes, .. } = app.done("lister_notes", json!({"contient": "plombier"})).await else {
         panic!()

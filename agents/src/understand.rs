@@ -50,6 +50,8 @@ pub enum Quand {
 pub enum Lecture {
     Souvenirs,
     Preferences,
+    Notes,
+    Rappels,
 }
 
 /// A timer change.
@@ -839,10 +841,13 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
             }
             let target = target(m);
             if let Target::Id(id) = target {
-                // « lis-moi la note 3 »: the notes are listed; the number is looked for.
+                // « lis-moi la note 3 »: that note, read by its number.
+                return tool(T::Lire { lecture: Lecture::Notes, id: Some(id), contient: None, derniers: None }, None);
+            }
+            if let Some((None, None, Some(derniers))) = read_limits(m) {
                 return tool(
-                    T::ListerNotes { projet: None, contient: Some(format!("#{id}")) },
-                    Some(Doubt::GuessedTarget),
+                    T::Lire { lecture: Lecture::Notes, id: None, contient: None, derniers: Some(derniers) },
+                    None,
                 );
             }
             tool(T::ListerNotes { projet: projet.map(|(p, _)| p), contient: text_slot(m, "contient") }, None)
@@ -881,6 +886,10 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
             tool(T::CreerRappel { texte, echeance }, doubt)
         }
         "lister_rappels" => {
+            // « le rappel 3 », « mes derniers rappels »: by number or the last ones.
+            if let Some((id, contient, derniers)) = read_limits(m).filter(|(i, _, d)| i.is_some() || d.is_some()) {
+                return tool(T::Lire { lecture: Lecture::Rappels, id, contient, derniers }, None);
+            }
             let range = range_slot(m, Direction::Future, today)?;
             tool(
                 T::ListerRappels {
@@ -1313,6 +1322,8 @@ impl ToolCommand {
             T::AnnulerReveil { .. } => "annuler_reveil",
             T::Lire { lecture: Lecture::Souvenirs, .. } => "lister_souvenirs",
             T::Lire { lecture: Lecture::Preferences, .. } => "lister_preferences",
+            T::Lire { lecture: Lecture::Notes, .. } => "lister_notes",
+            T::Lire { lecture: Lecture::Rappels, .. } => "lister_rappels",
         }
     }
 

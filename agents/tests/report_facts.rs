@@ -214,7 +214,7 @@ fn receipt() -> impl Strategy<Value = (Receipt, Vec<Fact>)> {
             |(projet, contient, notes)| {
                 let mut f = list_facts(&notes, |n| vec![Fact::Id(n.id), Fact::Text(n.texte.clone())]);
                 f.extend(projet.iter().chain(contient.iter()).map(|w| Fact::Text(w.clone())));
-                (Receipt::Notes { projet, contient, notes }, f)
+                (Receipt::Notes { projet, contient, notes, portee: Default::default() }, f)
             }
         ),
         (rappel(), any::<bool>()).prop_map(|(r, bare)| {
@@ -227,7 +227,7 @@ fn receipt() -> impl Strategy<Value = (Receipt, Vec<Fact>)> {
         (any::<bool>(), filter(), prop::collection::vec(rappel(), 0..9)).prop_map(|(include_done, filter, rappels)| {
             let mut f = list_facts(&rappels, rappel_facts);
             f.extend(filter_facts(&filter));
-            (Receipt::Reminders { include_done, filter, rappels, now: now() }, f)
+            (Receipt::Reminders { include_done, filter, rappels, now: now(), portee: Default::default() }, f)
         }),
         rappel().prop_map(|r| {
             let f = vec![Fact::Id(r.id), Fact::Text(r.texte.clone())];

@@ -105,11 +105,12 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
             Some(p) => format!("Note n°{} enregistrée pour le projet {p} : « {} ».", note.id, note.texte),
             None => format!("Note n°{} enregistrée : « {} ».", note.id, note.texte),
         },
-        Receipt::Notes { projet, contient, notes } => {
+        Receipt::Notes { projet, contient, notes, portee } => {
             let scope = format!(
-                "{}{}",
+                "{}{}{}",
                 projet.as_deref().map(|p| format!(" pour le projet {p}")).unwrap_or_default(),
-                contient.as_deref().map(|w| format!(" contenant « {w} »")).unwrap_or_default()
+                contient.as_deref().map(|w| format!(" contenant « {w} »")).unwrap_or_default(),
+                repeats::scope(portee, "les dernières :")
             );
             let empty = format!("Aucune note{scope}.");
             list(notes, &empty, &format!("Notes{scope}"), |n| match (&n.projet, projet) {
@@ -126,8 +127,8 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
                 fr::datetime(rappel.echeance, tz)
             )
         }
-        Receipt::Reminders { include_done, filter, rappels, now } => {
-            let scope = reminder_scope(filter);
+        Receipt::Reminders { include_done, filter, rappels, now, portee } => {
+            let scope = format!("{}{}", reminder_scope(filter), repeats::scope(portee, "les derniers :"));
             let empty =
                 if *include_done { format!("Aucun rappel{scope}.") } else { format!("Aucun rappel à faire{scope}.") };
             let header = if *include_done { format!("Rappels{scope}") } else { format!("Rappels à faire{scope}") };
@@ -433,11 +434,12 @@ pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chron
                 Some(p) => format!("Note {} enregistrée pour le projet {p} : {}.", sid(note.id), note.texte),
                 None => format!("Note {} enregistrée : {}.", sid(note.id), note.texte),
             },
-            Receipt::Notes { projet, contient, notes } => {
+            Receipt::Notes { projet, contient, notes, portee } => {
                 let scope = format!(
-                    "{}{}",
+                    "{}{}{}",
                     projet.as_deref().map(|p| format!(" pour le projet {p}")).unwrap_or_default(),
-                    contient.as_deref().map(|w| format!(" contenant {w}")).unwrap_or_default()
+                    contient.as_deref().map(|w| format!(" contenant {w}")).unwrap_or_default(),
+                    repeats::spoken_scope(portee, "les dernières :")
                 );
                 if notes.is_empty() {
                     format!("Tu n'as aucune note{scope}.")
@@ -462,8 +464,12 @@ pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chron
                     rappel.texte
                 )
             }
-            Receipt::Reminders { include_done, filter, rappels, .. } => {
-                let scope = spoken_reminder_scope(filter, today);
+            Receipt::Reminders { include_done, filter, rappels, portee, .. } => {
+                let scope = format!(
+                    "{}{}",
+                    spoken_reminder_scope(filter, today),
+                    repeats::spoken_scope(portee, "les derniers :")
+                );
                 let what = if *include_done { "" } else { " à faire" };
                 if rappels.is_empty() {
                     format!("Tu n'as aucun rappel{what}{scope}.")

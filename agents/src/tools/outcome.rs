@@ -146,6 +146,9 @@ pub enum Receipt {
         /// The words the model asked for, if any.
         contient: Option<String>,
         notes: Vec<Note>,
+        /// One number or the last ones, when the read was limited to them.
+        #[serde(skip_serializing_if = "Portee::is_all")]
+        portee: Portee,
     },
     /// `bare_date`: the due date had no time, so the default hour was used.
     ReminderCreated {
@@ -157,6 +160,9 @@ pub enum Receipt {
         filter: ReminderFilter,
         rappels: Vec<Rappel>,
         now: DateTime<Utc>,
+        /// One number or the last ones, when the read was limited to them.
+        #[serde(skip_serializing_if = "Portee::is_all")]
+        portee: Portee,
     },
     ReminderDone {
         rappel: Rappel,

@@ -447,7 +447,12 @@ mod tests {
             Just((call("creer_note", "{}"), Outcome::Failed(Failure { page: Page::Notes, error: "disk".into() }))),
             Just((
                 call("lister_notes", "{}"),
-                Outcome::Done(Receipt::Notes { projet: None, contient: None, notes: vec![] })
+                Outcome::Done(Receipt::Notes {
+                    projet: None,
+                    contient: None,
+                    notes: vec![],
+                    portee: Default::default()
+                })
             )),
             Just((
                 call("lister_rappels", "{}"),
@@ -455,7 +460,8 @@ mod tests {
                     include_done: false,
                     filter: ReminderFilter::default(),
                     rappels: vec![rappel],
-                    now: now()
+                    now: now(),
+                    portee: Default::default(),
                 })
             )),
         ]

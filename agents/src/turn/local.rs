@@ -159,6 +159,8 @@ pub fn describe(cmd: &ToolCommand, now: DateTime<Utc>, tz: Tz) -> String {
         T::AnnulerReveil { .. } => "annule le réveil".into(),
         T::Lire { lecture: Lecture::Souvenirs, .. } => "lise tes souvenirs".into(),
         T::Lire { lecture: Lecture::Preferences, .. } => "lise tes préférences".into(),
+        T::Lire { lecture: Lecture::Notes, .. } => "lise tes notes".into(),
+        T::Lire { lecture: Lecture::Rappels, .. } => "lise tes rappels".into(),
     }
 }
 
