@@ -571,3 +571,22 @@ async fn run_tool(app: &App, cmd: ToolCmd) -> anyhow::Result<ExitCode> {
         Outcome::Failed(_) => ExitCode::from(EXIT_FAILED),
     })
 }
+
+#[cfg(test)]
+mod summary_tests {
+    use super::french_summary;
+
+    /// Every error a new user can cause says, in French, what to do.
+    #[test]
+    fn errors_a_user_can_cause_say_what_to_do() {
+        let said = |e: anyhow::Error| french_summary(&e);
+        assert!(said(anyhow::anyhow!("empty message")).contains("arthur ask \"quelle heure est-il ?\""));
+        let mic = said(anyhow::anyhow!("cannot open the audio input").context("aucun micro utilisable"));
+        assert!(
+            mic.contains("--device") && mic.contains("--input FICHIER.wav") && mic.contains("arthur listen --devices")
+        );
+        let ro = said(anyhow::anyhow!("attempt to write a readonly database").context("opening database sqlite://x"));
+        assert!(ro.contains("lecture seule") && ro.contains("ARTHUR_DATA_DIR"), "{ro}");
+        assert_eq!(said(anyhow::anyhow!("something else")), "la commande a échoué.");
+    }
+}
