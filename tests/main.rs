@@ -23,6 +23,7 @@ mod crash;
 mod memory_told;
 mod offline;
 mod offline_parser;
+mod repeats;
 mod said;
 mod search;
 mod sessions_prop;

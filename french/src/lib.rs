@@ -11,9 +11,11 @@ pub mod fold;
 pub mod grammar;
 pub mod moment;
 pub mod number;
+pub mod recurrence;
 pub mod topic;
 pub mod words;
 
 pub use grammar::{Grammar, Lexicon, Match, SlotValue};
 pub use moment::{DayRef, Direction, Moment, MomentIssue, RangeRef};
+pub use recurrence::Recurrence;
 pub use words::Words;
