@@ -24,6 +24,7 @@ mod dialogues;
 mod memory_told;
 mod offline;
 mod offline_parser;
+mod repeats;
 mod said;
 mod search;
 mod sessions_prop;

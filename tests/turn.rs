@@ -455,7 +455,9 @@ async fn a_promise_with_no_tool_is_never_shown_whatever_the_router_said() {
         );
         // Monday 30 November: "mardi" is tomorrow.
         assert!(
-            r.written.contains("Tu veux que je crée le rappel « appeler le garagiste » pour demain à dix heures ?"),
+            r.written.contains(
+                "Tu veux que je crée le rappel « appeler le garagiste » pour le mardi 1er décembre 2026 à 10 h 00 ?"
+            ),
             "{}",
             r.written
         );
@@ -779,7 +781,7 @@ async fn an_unsure_command_asks_and_writes_nothing() {
         ("minuteur", "Pour combien de temps ? Dis par exemple : minuteur de dix minutes."),
         (
             "rappelle-moi d'appeler le notaire jeudi",
-            "Tu veux que je crée le rappel « appeler le notaire » pour jeudi trois décembre à neuf heures ?",
+            "Tu veux que je crée le rappel « appeler le notaire » pour le jeudi 3 décembre 2026 à 9 h 00 ?",
         ),
     ] {
         let r = t.engine.run(None, said, None).await.unwrap();

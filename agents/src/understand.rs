@@ -30,6 +30,28 @@ pub enum Target {
     All,
     /// « supprime la note »: nothing named.
     Unnamed,
+    /// « repousse-le », « rappelle-le-moi »: the reminder just said.
+    This,
+}
+
+/// Where a reminder is moved to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quand {
+    /// A day and an hour (local).
+    At(NaiveDateTime),
+    /// A day alone: at the reminder's own hour.
+    Day(NaiveDate),
+    /// Later (or, negative, earlier) than it was due, by so many seconds.
+    Shift(i64),
+}
+
+/// Which memory a read is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lecture {
+    Souvenirs,
+    Preferences,
+    Notes,
+    Rappels,
 }
 
 /// A timer change.
@@ -148,6 +170,36 @@ pub enum ToolCommand {
     },
     ViderListe {
         liste: String,
+    },
+    CreerRappelRecurrent {
+        texte: String,
+        /// The first occurrence (local): its weekday, day and hour make the rule.
+        echeance: NaiveDateTime,
+        frequence: crate::memory::Frequence,
+        intervalle: u32,
+    },
+    DeplacerRappel {
+        target: Target,
+        quand: Quand,
+    },
+    ArreterRappelRecurrent {
+        target: Target,
+    },
+    CreerReveil {
+        heure: NaiveDateTime,
+        nom: Option<String>,
+    },
+    ListerReveils,
+    AnnulerReveil {
+        id: Option<i64>,
+        tous: bool,
+    },
+    /// Souvenirs or preferences, by number, words or the last ones.
+    Lire {
+        lecture: Lecture,
+        id: Option<i64>,
+        contient: Option<String>,
+        derniers: Option<u32>,
     },
 }
 
@@ -876,6 +928,9 @@ fn range_slot(m: &Match, dir: Direction, today: NaiveDate) -> Option<Option<(Nai
 }
 
 fn target(m: &Match) -> Target {
+    if m.args.get("cible").map(String::as_str) == Some("celui_ci") {
+        return Target::This;
+    }
     if let Some(id) = number_slot(m, "id") {
         return Target::Id(id);
     }
@@ -896,6 +951,8 @@ fn target_doubt(t: &Target) -> Option<Doubt> {
     match t {
         Target::Id(0) => Some(Doubt::Impossible),
         Target::Id(_) => None,
+        // « le »: the reminder just said, looked up when the command runs (or said unknown).
+        Target::This => None,
         Target::Unnamed => Some(Doubt::Missing),
         _ => Some(Doubt::GuessedTarget),
     }
@@ -912,7 +969,23 @@ fn plausible_timer_name(name: &str) -> bool {
     !w.folded().iter().any(|x| {
         arthur_french::number::is_number_word(x)
             || x.chars().any(|c| c.is_ascii_digit())
-            || matches!(*x, "minute" | "minutes" | "heure" | "heures" | "seconde" | "secondes" | "min" | "h" | "autre")
+            || matches!(
+                *x,
+                "minute"
+                    | "minutes"
+                    | "heure"
+                    | "heures"
+                    | "seconde"
+                    | "secondes"
+                    | "min"
+                    | "mn"
+                    | "m"
+                    | "h"
+                    | "s"
+                    | "s'"
+                    | "sec"
+                    | "autre"
+            )
     })
 }
 
@@ -955,10 +1028,13 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
             }
             let target = target(m);
             if let Target::Id(id) = target {
-                // « lis-moi la note 3 »: the notes are listed; the number is looked for.
+                // « lis-moi la note 3 »: that note, read by its number.
+                return tool(T::Lire { lecture: Lecture::Notes, id: Some(id), contient: None, derniers: None }, None);
+            }
+            if let Some((None, None, Some(derniers))) = read_limits(m) {
                 return tool(
-                    T::ListerNotes { projet: None, contient: Some(format!("#{id}")) },
-                    Some(Doubt::GuessedTarget),
+                    T::Lire { lecture: Lecture::Notes, id: None, contient: None, derniers: Some(derniers) },
+                    None,
                 );
             }
             tool(T::ListerNotes { projet: projet.map(|(p, _)| p), contient: text_slot(m, "contient") }, None)
@@ -984,6 +1060,10 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
             if arthur_french::moment::moment(&Words::split_only(&texte).folded(), now).is_some() {
                 return Some(Built::Incomplete(Doubt::Missing));
             }
+            // « tous les lundis de… » not read as a rule: a repeat is never made a one-off.
+            if arthur_french::recurrence::mentions(&Words::split_only(&texte).folded()) {
+                return Some(Built::Incomplete(Doubt::Vague));
+            }
             if doubt.is_none() && Grammar::mentions_moment(&texte, now) {
                 doubt = Some(Doubt::TextHoldsMoment);
             }
@@ -993,6 +1073,10 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
             tool(T::CreerRappel { texte, echeance }, doubt)
         }
         "lister_rappels" => {
+            // « le rappel 3 », « mes derniers rappels »: by number or the last ones.
+            if let Some((id, contient, derniers)) = read_limits(m).filter(|(i, _, d)| i.is_some() || d.is_some()) {
+                return tool(T::Lire { lecture: Lecture::Rappels, id, contient, derniers }, None);
+            }
             let range = range_slot(m, Direction::Future, today)?;
             tool(
                 T::ListerRappels {
@@ -1051,7 +1135,66 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
             }
             tool(T::Chercher { requete }, None)
         }
-        "lister_preferences" => tool(T::ListerPreferences, None),
+        "lister_preferences" => match read_limits(m) {
+            None => tool(T::ListerPreferences, None),
+            Some((id, contient, derniers)) => {
+                tool(T::Lire { lecture: Lecture::Preferences, id, contient, derniers }, None)
+            }
+        },
+        "lister_souvenirs" => {
+            let (id, contient, derniers) = read_limits(m).unwrap_or_default();
+            tool(T::Lire { lecture: Lecture::Souvenirs, id, contient, derniers }, None)
+        }
+        "creer_rappel_recurrent" => recurring(m, now),
+        "deplacer_rappel" => {
+            let t = target(m);
+            let quand = match (m.slots.get("echeance"), m.slots.get("delta")) {
+                (Some(SlotValue::Moment(mo)), _) => match mo.issue {
+                    Some(MomentIssue::Impossible) => return Some(Built::Incomplete(Doubt::Impossible)),
+                    Some(MomentIssue::Past | MomentIssue::NotPositive) => {
+                        return Some(Built::Incomplete(Doubt::Past));
+                    }
+                    Some(MomentIssue::DefaultTime) => (Quand::Day(mo.at.date()), None),
+                    Some(issue) => (Quand::At(mo.at), Some(moment_doubt(issue))),
+                    None => (Quand::At(mo.at), None),
+                },
+                (_, Some(SlotValue::Seconds(s))) if *s > 0 => {
+                    (Quand::Shift(if arg("sens") == Some("avance") { -s } else { *s }), None)
+                }
+                (_, Some(SlotValue::Seconds(_))) => return Some(Built::Incomplete(Doubt::NotPositive)),
+                _ => return Some(Built::Incomplete(Doubt::Missing)),
+            };
+            let d = target_doubt(&t).or(quand.1);
+            tool(T::DeplacerRappel { target: t, quand: quand.0 }, d)
+        }
+        "arreter_rappel_recurrent" => {
+            let t = target(m);
+            let d = target_doubt(&t);
+            tool(T::ArreterRappelRecurrent { target: t }, d)
+        }
+        "creer_reveil" => {
+            let nom = timer_name(m);
+            match m.slots.get("heure") {
+                Some(SlotValue::Moment(mo)) => match mo.issue {
+                    Some(MomentIssue::Impossible) => Some(Built::Incomplete(Doubt::Impossible)),
+                    Some(MomentIssue::Past | MomentIssue::NotPositive) => Some(Built::Incomplete(Doubt::Past)),
+                    // « réveille-moi demain »: at what time is not guessed.
+                    Some(MomentIssue::DefaultTime) => Some(Built::Incomplete(Doubt::Missing)),
+                    // An hour that has passed today is tomorrow's: what an alarm means.
+                    Some(MomentIssue::Rolled) | None => tool(T::CreerReveil { heure: mo.at, nom }, None),
+                    Some(issue) => tool(T::CreerReveil { heure: mo.at, nom }, Some(moment_doubt(issue))),
+                },
+                _ => Some(Built::Incomplete(Doubt::Missing)),
+            }
+        }
+        "lister_reveils" => tool(T::ListerReveils, None),
+        "annuler_reveil" => {
+            let tous = arg("tous") == Some("true");
+            match number_slot(m, "id") {
+                Some(0) => Some(Built::Incomplete(Doubt::Impossible)),
+                id => tool(T::AnnulerReveil { id: if tous { None } else { id }, tous }, None),
+            }
+        }
         "desactiver_preference" => match number_slot(m, "id") {
             Some(id) if id > 0 => tool(T::DesactiverPreference { id }, None),
             Some(_) => Some(Built::Incomplete(Doubt::Impossible)),
@@ -1166,6 +1309,15 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
                     // « des yaourts des yaourts »: an item said again from its start is one
                     // item (a list item is a name; a note keeps its repeats).
                     let element = bare_item(&restarted(&element));
+                    // « lait dans la liste », « dans notre »: words of the sentence around the
+                    // item, not an item; never written.
+                    let fe = arthur_french::fold::fold(&element);
+                    let first = fe.split_whitespace().next().unwrap_or_default();
+                    if fe.split_whitespace().any(|w| matches!(w, "liste" | "listes" | "notre" | "nos" | "votre"))
+                        || matches!(first, "dans" | "sur" | "a" | "au" | "aux" | "notre" | "nos" | "votre")
+                    {
+                        return None;
+                    }
                     // « ajoute du sel dans l'eau des pâtes »: a place inside the item is not
                     // something to buy; without a list named, not a list command.
                     let t = arthur_french::fold::fold(&m.template);
@@ -1218,11 +1370,78 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
     }
 }
 
+/// A read's limits (number, words, the last N), when the sentence gave any.
+fn read_limits(m: &Match) -> Option<(Option<i64>, Option<String>, Option<u32>)> {
+    let id = number_slot(m, "id");
+    let contient = text_slot(m, "contient").map(|c| search_terms(&c));
+    let derniers = number_slot(m, "derniers")
+        .or_else(|| m.args.get("derniers").and_then(|d| d.parse().ok()))
+        .map(|n| n.clamp(1, crate::tools::MAX_DERNIERS) as u32);
+    (id.is_some() || contient.is_some() || derniers.is_some()).then_some((id, contient, derniers))
+}
+
+/// « rappelle-moi tous les lundis à 19 h de sortir les poubelles »: the rule read, its
+/// first occurrence from now; a rule said without its hour, or loosely, is asked.
+fn recurring(m: &Match, now: NaiveDateTime) -> Option<Built> {
+    use crate::memory::recurrence::{Frequence, Repetition, MAX_INTERVALLE};
+    use arthur_french::recurrence::Freq;
+    let texte = match text_slot(m, "texte") {
+        Some(t) => t,
+        None => return Some(Built::Incomplete(Doubt::Missing)),
+    };
+    let (texte, cut) = without_justification(&texte);
+    let Some(SlotValue::Recurrence(r)) = m.slots.get("regle") else { return None };
+    if r.interval > MAX_INTERVALLE {
+        return Some(Built::Incomplete(Doubt::TooLong));
+    }
+    let frequence = match r.freq {
+        Freq::Daily => Frequence::Quotidienne,
+        Freq::Weekdays => Frequence::JoursOuvres,
+        Freq::Weekly => Frequence::Hebdomadaire,
+        Freq::Monthly => Frequence::Mensuelle,
+    };
+    let mut doubt = None;
+    let time = match (r.time, r.default_hour) {
+        (Some(t), _) => t,
+        (None, Some(h)) => {
+            doubt = Some(Doubt::DefaultTime);
+            (h, 0)
+        }
+        (None, None) => {
+            doubt = Some(Doubt::DefaultTime);
+            (crate::time::BARE_DATE_REMINDER_HOUR, 0)
+        }
+    };
+    let monthday = match (frequence, r.monthday) {
+        (Frequence::Mensuelle, None) => {
+            doubt = doubt.or(Some(Doubt::Vague));
+            Some(chrono::Datelike::day(&now.date()))
+        }
+        (_, d) => d,
+    };
+    let first = Repetition::first_from(frequence, r.weekday, monthday, time, now)?;
+    if !r.sure {
+        doubt = doubt.or(Some(Doubt::Ambiguous));
+    }
+    if Grammar::mentions_moment(&texte, now) {
+        doubt = doubt.or(Some(Doubt::TextHoldsMoment));
+    }
+    if cut {
+        doubt = doubt.or(Some(Doubt::TextCut));
+    }
+    Some(Built::Ready(
+        Command::Tool(ToolCommand::CreerRappelRecurrent { texte, echeance: first, frequence, intervalle: r.interval }),
+        doubt,
+    ))
+}
+
 /// A list name as the store spells it, or as said for a new one; « course » is « courses ».
 fn canonical_list(said: &str, lexicon: &Lexicon) -> String {
     let key = |s: &str| arthur_french::fold::fold(s).trim_end_matches('s').to_string();
     // Regional names of the shopping list.
-    if ["epicerie", "commission", "provision", "course a faire"].contains(&key(said).as_str()) {
+    if ["epicerie", "commission", "provision", "course a faire", "achat", "shopping", "liste de course"]
+        .contains(&key(said).as_str())
+    {
         return DEFAULT_LIST.to_string();
     }
     let k = key(said);
@@ -1284,6 +1503,16 @@ impl ToolCommand {
             T::RetirerDeListe { .. } => "retirer_de_liste",
             T::LireListe { .. } => "lire_liste",
             T::ViderListe { .. } => "vider_liste",
+            T::CreerRappelRecurrent { .. } => "creer_rappel_recurrent",
+            T::DeplacerRappel { .. } => "deplacer_rappel",
+            T::ArreterRappelRecurrent { .. } => "arreter_rappel_recurrent",
+            T::CreerReveil { .. } => "creer_reveil",
+            T::ListerReveils => "lister_reveils",
+            T::AnnulerReveil { .. } => "annuler_reveil",
+            T::Lire { lecture: Lecture::Souvenirs, .. } => "lister_souvenirs",
+            T::Lire { lecture: Lecture::Preferences, .. } => "lister_preferences",
+            T::Lire { lecture: Lecture::Notes, .. } => "lister_notes",
+            T::Lire { lecture: Lecture::Rappels, .. } => "lister_rappels",
         }
     }
 
@@ -1410,6 +1639,49 @@ impl ToolCommand {
                 set("element", json!(element));
             }
             T::LireListe { liste } | T::ViderListe { liste } => set("liste", json!(liste)),
+            T::CreerRappelRecurrent { texte, echeance, frequence, intervalle } => {
+                set("texte", json!(texte));
+                set("echeance", json!(echeance.format("%Y-%m-%dT%H:%M").to_string()));
+                set("frequence", json!(frequence.as_str()));
+                if *intervalle > 1 {
+                    set("intervalle", json!(intervalle));
+                }
+            }
+            T::DeplacerRappel { target, quand } => {
+                let (Target::Id(id), Quand::At(at)) = (target, quand) else { return None };
+                set("id", json!(id));
+                set("echeance", json!(at.format("%Y-%m-%dT%H:%M").to_string()));
+            }
+            T::ArreterRappelRecurrent { target } => {
+                let Target::Id(id) = target else { return None };
+                set("id", json!(id));
+            }
+            T::CreerReveil { heure, nom } => {
+                set("heure", json!(heure.format("%Y-%m-%dT%H:%M").to_string()));
+                if let Some(n) = nom {
+                    set("nom", json!(n));
+                }
+            }
+            T::ListerReveils => {}
+            T::AnnulerReveil { id, tous } => {
+                if let Some(id) = id {
+                    set("id", json!(id));
+                }
+                if *tous {
+                    set("tous", json!(true));
+                }
+            }
+            T::Lire { id, contient, derniers, .. } => {
+                if let Some(id) = id {
+                    set("id", json!(id));
+                }
+                if let Some(c) = contient {
+                    set("contient", json!(c));
+                }
+                if let Some(d) = derniers {
+                    set("derniers", json!(d));
+                }
+            }
         }
         Some(v)
     }
@@ -1517,7 +1789,53 @@ static ACKNOWLEDGE: &[&str] = &[
     "vu",
     "bien recu",
     "ca marche",
+    "arrete le reveil",
+    "coupe le reveil",
+    "eteins le reveil",
+    "stop reveil",
+    "arrete l'alarme",
+    "coupe l'alarme",
+    "je suis reveille",
+    "je suis debout",
+    "je me leve",
 ];
+
+/// « encore cinq minutes »: how long a ringing timer or alarm waits before it rings again
+/// (`None`: the utterance is not that).
+pub fn snooze(raw: &str) -> Option<i64> {
+    const DEFAULT: i64 = 5 * 60;
+    let words = Words::new(raw);
+    let f = words.folded();
+    let lead = [
+        &["encore"][..],
+        &["laisse", "moi", "encore"],
+        &["laisse", "moi", "dormir", "encore"],
+        &["laisse", "moi", "dormir"],
+        &["sonne", "dans"],
+        &["sonne", "encore", "dans"],
+        &["resonne", "dans"],
+        &["rappelle", "moi", "dans"],
+        &["repousse", "de"],
+        &["repousse", "le", "de"],
+        &["repousse", "la", "de"],
+        &["redis", "le", "moi", "dans"],
+        &["encore", "un", "peu", "de"],
+    ];
+    if matches!(
+        f.as_slice(),
+        ["snooze"] | ["encore", "un", "peu"] | ["laisse", "moi", "dormir"] | ["pas", "encore"] | ["plus", "tard"]
+    ) {
+        return Some(DEFAULT);
+    }
+    for l in lead {
+        if f.len() > l.len() && f.starts_with(l) {
+            if let Some(s) = arthur_french::duration::seconds(&f[l.len()..]).filter(|s| (60..=3600).contains(s)) {
+                return Some(s);
+            }
+        }
+    }
+    None
+}
 
 /// Does the utterance tell a ringing timer to stop?
 pub fn acknowledges(raw: &str) -> bool {

@@ -38,6 +38,8 @@ pub enum SlotValue {
     Moment(Moment),
     Day(DayRef),
     Range(RangeRef),
+    /// How often (« tous les lundis à 19 h »).
+    Recurrence(crate::recurrence::Recurrence),
 }
 
 /// One way the whole utterance matched a template.
@@ -97,6 +99,7 @@ enum SlotKind {
     Range,
     Duration,
     Number,
+    Recurrence,
 }
 
 impl SlotKind {
@@ -115,6 +118,7 @@ impl SlotKind {
             "periode" => SlotKind::Range,
             "duree" => SlotKind::Duration,
             "numero" | "nombre" => SlotKind::Number,
+            "recurrence" => SlotKind::Recurrence,
             _ => return None,
         })
     }
@@ -130,7 +134,7 @@ impl SlotKind {
             | SlotKind::KnownProject
             | SlotKind::KnownList
             | SlotKind::KnownTimer => 5,
-            SlotKind::Moment | SlotKind::Range => 12,
+            SlotKind::Moment | SlotKind::Range | SlotKind::Recurrence => 12,
             SlotKind::Day | SlotKind::Duration => 8,
             SlotKind::Number => 5,
         }
@@ -614,6 +618,7 @@ impl Search<'_, '_> {
             SlotKind::Range => moment::range(span).map(SlotValue::Range),
             SlotKind::Duration => crate::duration::seconds(span).map(SlotValue::Seconds),
             SlotKind::Number => crate::number::natural(span).map(SlotValue::Number),
+            SlotKind::Recurrence => crate::recurrence::recurrence(span).map(SlotValue::Recurrence),
         }
     }
 }

@@ -11,10 +11,12 @@ pub mod fold;
 pub mod grammar;
 pub mod moment;
 pub mod number;
+pub mod recurrence;
 pub mod repair;
 pub mod topic;
 pub mod words;
 
 pub use grammar::{Grammar, Lexicon, Match, SlotValue};
 pub use moment::{DayRef, Direction, Moment, MomentIssue, RangeRef};
+pub use recurrence::Recurrence;
 pub use words::Words;

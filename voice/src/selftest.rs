@@ -243,19 +243,27 @@ pub fn advice(report: &Report, machine: Machine) -> String {
         if next_rtf <= 0.5 && machine.memory_gib >= memory + 0.5 {
             return format!(
                 "Résultat faible avec {}. Cette machine peut se permettre {stem} : `models/fetch --whisper {fetch}`, \
-                 puis relance Arthur (transcription d'une commande de 3 s : environ {:.1} s au lieu de {:.1} s).",
+                 puis relance Arthur (transcription d'une commande de 3 s : environ {} s au lieu de {} s).",
                 report.model,
-                3.0 * next_rtf,
-                3.0 * rtf
+                dec(3.0 * next_rtf, 1),
+                dec(3.0 * rtf, 1)
             );
         }
     }
     format!(
-        "Résultat faible, et cette machine ({} cœurs, {:.1} Gio libres) serait trop lente pour un modèle plus gros \
-         que {} (il transcrit déjà {:.2} s par seconde de parole) : parle plus près du micro, baisse le bruit \
+        "Résultat faible, et cette machine ({} cœurs, {} Gio libres) serait trop lente pour un modèle plus gros \
+         que {} (il transcrit déjà {} s par seconde de parole) : parle plus près du micro, baisse le bruit \
          de fond (télévision, musique).",
-        machine.cores, machine.memory_gib, report.model, rtf
+        machine.cores,
+        dec(machine.memory_gib, 1),
+        report.model,
+        dec(rtf, 2)
     )
+}
+
+/// « 4,7 »: decimals the French way.
+fn dec(v: f64, places: usize) -> String {
+    arthur_agents::fr::decimal(v, places)
 }
 
 /// The report as shown to the user.
@@ -289,12 +297,12 @@ pub fn render(report: &Report, machine: Machine) -> String {
             if parse.is_empty() {
                 "non mesurée (pas d'analyseur pour cette langue)".to_owned()
             } else {
-                format!("{:.1} ms", median(parse))
+                format!("{} ms", dec(median(parse), 1))
             },
         ));
     }
     if let Some(rtf) = report.real_time_factor() {
-        out.push_str(&format!("  vitesse : {rtf:.2} s de calcul par seconde de parole\n"));
+        out.push_str(&format!("  vitesse : {} s de calcul par seconde de parole\n", dec(rtf, 2)));
     }
     out.push_str(&format!("Conseil : {}\n", advice(report, machine)));
     out

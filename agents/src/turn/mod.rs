@@ -452,22 +452,17 @@ impl TurnEngine {
             }
             d
         };
-        // A timer ringing is stopped by « c'est bon », « stop »…, before anything else.
-        let ringing = if crate::understand::acknowledges(text) { store.ringing_timers().await? } else { Vec::new() };
+        // A timer or an alarm ringing is stopped by « c'est bon », « stop »…, or said again
+        // later on « encore cinq minutes », before anything else.
+        let ringing = if crate::understand::acknowledges(text) || crate::understand::snooze(text).is_some() {
+            store.ringing_timers().await?
+        } else {
+            Vec::new()
+        };
         let (decision, flow) = match (pending, &self.llm) {
             (_, _) if !ringing.is_empty() => {
-                let done = store.acknowledge_timers(None, now).await?;
-                let labels: Vec<String> = done.iter().map(crate::report::timer_label).collect();
-                let spoken: Vec<String> = done.iter().map(crate::report::spoken_timer_label).collect();
-                let part = if done.len() == 1 {
-                    compose::code(format!("Minuteur {} arrêté.", labels[0]), format!("Minuteur {} arrêté.", spoken[0]))
-                } else {
-                    compose::code(
-                        format!("Minuteurs arrêtés : {}.", labels.join(", ")),
-                        format!("Minuteurs arrêtés : {}.", spoken.join(", ")),
-                    )
-                };
-                (local_decision(supervisor::FallbackReason::Local), Flow::Direct(vec![part], "acknowledged"))
+                let (part, label) = self.answer_ringing(text).await?;
+                (local_decision(supervisor::FallbackReason::Local), Flow::Direct(vec![part], label))
             }
             (Some((f, answer)), _) => {
                 let mut decision =
@@ -1200,6 +1195,9 @@ impl TurnEngine {
             Reading::Sure(Command::Tool(cmd)) => {
                 let calls = cmd.calls();
                 if calls.is_empty() {
+                    if let Some(flow) = self.run_reminder_named(conversation_id, cmd, state).await? {
+                        return Ok(flow);
+                    }
                     return self.ask_resolving(conversation_id, cmd, Doubt::GuessedTarget, &state.said).await;
                 }
                 for (name, args) in calls {
@@ -1287,7 +1285,11 @@ impl TurnEngine {
     ) -> Result<Flow, StoreError> {
         let now = self.ctx.now();
         let tz = self.ctx.tz;
-        let (cmd, named) = match self.resolve_target(cmd).await? {
+        let resolved = match self.resolve_reminder(conversation_id, cmd).await? {
+            Some(r) => r,
+            None => self.resolve_target(cmd).await?,
+        };
+        let (cmd, named) = match resolved {
             Resolved::Found(c, named) => (c, named),
             Resolved::Say(text) => return Ok(Flow::Direct(vec![compose::fixed(&text)], "asked")),
             // « Quel rappel ? », « Plusieurs notes correspondent… »: the next words may name it.
@@ -1300,7 +1302,14 @@ impl TurnEngine {
         };
         if let Some(texte) = named {
             // The target was guessed from a description: the question says which one.
-            let question = format!("Tu veux que je {} « {texte} » ?", local::describe(&cmd, now, tz));
+            let described = local::describe(&cmd, now, tz);
+            let question = match cmd.arguments().and_then(|a| a["id"].as_i64()) {
+                Some(id) if described.contains(&format!("n°{id}")) => format!(
+                    "Tu veux {} ?",
+                    local::que_je(&described.replacen(&format!("n°{id}"), &format!("n°{id} « {texte} »"), 1))
+                ),
+                _ => format!("Tu veux {} « {texte} » ?", local::que_je(&described)),
+            };
             if let Some(args) = cmd.arguments() {
                 let f = frame::Frame::new(cmd.name(), args, Some("id"));
                 self.set_frame(conversation_id, &f, &question).await?;
@@ -1376,7 +1385,10 @@ impl TurnEngine {
                 }
                 Some(l) if l.elements.is_empty() => {
                     return Ok(Flow::Direct(
-                        vec![compose::fixed(&format!("La liste {} est déjà vide : je n'ai rien fait.", l.nom))],
+                        vec![compose::fixed(&format!(
+                            "La{} est déjà vide : je n'ai rien fait.",
+                            &crate::report::list_name(&l.nom)[2..]
+                        ))],
                         "asked",
                     ))
                 }
@@ -1384,8 +1396,8 @@ impl TurnEngine {
                     let n = l.elements.len();
                     let (s, verb) = if n > 1 { ("s", "seraient") } else { ("", "serait") };
                     format!(
-                        "Tu veux que je vide la liste {} ? {n} élément{s} en {verb} retiré{s} : {}.",
-                        l.nom,
+                        "Tu veux que je vide {} ? {n} élément{s} en {verb} retiré{s} : {}.",
+                        crate::report::list_name(&l.nom),
                         l.elements.iter().take(5).map(|e| e.texte.as_str()).collect::<Vec<_>>().join(", ")
                     )
                 }
@@ -1438,7 +1450,7 @@ impl TurnEngine {
                 "Je ne supprime qu'un {what} à la fois, et je demande avant : dis-moi son numéro. Je n'ai rien fait."
             )))
             }
-            Target::Unnamed => {
+            Target::Unnamed | Target::This => {
                 return Ok(Resolved::Which(local::incomplete(cmd.name(), Doubt::Missing), Vec::new()));
             }
         };
@@ -1459,6 +1471,157 @@ impl TurnEngine {
                     many.iter().map(|(id, _)| *id).collect(),
                 ))
             }
+        }
+    }
+}
+
+/// How long after it was said a reminder is still « le », « ça » (« repousse-le »).
+const JUST_SAID_MINUTES: i64 = 15;
+
+impl TurnEngine {
+    /// « c'est bon » stops what rings; « encore cinq minutes » makes it ring again later.
+    async fn answer_ringing(&self, text: &str) -> Result<(AnswerPart, &'static str), StoreError> {
+        let store = self.ctx.store.as_ref();
+        let (now, tz) = (self.ctx.now(), self.ctx.tz);
+        if let Some(secs) = crate::understand::snooze(text) {
+            let snoozed = store.snooze_ringing(secs, now).await?;
+            let (w, s) = crate::report::snoozed(&snoozed, secs, tz);
+            return Ok((compose::code(w, s), "snoozed"));
+        }
+        let done = store.acknowledge_timers(None, now).await?;
+        let (w, s) = crate::report::acknowledged(&done, tz);
+        Ok((compose::code(w, s), "acknowledged"))
+    }
+
+    /// The reminder « le » or « ça » stands for: the one announced last (in the last
+    /// minutes), else the one this conversation's last turn was about.
+    async fn reminder_just_said(&self, conversation_id: &str) -> Result<Option<crate::memory::Rappel>, StoreError> {
+        let store = self.ctx.store.as_ref();
+        let since = self.ctx.now() - chrono::Duration::minutes(JUST_SAID_MINUTES);
+        if let Some((r, _)) = store.announced_since(since).await?.into_iter().next() {
+            return Ok(Some(r));
+        }
+        let traces = store.conversation_traces(conversation_id, 1).await?;
+        let id = traces.first().and_then(|t| {
+            t["tools"].as_array()?.iter().rev().find_map(|tool| {
+                let d = &tool["detail"]["detail"];
+                d["rappel"]["id"]
+                    .as_i64()
+                    .or_else(|| d["after"]["id"].as_i64())
+                    .filter(|_| d["rappel"].is_object() || d["after"]["texte"].is_string())
+            })
+        });
+        match id {
+            Some(id) => Ok(store.get_rappel(id).await?.filter(|r| !r.fait)),
+            None => Ok(None),
+        }
+    }
+
+    /// A reminder to move or whose series to stop, looked up: by its number, « le » (the
+    /// one just said), or a description (then `Found` carries its text: to be asked). The
+    /// new time is computed from its own (« à demain » keeps its hour). `None`: not one of
+    /// these commands.
+    async fn resolve_reminder(&self, conversation_id: &str, cmd: &ToolCommand) -> Result<Option<Resolved>, StoreError> {
+        use crate::understand::Quand;
+        let (target, quand) = match cmd {
+            ToolCommand::DeplacerRappel { target, quand } => (target, Some(*quand)),
+            ToolCommand::ArreterRappelRecurrent { target } => (target, None),
+            _ => return Ok(None),
+        };
+        let store = self.ctx.store.as_ref();
+        let tz = self.ctx.tz;
+        let stop = quand.is_none();
+        let (rappel, guessed) = match target {
+            Target::Id(id) => match store.get_rappel(*id).await? {
+                Some(r) => (r, false),
+                // Unknown: the tool refuses it, naming the number.
+                None if stop => return Ok(Some(Resolved::Found(cmd.clone(), None))),
+                None => {
+                    let now = self.ctx.now();
+                    let placeholder = ToolCommand::DeplacerRappel {
+                        target: Target::Id(*id),
+                        quand: Quand::At(now.with_timezone(&tz).naive_local() + chrono::Duration::hours(1)),
+                    };
+                    return Ok(Some(Resolved::Found(placeholder, None)));
+                }
+            },
+            Target::This => match self.reminder_just_said(conversation_id).await? {
+                Some(r) => (r, false),
+                None => {
+                    return Ok(Some(Resolved::Say(
+                        "Je ne sais pas de quel rappel tu parles : dis son numéro, par exemple : décale le rappel 3 à 11 h. Je n'ai rien fait."
+                            .to_string(),
+                    )))
+                }
+            },
+            Target::Matching(words) => {
+                let found: Vec<crate::memory::Rappel> = store
+                    .list_rappels(false)
+                    .await?
+                    .into_iter()
+                    .filter(|r| crate::tools::contains_words(&r.texte, words) && (!stop || r.is_recurring()))
+                    .collect();
+                let what = if stop { "rappel répété" } else { "rappel" };
+                match found.as_slice() {
+                    [] => {
+                        return Ok(Some(Resolved::Say(format!(
+                            "Aucun {what} ne parle de « {words} » : je n'ai rien fait."
+                        ))))
+                    }
+                    [one] => (one.clone(), true),
+                    many => {
+                        let list = many
+                            .iter()
+                            .take(5)
+                            .map(|r| format!("n°{} « {} »", r.id, r.texte))
+                            .collect::<Vec<_>>()
+                            .join(", ");
+                        return Ok(Some(Resolved::Say(format!(
+                            "Plusieurs {what}s correspondent : {list}. Dis-moi lequel par son numéro ; je n'ai rien fait."
+                        ))));
+                    }
+                }
+            }
+            Target::Last | Target::All | Target::Unnamed => {
+                return Ok(Some(Resolved::Say(local::incomplete(cmd.name(), Doubt::Missing))))
+            }
+        };
+        let concrete = match quand {
+            None => ToolCommand::ArreterRappelRecurrent { target: Target::Id(rappel.id) },
+            Some(q) => {
+                let due = rappel.echeance.with_timezone(&tz).naive_local();
+                let at = match q {
+                    Quand::At(at) => at,
+                    Quand::Day(d) => d.and_time(due.time()),
+                    Quand::Shift(secs) => due + chrono::Duration::seconds(secs),
+                };
+                ToolCommand::DeplacerRappel { target: Target::Id(rappel.id), quand: Quand::At(at) }
+            }
+        };
+        Ok(Some(Resolved::Found(concrete, guessed.then_some(rappel.texte))))
+    }
+
+    /// A sure move or stop whose reminder was named (by number or « le »): run once its
+    /// time is known. A described one is asked instead (`None`).
+    async fn run_reminder_named(
+        &self,
+        conversation_id: &str,
+        cmd: &ToolCommand,
+        state: &mut TurnState,
+    ) -> Result<Option<Flow>, StoreError> {
+        let (now, tz) = (self.ctx.now(), self.ctx.tz);
+        match self.resolve_reminder(conversation_id, cmd).await? {
+            Some(Resolved::Say(text)) => Ok(Some(Flow::Direct(vec![compose::fixed(&text)], "asked"))),
+            Some(Resolved::Found(c, None)) => {
+                let Some(args) = c.arguments() else { return Ok(None) };
+                let call = ToolCall { id: "local".into(), name: c.name().to_string(), arguments: args.to_string() };
+                self.run_tool(AgentKind::Intendant, &call, state).await;
+                Ok(Some(Flow::Direct(
+                    state.executed.iter().map(|(c, o)| compose::report_part(c, o, now, tz)).collect(),
+                    "local",
+                )))
+            }
+            _ => Ok(None),
         }
     }
 }

@@ -248,6 +248,8 @@ pub fn found_nothing(outcome: &Outcome) -> Option<bool> {
         Receipt::List { liste } => liste.elements.is_empty(),
         Receipt::WorkTime { totals, running, .. } => totals.total_secs == 0 && running.is_none(),
         Receipt::Project { .. } => false,
+        Receipt::Souvenirs { souvenirs, .. } => souvenirs.is_empty(),
+        Receipt::Alarms { reveils, .. } => reveils.is_empty(),
         _ => return None,
     })
 }

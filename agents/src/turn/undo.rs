@@ -122,7 +122,29 @@ fn step(receipt: &Receipt) -> Option<UndoStep> {
         R::ListCleared { liste } => {
             kept(format!("la liste {} reste vidée", liste.nom), "Redis-moi ses éléments pour les remettre.")
         }
+        R::RecurringReminderCreated { rappel } => call("supprimer_rappel", json!({ "id": rappel.id })),
+        R::ReminderMoved { before, .. } => call(
+            "deplacer_rappel",
+            json!({ "id": before.id, "echeance": before.echeance.to_rfc3339_opts(chrono::SecondsFormat::Secs, true) }),
+        ),
+        R::AlarmSet { reveil } => call("annuler_reveil", json!({ "id": reveil.id })),
+        R::ReminderOccurrenceDone { after, .. } => kept(
+            format!("le rappel n°{} « {} » est passé à sa prochaine fois", after.id, after.texte),
+            "Je ne sais pas encore revenir à la précédente.",
+        ),
+        R::ReminderSeriesStopped { rappel } => kept(
+            format!("la série du rappel n°{} « {} » reste arrêtée", rappel.id, rappel.texte),
+            "Redis-moi le rappel et sa règle pour la reprendre.",
+        ),
+        R::AlarmsCancelled { reveils } => kept(
+            match reveils.as_slice() {
+                [one] => format!("le réveil n°{} reste annulé", one.id),
+                _ => format!("les {} réveils restent annulés", reveils.len()),
+            },
+            "Redis-moi l'heure pour le remettre.",
+        ),
         // Reads.
+        R::Alarms { .. } | R::Souvenirs { .. } => None,
         R::Notes { .. }
         | R::Reminders { .. }
         | R::WorkTime { .. }
