@@ -161,6 +161,9 @@ pub enum ToolCommand {
         liste: String,
         element: String,
     },
+    /// « du pain, du lait et des œufs », « retire les œufs et le lait »: several commands of
+    /// one kind said at once, one call each.
+    Several(Vec<ToolCommand>),
     RetirerDeListe {
         liste: String,
         element: String,
@@ -451,6 +454,11 @@ pub fn understand_as(text: &str, heard: bool, now: DateTime<Utc>, tz: Tz, lexico
         }
     }
     if first.reading == Reading::NotCommand {
+        // « sur la liste bricolage ajoute des vis », « pour les courses mets du café »: a
+        // phrase put in front is read where the templates have it, at the end.
+        if let Some(moved) = fronted(&words, local, lexicon) {
+            return moved;
+        }
         if let Some(two) = two_commands(&words, local, lexicon) {
             return two;
         }
@@ -468,7 +476,13 @@ pub fn partial_args(text: &str, heard: bool, intent: &str, now: DateTime<Utc>, t
     let words = if heard { Words::heard(text) } else { Words::new(text) };
     let mut args = json!({});
     let matches = Grammar::french().matches(&words, local, lexicon);
-    let Some(m) = matches.iter().find(|m| m.intent == intent) else { return args };
+    // The reading that understood the most in typed slots (« pour lundi à 10 h » a moment,
+    // not a text).
+    let Some(m) =
+        matches.iter().filter(|m| m.intent == intent).max_by_key(|m| (m.slot_words, std::cmp::Reverse(m.free_words)))
+    else {
+        return args;
+    };
     for (name, value) in &m.slots {
         match value {
             SlotValue::Moment(mo) if mo.issue != Some(MomentIssue::Impossible) => {
@@ -482,6 +496,33 @@ pub fn partial_args(text: &str, heard: bool, intent: &str, now: DateTime<Utc>, t
                 args[name] = json!(t)
             }
             _ => {}
+        }
+    }
+    // « crée un rappel pour lundi à 10 h »: with no text, the whole moment said is the
+    // longest span that reads as one (a template gave part of it to the text).
+    if intent == "creer_rappel" {
+        let f = words.folded();
+        let mut best: Option<(usize, arthur_french::Moment)> = None;
+        for a in 0..f.len() {
+            for b in a + 1..=f.len().min(a + 12) {
+                if let Some(mo) = arthur_french::moment::moment(&f[a..b], local) {
+                    if mo.issue != Some(MomentIssue::Impossible) && best.as_ref().is_none_or(|(n, _)| b - a > *n) {
+                        best = Some((b - a, mo));
+                    }
+                }
+            }
+        }
+        if let Some((_, mo)) = best {
+            args["echeance"] = json!(mo.at.format("%Y-%m-%dT%H:%M").to_string());
+            if mo.time_said {
+                args["_time_said"] = json!(true);
+            }
+            if args.get("texte").and_then(Value::as_str).is_some_and(|t| {
+                arthur_french::moment::moment(&Words::split_only(t).folded(), local).is_some()
+                    || Grammar::mentions_moment(t, local)
+            }) {
+                args.as_object_mut().map(|a| a.remove("texte"));
+            }
         }
     }
     args
@@ -563,6 +604,26 @@ fn understand_long(words: &Words, heard: bool, now: DateTime<Utc>, tz: Tz, lexic
         return Understanding { reading: Reading::NotCommand, agent: None, domain: None, template: None };
     }
     u
+}
+
+/// A prepositional phrase said first (« sur la liste bricolage », « pour le projet
+/// Atlas »), moved after the rest: the reading of the sentence said in the usual order.
+fn fronted(words: &Words, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Understanding> {
+    let f = words.folded();
+    if !matches!(f.first(), Some(&("sur" | "pour" | "dans" | "a" | "au" | "aux"))) || f.len() < 4 {
+        return None;
+    }
+    for k in 2..=f.len().saturating_sub(2).min(6) {
+        let cut = words.words[k].start;
+        let head = words.original[..cut].trim().trim_end_matches(',');
+        let rest = words.original[cut..].trim();
+        let moved = Words::new(&format!("{rest} {head}"));
+        let u = understand_words(&moved, now, lexicon);
+        if matches!(u.reading, Reading::Sure(Command::Tool(_)) | Reading::Unsure { command: Command::Tool(_), .. }) {
+            return Some(u);
+        }
+    }
+    None
 }
 
 /// Words that take back or correct what was just said: a sentence holding them is not
@@ -890,6 +951,70 @@ fn pronoun_led(said: &str, texte: &str) -> Option<String> {
     None
 }
 
+/// « du pain, du lait et des œufs », « du pain du lait et des œufs », « des pommes puis des
+/// poires »: the items of one list, each without its article. One item stays one (« du jus
+/// de pomme », « des vis à bois », « sel et poivre » said as one is two).
+pub fn several_items(raw: &str) -> Vec<String> {
+    const ARTICLES: [&str; 9] = ["du", "des", "de la", "de l'", "un", "une", "quelques", "le", "la"];
+    let text = raw.trim();
+    // Cut at commas and at « et », « puis », « ainsi que ».
+    let mut parts: Vec<String> = Vec::new();
+    for chunk in text.split(',') {
+        let mut rest = chunk.trim().to_string();
+        loop {
+            let lower = rest.to_lowercase();
+            let cut = [" et ", " puis ", " ainsi que ", " plus "]
+                .iter()
+                .filter_map(|sep| lower.find(sep).map(|at| (at, sep.len())))
+                .min();
+            match cut {
+                Some((at, len)) => {
+                    parts.push(rest[..at].trim().to_string());
+                    rest = rest[at + len..].trim().to_string();
+                }
+                None => {
+                    parts.push(rest.trim().to_string());
+                    break;
+                }
+            }
+        }
+    }
+    // Then where an article opens a new item inside a part (« du pain du lait »).
+    let mut items = Vec::new();
+    for part in parts.into_iter().filter(|p| !p.is_empty()) {
+        let words: Vec<&str> = part.split_whitespace().collect();
+        let mut start = 0;
+        for k in 1..words.len() {
+            let w = arthur_french::fold::fold(words[k]);
+            let prev = arthur_french::fold::fold(words[k - 1]);
+            let two = if k + 1 < words.len() {
+                format!("{w} {}", arthur_french::fold::fold(words[k + 1]))
+            } else {
+                String::new()
+            };
+            let opens = ARTICLES.iter().any(|a| *a == w || two.starts_with(&format!("{a} ")) && a.contains(' '))
+                && !matches!(prev.as_str(), "de" | "d'" | "a" | "au" | "aux" | "en" | "pour" | "sans" | "avec" | "et")
+                // « du du papier »: an article said twice opens nothing.
+                && !ARTICLES.contains(&prev.as_str())
+                && k > start;
+            if opens && matches!(w.as_str(), "du" | "des" | "un" | "une" | "quelques")
+                || opens && two.starts_with("de l")
+            {
+                items.push(words[start..k].join(" "));
+                start = k;
+            }
+        }
+        items.push(words[start..].join(" "));
+    }
+    let items: Vec<String> = items.into_iter().map(|i| bare_item(&i)).filter(|i| !i.is_empty()).collect();
+    // Only short items: a long part is a sentence, not a list.
+    if items.len() > 1 && items.iter().all(|i| i.split_whitespace().count() <= 4) {
+        items
+    } else {
+        vec![bare_item(text)]
+    }
+}
+
 /// A short text said twice over from its start (« des yaourts des yaourts »): said once.
 fn restarted(text: &str) -> String {
     let words: Vec<&str> = text.split_whitespace().collect();
@@ -906,6 +1031,18 @@ fn restarted(text: &str) -> String {
 
 /// A list element without its article: « du lait » → « lait », « des pommes » → « pommes ».
 pub fn bare_item(raw: &str) -> String {
+    let item = bare_item_once(raw);
+    // « du du papier toilette »: an article said twice.
+    let again = bare_item_once(&item);
+    let first = |s: &str| s.split_whitespace().next().map(arthur_french::fold::fold).unwrap_or_default();
+    if again != item && first(&raw.trim()[..raw.trim().len() - item.len()].trim()) == first(&item) {
+        again
+    } else {
+        item
+    }
+}
+
+fn bare_item_once(raw: &str) -> String {
     let trimmed = raw.trim();
     let lower = trimmed.to_lowercase();
     for article in
@@ -1232,7 +1369,8 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
             tool(T::LireProjet { nom }, None)
         }
         "creer_projet" => {
-            let nom = text_slot(m, "nom")?;
+            // « crée un projet »: its name is asked.
+            let nom = need!(text_slot(m, "nom"));
             let known =
                 lexicon.projects.iter().any(|p| arthur_french::fold::fold(p) == arthur_french::fold::fold(&nom));
             tool(
@@ -1327,8 +1465,24 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
                         return None;
                     }
                     if m.intent == "ajouter_a_liste" {
+                        let items = several_items(text_slot(m, "element").as_deref().unwrap_or(&element));
+                        if items.len() > 1 {
+                            let each = items
+                                .into_iter()
+                                .map(|e| T::AjouterAListe { liste: liste.clone(), element: e })
+                                .collect();
+                            return tool(T::Several(each), None);
+                        }
                         tool(T::AjouterAListe { liste, element }, None)
                     } else {
+                        let items = several_items(text_slot(m, "element").as_deref().unwrap_or(&element));
+                        if items.len() > 1 {
+                            let each = items
+                                .into_iter()
+                                .map(|e| T::RetirerDeListe { liste: liste.clone(), element: e })
+                                .collect();
+                            return tool(T::Several(each), None);
+                        }
                         tool(T::RetirerDeListe { liste, element }, None)
                     }
                 }
@@ -1464,6 +1618,7 @@ impl ToolCommand {
                 ("lister_notes", json!({ "contient": requete })),
                 ("chercher_dans_memoire", json!({ "requete": requete })),
             ],
+            ToolCommand::Several(each) => each.iter().flat_map(ToolCommand::calls).collect(),
             other => other.arguments().map(|a| vec![(other.name(), a)]).unwrap_or_default(),
         }
     }
@@ -1500,6 +1655,7 @@ impl ToolCommand {
             T::ModifierMinuteur { .. } => "modifier_minuteur",
             T::AnnulerMinuteur { .. } => "annuler_minuteur",
             T::AjouterAListe { .. } => "ajouter_a_liste",
+            T::Several(each) => each.first().map(ToolCommand::name).unwrap_or("ajouter_a_liste"),
             T::RetirerDeListe { .. } => "retirer_de_liste",
             T::LireListe { .. } => "lire_liste",
             T::ViderListe { .. } => "vider_liste",
@@ -1634,6 +1790,8 @@ impl ToolCommand {
                     set("tous", json!(true));
                 }
             }
+            // Several calls: the first one's arguments (a frame keeps the others).
+            T::Several(each) => return each.first()?.arguments(),
             T::AjouterAListe { liste, element } | T::RetirerDeListe { liste, element } => {
                 set("liste", json!(liste));
                 set("element", json!(element));
@@ -1935,6 +2093,20 @@ mod tests {
         for other in ["oui mais demain", "rappelle-moi", "non je veux dire jeudi"] {
             assert_eq!(yes_no(other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn several_items_are_several() {
+        assert_eq!(several_items("du pain, du lait et des œufs"), ["pain", "lait", "œufs"]);
+        assert_eq!(several_items("du pain du lait et des œufs"), ["pain", "lait", "œufs"]);
+        assert_eq!(several_items("des pommes puis des poires et du raisin"), ["pommes", "poires", "raisin"]);
+        assert_eq!(
+            several_items("des tomates, des courgettes, des oignons et de l'ail"),
+            ["tomates", "courgettes", "oignons", "ail"]
+        );
+        assert_eq!(several_items("du jus de pomme"), ["jus de pomme"]);
+        assert_eq!(several_items("des vis à bois"), ["vis à bois"]);
+        assert_eq!(several_items("de la crème et du beurre"), ["crème", "beurre"]);
     }
 
     #[test]

@@ -81,6 +81,7 @@ fn judge(intent: &str, combo: &str, reading: &Reading) -> Verdict {
                 | T::AnnulerMinuteur { .. }
                 | T::ModifierMinuteur { .. }
                 | T::AjouterAListe { .. }
+                | T::Several(_)
                 | T::RetirerDeListe { .. }
                 | T::ViderListe { .. }
                 | T::CreerRappel { .. }

@@ -53,12 +53,10 @@ const STRONG: &[&[&str]] = &[
     &["euh", "plutot"],
     &["non", "plutot"],
 ];
-const WEAK: &[&[&str]] = &[&["enfin"], &["plutot"], &["non"]];
+const WEAK: &[&[&str]] = &[&["enfin"], &["plutot"], &["non"], &["euh"]];
 
 const ARTICLES: [&str; 12] = ["le", "la", "les", "l'", "du", "de", "des", "un", "une", "d'", "au", "aux"];
 const PREPOSITIONS: [&str; 8] = ["a", "pour", "chez", "avec", "sur", "dans", "en", "vers"];
-/// Words that end a led phrase (what follows is the rest of the sentence).
-const ENDS: [&str; 10] = ["a", "au", "aux", "dans", "sur", "pour", "et", "puis", "de", "d'"];
 
 fn class(w: &str) -> Option<&'static str> {
     if ARTICLES.contains(&w) {
@@ -108,19 +106,45 @@ fn repair_at(f: &[&str], at: usize, now: NaiveDateTime) -> Option<(Kind, usize)>
     let first = *rest.first()?;
     if class(first).is_some() {
         // « de la margarine », « à Sandrine », « l'ostéo »: up to the next boundary.
-        let mut n = 1;
-        while n < rest.len() && n < 5 && (n == 1 || !ENDS.contains(&rest[n])) {
-            // « de la »: an article after « de » belongs to it.
-            n += 1;
-        }
-        return Some((Kind::Led, n));
+        return Some((Kind::Led, led_len(rest)));
     }
     Some((Kind::Word, 1))
 }
 
+/// How far a phrase led by an article or a preposition goes: up to what opens the rest of
+/// the sentence (« à la liste », « dans », « et »); « d'avoine », « à bois » belong to it.
+fn led_len(words: &[&str]) -> usize {
+    let mut n = 1;
+    while n < words.len() && n < 6 {
+        let w = words[n];
+        let stop = matches!(
+            w,
+            "dans"
+                | "sur"
+                | "pour"
+                | "et"
+                | "puis"
+                | "au"
+                | "aux"
+                | "ou"
+                | "enfin"
+                | "non"
+                | "euh"
+                | "pardon"
+                | "plutot"
+        ) || (w == "a"
+            && matches!(words.get(n + 1), Some(&("la" | "le" | "les" | "ma" | "mon" | "mes" | "l'"))));
+        if n > 1 && stop {
+            break;
+        }
+        n += 1;
+    }
+    n
+}
+
 /// The phrase the repair replaces: the nearest span ending right before the marker of the
 /// same kind (and, for a led phrase, led by a word of the same class).
-fn reparandum(f: &[&str], marker: usize, kind: Kind, lead: &str, now: NaiveDateTime) -> Option<usize> {
+fn reparandum(f: &[&str], marker: usize, from: usize, kind: Kind, lead: &str, now: NaiveDateTime) -> Option<usize> {
     let lowest = marker.saturating_sub(6);
     match kind {
         Kind::Moment | Kind::Duration | Kind::Number => {
@@ -137,9 +161,30 @@ fn reparandum(f: &[&str], marker: usize, kind: Kind, lead: &str, now: NaiveDateT
         }
         Kind::Led => {
             let want = class(lead)?;
-            (lowest..marker)
-                .rev()
-                .find(|&k| class(f[k]) == Some(want) || (want == "article" && class(f[k]) == Some("article")))
+            let lowest = marker.saturating_sub(8);
+            let candidates: Vec<usize> = (lowest..marker).rev().filter(|&k| class(f[k]) == Some(want)).collect();
+            // The phrase most like the repair: the same noun (« du lait … enfin du lait
+            // d'avoine »), the same kind inside (« de cinq minutes … de six minutes »), the same
+            // lead; « de » right after a noun is its complement (« des rouleaux de scotch »),
+            // not an item. Ties go to the nearest.
+            let repair_inner: Vec<&str> = f
+                .get(from..)
+                .map(|r| r.iter().skip_while(|w| class(w).is_some()).copied().collect())
+                .unwrap_or_default();
+            let repair_noun = repair_inner.first().copied();
+            let inner_kind = |span: &[&str]| (1..=span.len().min(4)).rev().find_map(|n| kind_of(&span[..n], now));
+            let repair_kind = inner_kind(&repair_inner);
+            candidates.iter().copied().max_by_key(|&k| {
+                let inner: Vec<&str> = f[k + 1..marker].iter().copied().skip_while(|w| class(w).is_some()).collect();
+                let noun = inner.first().copied();
+                let complement = matches!(f[k], "de" | "d'") && k > 0 && class(f[k - 1]).is_none();
+                let score = 4 * i32::from(noun.is_some() && noun == repair_noun)
+                    + 2 * i32::from(repair_kind.is_some() && inner_kind(&inner) == repair_kind)
+                    + i32::from(f[k] == lead)
+                    - 2 * i32::from(complement);
+                // Nearest first on a tie: `max_by_key` keeps the last maximum.
+                (score, std::cmp::Reverse(marker - k))
+            })
         }
         Kind::Word => (marker >= 1).then(|| marker - 1),
     }
@@ -158,7 +203,7 @@ pub fn repair(text: &str, now: NaiveDateTime) -> Repair {
                 }
                 let after = i + m.len();
                 let Some((kind, len)) = repair_at(&f, after, now) else { continue };
-                if !strong && kind == Kind::Word {
+                if !strong && (kind == Kind::Word || kind == Kind::Led && m[0] == "euh") {
                     continue;
                 }
                 // « non » after a hesitation is the strong marker, read above.
@@ -166,8 +211,8 @@ pub fn repair(text: &str, now: NaiveDateTime) -> Repair {
                 let pronoun = matches!(f[after], "celui" | "celle" | "ceux" | "celles");
                 let from = after + usize::from(pronoun);
                 let lead = f[from];
-                let kind = if pronoun { repair_at(&f, from, now).map(|(k, _)| k).unwrap_or(kind) } else { kind };
-                let Some(start) = reparandum(&f, i, kind, lead, now) else { continue };
+                let (kind, len) = if pronoun { repair_at(&f, from, now).unwrap_or((kind, len)) } else { (kind, len) };
+                let Some(start) = reparandum(&f, i, from, kind, lead, now) else { continue };
                 if start >= i || (kind == Kind::Word && class(f[start]).is_some()) {
                     continue;
                 }
@@ -188,10 +233,16 @@ pub fn repair(text: &str, now: NaiveDateTime) -> Repair {
                     repaired.push_str(&text_of(&words, words.words[from + len - 1].end, words.original.len()));
                     return Repair::Repaired(repaired);
                 }
-                let cut_from = words.words[start].start;
-                let cut_to = words.words[from].start;
-                repaired.push_str(&text_of(&words, 0, cut_from));
-                repaired.push_str(&text_of(&words, cut_to, words.original.len()));
+                // The reparandum is a phrase as long as a led phrase goes (« du lait »); what
+                // lies between it and the marker (« à la liste de courses ») stays.
+                let rep_end = if kind == Kind::Led { start + led_len(&f[start..i]) } else { i };
+                let repair_end = words.words[from + len - 1].end;
+                repaired.push_str(&text_of(&words, 0, words.words[start].start));
+                repaired.push_str(&text_of(&words, words.words[from].start, repair_end));
+                if rep_end < i {
+                    repaired.push_str(&text_of(&words, words.words[rep_end - 1].end, words.words[i - 1].end));
+                }
+                repaired.push_str(&text_of(&words, repair_end, words.original.len()));
                 return Repair::Repaired(repaired);
             }
         }
@@ -212,7 +263,7 @@ pub fn repair(text: &str, now: NaiveDateTime) -> Repair {
         if !matches!(kind, Kind::Moment | Kind::Duration | Kind::Led) {
             continue;
         }
-        let Some(start) = reparandum(&f, i, kind, f[i + 1], now) else { continue };
+        let Some(start) = reparandum(&f, i, i + 1, kind, f[i + 1], now) else { continue };
         if start >= i {
             continue;
         }
@@ -220,6 +271,16 @@ pub fn repair(text: &str, now: NaiveDateTime) -> Repair {
         let second_end = words.words[i + len].end;
         let second = text_of(&words, words.words[i + 1].start, second_end);
         let mut with_first = text_of(&words, 0, words.words[i - 1].end);
+        // « cinq ou six minutes »: the unit of the second is the first's too.
+        if kind == Kind::Duration && kind_of(&f[start..i], now) == Some(Kind::Number) {
+            let unit_from = (i + 1..=i + len).find(|&k| {
+                crate::number::natural(&f[i + 1..k]).is_some() && crate::number::natural(&f[i + 1..=k]).is_none()
+            });
+            if let Some(u) = unit_from {
+                with_first.push(' ');
+                with_first.push_str(&text_of(&words, words.words[u].start, second_end));
+            }
+        }
         with_first.push_str(&text_of(&words, second_end, words.original.len()));
         return Repair::Alternatives { with_first, first, second, kind };
     }
@@ -274,6 +335,15 @@ mod tests {
         assert_eq!(fixed("lance un minuteur de 10 minutes non pardon 15"), "lance un minuteur de 15 minutes");
         assert_eq!(fixed("mets un minuteur de trois ou plutôt quatre minutes"), "mets un minuteur de quatre minutes");
         assert_eq!(fixed("annule le minuteur des pâtes euh non celui du gâteau"), "annule le minuteur du gâteau");
+        assert_eq!(fixed("mets un minuteur de cinq minutes euh non de six minutes"), "mets un minuteur de six minutes");
+        assert_eq!(
+            fixed("ajoute du lait à la liste de courses enfin du lait d'avoine"),
+            "ajoute du lait d'avoine à la liste de courses"
+        );
+        assert_eq!(
+            fixed("ajoute des rouleaux de scotch ou plutôt du ruban adhésif à la liste bricolage"),
+            "ajoute du ruban adhésif à la liste bricolage"
+        );
     }
 
     #[test]

@@ -174,7 +174,10 @@ impl Words {
         let mut prev: Option<usize> = None;
         for rank in first..=last {
             let w = &self.all[rank];
-            if self.spoken && FILLERS.contains(&w.folded.as_str()) {
+            // « ben », « bah » are hesitations when heard in lower case (« Ben » is a name).
+            let hesitation =
+                FILLERS.contains(&w.folded.as_str()) || matches!(&self.original[w.start..w.end], "ben" | "bah");
+            if self.spoken && hesitation {
                 continue;
             }
             if let Some(p) = prev {

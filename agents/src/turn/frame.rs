@@ -106,6 +106,10 @@ pub enum Reply {
     Fill(Frame),
     /// A target described (« celui du dentiste »): to look up among the notes or reminders.
     Describe(String),
+    /// One more of the same, after a write (« et des kiwis aussi »): run as it is.
+    More(Frame),
+    /// « cinq ou dix minutes »: asked which.
+    Choose(String, String),
     /// Anything else: the frame closes and the words are a new turn.
     Other,
 }
@@ -214,14 +218,29 @@ const DROPS: &[&str] = &[
 
 /// Reads the reply to a frame. `now` is local; `heard`: a transcript.
 pub fn reply(frame: &Frame, text: &str, heard: bool, now: NaiveDateTime, lexicon: &Lexicon) -> Reply {
-    // A self-repair inside the reply is read as repaired (« jeudi euh non vendredi »).
+    // A self-repair inside the reply is read as repaired (« jeudi euh non vendredi »); two
+    // said for the slot asked are asked about.
     let repaired = match arthur_french::repair::repair(text, now) {
         arthur_french::repair::Repair::Repaired(t) => t,
+        arthur_french::repair::Repair::Alternatives { first, second, .. } if frame.asking.is_some() && !frame.done => {
+            return Reply::Choose(first, second);
+        }
         _ => text.to_string(),
     };
     let words = if heard { Words::heard(&repaired) } else { Words::new(&repaired) };
     let folded = words.folded_text().replace("' ", "'");
-    if DROPS.contains(&folded.as_str()) {
+    // « non finalement c'est pas la peine », « bon, laisse tomber »: dropped.
+    let drop_inside =
+        ["pas la peine", "laisse tomber", "oublie ca", "on oublie", "annule tout", "ca ira", "pas besoin"]
+            .iter()
+            .any(|d| folded.contains(d))
+            && folded.split_whitespace().next().is_some_and(|w| {
+                matches!(
+                    w,
+                    "non" | "finalement" | "bon" | "bof" | "ah" | "en" | "oh" | "laisse" | "pas" | "c'est" | "c'"
+                )
+            });
+    if DROPS.contains(&folded.as_str()) || drop_inside {
         return if frame.done { Reply::Other } else { Reply::No };
     }
     if let Some(yes) = yes_no(&repaired).or_else(|| confirmation(&words)) {
@@ -258,6 +277,30 @@ pub fn reply(frame: &Frame, text: &str, heard: bool, now: NaiveDateTime, lexicon
             corrected = true;
         }
     }
+    // « et des kiwis aussi » right after an item was added: one more, on the same list (the
+    // words' cleaning took « et » away in front; the original still has it).
+    let opens_with_and = {
+        let o = arthur_french::fold::fold(words.original.trim_start());
+        o.starts_with("et ") || o.starts_with("puis ")
+    };
+    if frame.done && frame.tool == "ajouter_a_liste" && !corrected && opens_with_and {
+        let body: Vec<&str> = f.iter().copied().filter(|w| *w != "aussi").collect();
+        if !body.is_empty() {
+            let start = 0;
+            let end = if f.last() == Some(&"aussi") { f.len() - 1 } else { f.len() };
+            let items = crate::understand::several_items(&words.said_between(start, end));
+            let mut more = Frame::new("ajouter_a_liste", frame.args.clone(), None);
+            more.args["element"] = json!(items[0]);
+            more.then = items[1..]
+                .iter()
+                .map(|e| Call {
+                    tool: "ajouter_a_liste".into(),
+                    args: json!({ "liste": frame.args["liste"], "element": e }),
+                })
+                .collect();
+            return Reply::More(more);
+        }
+    }
     if frame.done && !corrected {
         return Reply::Other;
     }
@@ -283,9 +326,40 @@ pub fn reply(frame: &Frame, text: &str, heard: bool, now: NaiveDateTime, lexicon
         // A correction of a yes-or-no proposal or of a write just done names its own slot.
         guess_slot(frame, rest, now)
     });
-    let Some(slot) = asking else {
+    let Some(mut slot) = asking else {
         return Reply::Other;
     };
+    // « les courses », « bricolage »: a list's name, for a list command.
+    if matches!(frame.tool.as_str(), "ajouter_a_liste" | "retirer_de_liste" | "lire_liste" | "vider_liste") {
+        let span = strip_leads(
+            rest,
+            &["a", "sur", "dans", "la", "les", "ma", "mes", "liste", "de", "des", "du", "d'", "pour"],
+        );
+        let name = span.join(" ");
+        let key = |s: &str| arthur_french::fold::fold(s).trim_end_matches('s').to_string();
+        let known = lexicon
+            .lists
+            .iter()
+            .chain(["courses".to_string(), "taches".to_string()].iter())
+            .find(|l| key(l) == key(&name))
+            .cloned();
+        if let Some(liste) = known.filter(|_| span.len() <= 3) {
+            let mut next = frame.clone();
+            next.args["liste"] = json!(liste);
+            for call in &mut next.then {
+                call.args["liste"] = json!(liste);
+            }
+            next.asking = if next.complete() { None } else { next.asking.clone() };
+            return Reply::Fill(next);
+        }
+    }
+    // « demain à 9 h » where a text was asked and the moment is missing too: the moment.
+    if slot == "texte" && frame.tool == "creer_rappel" && frame.args.get("echeance").is_none() {
+        let span = strip_leads(rest, &["pour"]);
+        if arthur_french::moment::moment(span, now).is_some() {
+            slot = "echeance".to_string();
+        }
+    }
     let mut next = frame.clone();
     let value: Option<Value> = match slot.as_str() {
         "duree_secondes" => duration_of(rest).map(|s| json!(s)),

@@ -121,6 +121,13 @@ pub fn describe(cmd: &ToolCommand, now: DateTime<Utc>, tz: Tz) -> String {
         T::AnnulerMinuteur { nom: Some(n), .. } => format!("annule le minuteur {}", quoted(n)),
         T::AnnulerMinuteur { .. } => "annule le minuteur".into(),
         T::AjouterAListe { liste, element } => format!("ajoute {} à {}", quoted(element), list_name(liste)),
+        T::Several(each) => {
+            let said: Vec<String> = each.iter().map(|c| describe(c, now, tz)).collect();
+            match said.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{}, et {last}", rest.join(", ")),
+                _ => said.join(""),
+            }
+        }
         T::RetirerDeListe { liste, element } => format!("retire {} de {}", quoted(element), list_name(liste)),
         T::LireListe { liste } => format!("lise {}", list_name(liste)),
         T::ViderListe { liste } => format!("vide {}", list_name(liste)),

@@ -951,6 +951,23 @@ impl TurnEngine {
                 Ok(Flow::Direct(vec![compose::fixed(compose::CANCELLED)], "cancelled"))
             }
             frame::Reply::Fill(next) if next.done => self.correct_done(conversation_id, turn_id, next, state).await,
+            // « non, je voulais dire verger » to « je crée le projet jardin et je démarre une
+            // session ? »: the session goes to the project named, created only if it is new.
+            frame::Reply::Fill(mut next)
+                if next.tool == "creer_projet" && next.then.iter().any(|c| c.tool == "demarrer_session") =>
+            {
+                let nom = next.args.get("nom").and_then(Value::as_str).unwrap_or_default().to_string();
+                for call in &mut next.then {
+                    call.args["projet"] = json!(nom);
+                }
+                match self.ctx.store.find_projet(&nom).await? {
+                    Some(p) => {
+                        let start = frame::Frame::new("demarrer_session", json!({ "projet": p.nom }), None);
+                        self.run_frame(conversation_id, start, state).await
+                    }
+                    None => self.ask_again(conversation_id, next).await,
+                }
+            }
             frame::Reply::Fill(next) if next.complete() => {
                 // A hint about a reminder's hour that was only proposed by default is asked
                 // again with what was said; anything else given is run.
@@ -960,7 +977,15 @@ impl TurnEngine {
                 self.run_frame(conversation_id, next, state).await
             }
             frame::Reply::Fill(next) => self.ask_again(conversation_id, next).await,
-            frame::Reply::Describe(words) => self.describe_target(conversation_id, f, &words).await,
+            frame::Reply::Describe(words) => self.describe_target(conversation_id, f, &words, state).await,
+            frame::Reply::More(more) => self.run_frame(conversation_id, more, state).await,
+            frame::Reply::Choose(first, second) => {
+                let question = format!("Tu veux dire « {first} » ou « {second} » ?");
+                let mut f = f;
+                f.choices = vec![first, second];
+                self.set_frame(conversation_id, &f, &question).await?;
+                Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"))
+            }
         }
     }
 
@@ -1062,8 +1087,38 @@ impl TurnEngine {
         Ok(Flow::Direct(parts, "corrected"))
     }
 
-    /// « celui du dentiste » in answer to « Quel rappel ? »: looked up, then asked.
-    async fn describe_target(&self, conversation_id: &str, f: frame::Frame, words: &str) -> Result<Flow, StoreError> {
+    /// « celui du dentiste », « le dernier », « celui de lundi » in answer to « Quel rappel ? »:
+    /// the one it names is the user's choice, done; none or several are said.
+    async fn describe_target(
+        &self,
+        conversation_id: &str,
+        f: frame::Frame,
+        words: &str,
+        state: &mut TurnState,
+    ) -> Result<Flow, StoreError> {
+        let now = self.ctx.now();
+        let tz = self.ctx.tz;
+        // A day (« celui de lundi »): the reminder due that day.
+        let folded: Vec<String> =
+            arthur_french::Words::split_only(words).folded().iter().map(|w| w.to_string()).collect();
+        let folded: Vec<&str> = folded.iter().map(String::as_str).collect();
+        let today = now.with_timezone(&tz).date_naive();
+        let day = arthur_french::moment::day(&folded).and_then(|d| d.resolve(today, arthur_french::Direction::Future));
+        if let (Some(day), true) = (day, f.tool != "supprimer_note") {
+            let due: Vec<crate::memory::Rappel> = self
+                .ctx
+                .store
+                .list_rappels(f.tool == "supprimer_rappel")
+                .await?
+                .into_iter()
+                .filter(|r| r.echeance.with_timezone(&tz).date_naive() == day)
+                .collect();
+            if let [one] = due.as_slice() {
+                let mut next = f.clone();
+                next.args = json!({ "id": one.id });
+                return self.run_frame(conversation_id, next, state).await;
+            }
+        }
         let target = if words == "@dernier" { Target::Last } else { Target::Matching(words.to_string()) };
         let cmd = match f.tool.as_str() {
             "supprimer_note" => ToolCommand::SupprimerNote { target },
@@ -1071,7 +1126,19 @@ impl TurnEngine {
             "marquer_rappel_fait" => ToolCommand::MarquerRappelFait { target },
             _ => return Ok(Flow::Direct(vec![compose::fixed(compose::CANCELLED)], "cancelled")),
         };
-        self.ask_resolving(conversation_id, &cmd, Doubt::GuessedTarget, "").await
+        match self.resolve_target(&cmd).await? {
+            Resolved::Found(ToolCommand::SupprimerNote { target: Target::Id(id) }, _)
+            | Resolved::FoundAmong(ToolCommand::SupprimerNote { target: Target::Id(id) }, _, _)
+            | Resolved::Found(ToolCommand::SupprimerRappel { target: Target::Id(id) }, _)
+            | Resolved::FoundAmong(ToolCommand::SupprimerRappel { target: Target::Id(id) }, _, _)
+            | Resolved::Found(ToolCommand::MarquerRappelFait { target: Target::Id(id) }, _)
+            | Resolved::FoundAmong(ToolCommand::MarquerRappelFait { target: Target::Id(id) }, _, _) => {
+                let mut next = f.clone();
+                next.args = json!({ "id": id });
+                self.run_frame(conversation_id, next, state).await
+            }
+            _ => self.ask_resolving(conversation_id, &cmd, Doubt::GuessedTarget, "").await,
+        }
     }
 
     /// The question that offers a write, naming the running session for the chrono.
@@ -1244,6 +1311,11 @@ impl TurnEngine {
                         Some(("element", json!({ "liste": crate::understand::DEFAULT_LIST })))
                     }
                     ("lire_liste" | "vider_liste", Doubt::Missing) => Some(("liste", json!({}))),
+                    ("supprimer_note" | "supprimer_rappel" | "marquer_rappel_fait", Doubt::Missing) => {
+                        Some(("id", json!({})))
+                    }
+                    ("creer_projet", Doubt::Missing) => Some(("nom", json!({}))),
+                    ("acter_decision", Doubt::Missing | Doubt::UnknownName) => Some(("projet", json!({}))),
                     _ => None,
                 };
                 if let Some((slot, mut args)) = missing {
@@ -1263,7 +1335,16 @@ impl TurnEngine {
                             a.insert(key.clone(), v.clone());
                         }
                     }
-                    let f = frame::Frame { time_said, ..frame::Frame::new(intent, args, Some(slot)) };
+                    let mut f = frame::Frame { time_said, ..frame::Frame::new(intent, args, Some(slot)) };
+                    // « Quel rappel ? » → « le deuxième »: counted in the order they are listed.
+                    f.candidates = match intent.as_str() {
+                        "supprimer_note" => self.ctx.store.list_notes(None).await?.iter().map(|n| n.id).collect(),
+                        "supprimer_rappel" => self.ctx.store.list_rappels(true).await?.iter().map(|r| r.id).collect(),
+                        "marquer_rappel_fait" => {
+                            self.ctx.store.list_rappels(false).await?.iter().map(|r| r.id).collect()
+                        }
+                        _ => Vec::new(),
+                    };
                     self.set_frame(conversation_id, &f, &said).await?;
                 }
                 Ok(Flow::Direct(vec![compose::fixed(&said)], "incomplete"))
@@ -1289,8 +1370,13 @@ impl TurnEngine {
             Some(r) => r,
             None => self.resolve_target(cmd).await?,
         };
+        let mut among = Vec::new();
         let (cmd, named) = match resolved {
             Resolved::Found(c, named) => (c, named),
+            Resolved::FoundAmong(c, named, others) => {
+                among = others;
+                (c, named)
+            }
             Resolved::Say(text) => return Ok(Flow::Direct(vec![compose::fixed(&text)], "asked")),
             // « Quel rappel ? », « Plusieurs notes correspondent… »: the next words may name it.
             Resolved::Which(text, candidates) => {
@@ -1311,7 +1397,8 @@ impl TurnEngine {
                 _ => format!("Tu veux {} « {texte} » ?", local::que_je(&described)),
             };
             if let Some(args) = cmd.arguments() {
-                let f = frame::Frame::new(cmd.name(), args, Some("id"));
+                let mut f = frame::Frame::new(cmd.name(), args, Some("id"));
+                f.candidates = among;
                 self.set_frame(conversation_id, &f, &question).await?;
             }
             return Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"));
@@ -1410,6 +1497,15 @@ impl TurnEngine {
         if let Some(args) = cmd.arguments() {
             let mut f = frame::Frame::new(cmd.name(), args, asking_for(cmd.name(), doubt));
             f.time_said = !matches!(doubt, Doubt::DefaultTime);
+            // Several at once: the frame runs the others after the first.
+            if let ToolCommand::Several(each) = &cmd {
+                f.then = each
+                    .iter()
+                    .skip(1)
+                    .flat_map(|c| c.calls())
+                    .map(|(tool, args)| frame::Call { tool: tool.into(), args })
+                    .collect();
+            }
             if doubt == Doubt::Alternatives {
                 if let Some((first, second)) = alternatives(said) {
                     f.choices = vec![first, second];
@@ -1451,7 +1547,9 @@ impl TurnEngine {
             )))
             }
             Target::Unnamed | Target::This => {
-                return Ok(Resolved::Which(local::incomplete(cmd.name(), Doubt::Missing), Vec::new()));
+                // « le deuxième » then counts in the order they are listed.
+                let all = items.iter().map(|(i, _)| *i).collect();
+                return Ok(Resolved::Which(local::incomplete(cmd.name(), Doubt::Missing), all));
             }
         };
         let label = if note { "note" } else { "rappel" };
@@ -1462,7 +1560,15 @@ impl TurnEngine {
                 }
                 _ => format!("Il n'y a aucun{} {label} : je n'ai rien fait.", if note { "e" } else { "" }),
             })),
-            [(id, texte)] => Ok(Resolved::Found(with_id(*id), Some(texte.clone()))),
+            [(id, texte)] => {
+                // With two in all, « l'autre » names the one not proposed.
+                let all: Vec<i64> = items.iter().map(|(i, _)| *i).collect();
+                Ok(Resolved::Found(with_id(*id), Some(texte.clone())).with_others(if all.len() == 2 {
+                    all
+                } else {
+                    Vec::new()
+                }))
+            }
             many => {
                 let list = many.iter().take(5).map(|(id, t)| format!("n°{id} « {t} »")).collect::<Vec<_>>().join(", ");
                 let which = if note { "laquelle" } else { "lequel" };
@@ -1626,8 +1732,19 @@ impl TurnEngine {
     }
 }
 
+impl Resolved {
+    fn with_others(self, others: Vec<i64>) -> Self {
+        match self {
+            Resolved::Found(c, n) if !others.is_empty() => Resolved::FoundAmong(c, n, others),
+            other => other,
+        }
+    }
+}
+
 /// A described target, looked up.
 enum Resolved {
+    /// As `Found`, with the others it could have been (« l'autre »).
+    FoundAmong(ToolCommand, Option<String>, Vec<i64>),
     /// The command with its target's number, and the target's text when it was guessed.
     Found(ToolCommand, Option<String>),
     Say(String),
