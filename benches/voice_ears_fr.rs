@@ -22,7 +22,6 @@ use std::time::Instant;
 
 use arthur_agents::ears::{self, Confidence};
 use arthur_agents::understand::{understand, Command, Reading};
-use arthur_audio::phrases::{NetBuilder, PhraseNet};
 use arthur_audio::stt::{Room, SteeredReading, SttOptions, Transcriber};
 use arthur_audio::wake::strip_wake_word;
 use arthur_audio::wav;
@@ -86,29 +85,6 @@ pub(super) fn kokoro(texts: &[String], speed: f32) -> Vec<Vec<f32>> {
         }
     }
     paths.iter().map(|p| wav::read_wav_16k_mono(p).unwrap_or_default()).collect()
-}
-
-/// The grammar's network of words (`ears::phrase_net`) in the recogniser's form.
-pub(super) fn net(wake_word: &str, lexicon: &arthur_french::Lexicon) -> PhraseNet {
-    let words = ears::phrase_net(wake_word, lexicon);
-    let mut b = NetBuilder::new();
-    for _ in 1..words.states {
-        b.state();
-    }
-    let classes: Vec<u32> = words
-        .classes
-        .iter()
-        .map(|(w, digits)| b.class(&w.iter().map(String::as_str).collect::<Vec<_>>(), *digits))
-        .collect();
-    for (from, to, m) in &words.moves {
-        match m {
-            ears::Move::Epsilon => b.epsilon(*from, *to),
-            ears::Move::Word(w) => b.word(*from, *to, w),
-            ears::Move::Any => b.any(*from, *to),
-            ears::Move::Class(c) => b.class_word(*from, *to, classes[*c]),
-        }
-    }
-    b.build()
 }
 
 /// What became of one command heard.
@@ -216,7 +192,7 @@ pub(super) async fn part(maker: &NoiseMaker) {
         rest.map(|r| understand(&r, now, tz, &lexicon).reading)
     };
     let favoured = ears::favoured_words("Arthur", &lexicon);
-    let phrases = net("Arthur", &lexicon);
+    let phrases = arthur_voice::phrases::net(&ears::phrase_net("Arthur", &lexicon));
     let plain = SttOptions {
         language: "fr".into(),
         initial_prompt: Some("Arthur".into()),
@@ -293,7 +269,8 @@ pub(super) async fn part(maker: &NoiseMaker) {
                 if g.name() == w.name() && ears::writes(g) {
                     let (ga, wa) = (g.arguments().unwrap_or_default(), w.arguments().unwrap_or_default());
                     for (k, wv) in wa.as_object().into_iter().flatten() {
-                        if let Some(ws) = wv.as_str().filter(|s| s.split_whitespace().count() > 1 || k == "texte") {
+                        // Words stored as said (a text, an item, a name), not a date or a number.
+                        if let Some(ws) = wv.as_str().filter(|s| s.chars().next().is_some_and(char::is_alphabetic)) {
                             let expected = arthur_voice::selftest::comparable_words(ws);
                             let heard = arthur_voice::selftest::comparable_words(ga[k].as_str().unwrap_or_default());
                             let errors = arthur_voice::selftest::word_errors(&expected, &heard);

@@ -354,6 +354,19 @@ impl TurnEngine {
         text: &str,
         events: Option<EventSink<'_>>,
     ) -> Result<TurnResult, StoreError> {
+        self.run_heard(conversation, text, false, events).await
+    }
+
+    /// [`Self::run`] for an utterance the ears heard with doubt (`misheard`: whisper itself
+    /// weighed some word of it low, `crate::ears::Confidence`): a command that would write
+    /// is asked first (« J'ai peut-être mal entendu. Tu veux que je… ? »), never run.
+    pub async fn run_heard(
+        &self,
+        conversation: Option<&str>,
+        text: &str,
+        misheard: bool,
+        events: Option<EventSink<'_>>,
+    ) -> Result<TurnResult, StoreError> {
         let started = Instant::now();
         let store = self.ctx.store.as_ref();
         let now = self.ctx.now();
@@ -378,7 +391,10 @@ impl TurnEngine {
         };
 
         let t_read = Instant::now();
-        let reading = Heard { understanding: self.understand(text).await? };
+        let mut reading = Heard { understanding: self.understand(text).await? };
+        if misheard {
+            reading.understanding.reading = crate::ears::doubted(reading.understanding.reading);
+        }
         state.reading = Some(ReadingTrace::of(&reading.understanding, t_read.elapsed().as_micros() as u64));
         let local = self.local_first || self.llm.is_none();
         let mut label = LabelSource::Fallback;
