@@ -127,10 +127,15 @@ impl PhraseNet {
     }
 
     fn closure(&self, mut set: Vec<State>) -> Vec<State> {
+        let mut seen = vec![false; self.eps.len()];
+        for &s in &set {
+            seen[s as usize] = true;
+        }
         let mut i = 0;
         while i < set.len() {
             for &n in &self.eps[set[i] as usize] {
-                if !set.contains(&n) {
+                if !seen[n as usize] {
+                    seen[n as usize] = true;
                     set.push(n);
                 }
             }
@@ -164,10 +169,12 @@ impl PhraseNet {
     }
 
     fn step(&self, set: &[State], word: &str) -> Vec<State> {
+        let mut seen = vec![false; self.eps.len()];
         let mut next = Vec::new();
         for &s in set {
             for &(label, to) in &self.moves[s as usize] {
-                if !next.contains(&to) && self.takes(label, word) {
+                if !seen[to as usize] && self.takes(label, word) {
+                    seen[to as usize] = true;
                     next.push(to);
                 }
             }
@@ -339,11 +346,22 @@ pub struct Steer<'a> {
     pub(crate) net: Option<(&'a PhraseNet, f32)>,
     pub(crate) table: &'a TokenTable,
     record: Mutex<Record>,
+    walk: Mutex<Walk>,
+}
+
+/// Where the last step left the reading in the network: each step walks only the words
+/// added since, and a reading that left the network or entered a free slot stays so.
+#[derive(Debug, Default)]
+struct Walk {
+    tokens: usize,
+    words: Vec<String>,
+    set: Option<Vec<State>>,
+    done: bool,
 }
 
 impl<'a> Steer<'a> {
     pub fn new(vocabulary: Option<&'a Vocabulary>, net: Option<(&'a PhraseNet, f32)>, table: &'a TokenTable) -> Self {
-        Self { vocabulary, net, table, record: Mutex::new(Record::default()) }
+        Self { vocabulary, net, table, record: Mutex::new(Record::default()), walk: Mutex::new(Walk::default()) }
     }
 
     /// One decoding step: `decoded` the reading's tokens so far, `logits` the next token's.
@@ -387,9 +405,29 @@ impl<'a> Steer<'a> {
             return false; // a character cut between two tokens: judged at the next step
         }
         let (words, partial) = fold_words(&text);
-        let set = net.states_after(words.iter().map(String::as_str));
+        let mut walk = self.walk.lock().unwrap_or_else(|e| e.into_inner());
+        if decoded.len() < walk.tokens || !words.starts_with(&walk.words) {
+            *walk = Walk::default(); // the decoding started again (a fallback): walk anew
+        }
+        walk.tokens = decoded.len();
+        if walk.done {
+            return false;
+        }
+        let mut set = walk.set.take().unwrap_or_else(|| net.states_after([]));
+        for w in &words[walk.words.len()..] {
+            set = net.step(&set, w);
+            if set.is_empty() {
+                break;
+            }
+        }
+        walk.words = words;
         let here = net.place(&set);
-        let Place::Next { words: next, digits } = &here else { return false };
+        walk.set = Some(set.clone());
+        let Place::Next { words: next, digits } = &here else {
+            walk.done = true;
+            return false;
+        };
+        drop(walk);
         if !partial.is_empty() && !fits(next, *digits, &partial, false) {
             return false; // the word being said already left the network
         }
