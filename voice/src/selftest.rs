@@ -235,8 +235,7 @@ pub fn largest_affordable(model: &str, rtf: f64, machine: Machine) -> &'static (
     let current_factor = LADDER[rank].3;
     LADDER
         .iter()
-        .filter(|(_, _, memory, factor)| rtf * factor / current_factor <= 0.5 && machine.memory_gib >= memory + 0.5)
-        .next_back()
+        .rfind(|(_, _, memory, factor)| rtf * factor / current_factor <= 0.5 && machine.memory_gib >= memory + 0.5)
         .unwrap_or(&LADDER[0])
 }
 
