@@ -524,7 +524,8 @@ mod tests {
         assert_eq!(largest_affordable("ggml-base", 0.1, big).0, "ggml-small");
         assert_eq!(largest_affordable("ggml-base", 0.02, big).0, "ggml-large-v3-turbo-q5_0");
         assert_eq!(largest_affordable("ggml-base", 0.02, Machine { cores: 8, memory_gib: 2.0 }).0, "ggml-small");
-        assert_eq!(largest_affordable("ggml-small", 0.09, big).0, "ggml-small", "measured with small");
+        assert_eq!(largest_affordable("ggml-small", 0.2, big).0, "ggml-small", "measured with small");
+        assert_eq!(largest_affordable("ggml-small", 0.09, big).0, "ggml-large-v3-turbo-q5_0", "0.09 × 25 / 4.5 = 0.5");
     }
 
     #[test]
