@@ -30,7 +30,7 @@
 //!   what was missed); `ears-fr`: the same in French (espeak-ng, MBROLA fr3 at 120 and 150
 //!   wpm), understood = the grammar reads the same tool and arguments, with the grammar as
 //!   the judge of several readings, favoured words, and free speech's word error rate
-//!   (issue 29's rows: `ears-fr-29`); `ears-fr` (issue 40, `benches/voice_ears_fr.rs`):
+//!   (issue 29's rows: `ears-fr-29`); `ears-fr` (issue 40, `benches/parts/ears_fr.rs`: a sub-folder, or Cargo would take it for a bench of its own):
 //!   the natural French test voice (Kokoro) beside MBROLA, the grammar as the recogniser's
 //!   language model, the doubt gate, wrong writes and stored words.
 //!
@@ -38,7 +38,7 @@
 //! about half an hour); `VOICE_BENCH_QUICK=1` shortens them.
 //! Needs `models/fetch --offline` (whisper base, the joe voice, ONNX Runtime).
 
-#[path = "voice_ears_fr.rs"]
+#[path = "parts/ears_fr.rs"]
 mod ears_fr;
 #[path = "../tests/common/noise.rs"]
 mod noise;
