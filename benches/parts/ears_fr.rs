@@ -223,7 +223,8 @@ pub(super) async fn part(maker: &NoiseMaker) {
         .chain(["lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"].map(String::from))
         .collect();
     // (name, favour bonus, phrase penalty, gate, day names favoured)
-    let mut rows: Vec<(String, Option<f32>, Option<f32>, Option<Confidence>, bool)> = vec![
+    type Row = (String, Option<f32>, Option<f32>, Option<Confidence>, bool);
+    let mut rows: Vec<Row> = vec![
         ("before: one plain reading".into(), None, None, None, false),
         ("favoured words, bonus 3 (shipped)".into(), Some(3.0), None, None, false),
         ("favoured words + day names, bonus 3".into(), Some(3.0), None, None, true),
@@ -250,7 +251,7 @@ pub(super) async fn part(maker: &NoiseMaker) {
     let mut cache: std::collections::HashMap<(Option<u32>, Option<u32>, bool), Readings> = Default::default();
     for (name, bonus, penalty, gate, with_days) in rows {
         let key = (bonus.map(f32::to_bits), penalty.map(f32::to_bits), with_days);
-        if !cache.contains_key(&key) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = cache.entry(key) {
             let words = if with_days { &days } else { &favoured };
             let vocabulary = bonus.map(|b| t.vocabulary(&words.iter().map(String::as_str).collect::<Vec<_>>(), b));
             let steer = penalty.map(|p| (&phrases, p));
@@ -267,7 +268,7 @@ pub(super) async fn part(maker: &NoiseMaker) {
                 .iter()
                 .map(|(_, pcm, _)| t.read_steered(pcm, None, Some("Arthur"), vocabulary.as_ref(), steer).unwrap())
                 .collect();
-            cache.insert(key, (readings, free_readings, times));
+            slot.insert((readings, free_readings, times));
         }
         let (readings, free_readings, times) = &cache[&key];
         let mut understood = [0usize; 3];
