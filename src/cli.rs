@@ -30,130 +30,130 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Conversation in the terminal.
+    /// Conversation dans le terminal.
     Chat,
-    /// One turn: `arthur ask "rappelle-moi d'appeler la banque demain à 9 h"`.
+    /// Un échange : `arthur ask "rappelle-moi d'appeler la banque demain à 9 h"`.
     Ask {
-        /// Print the turn as one JSON object (docs/interface.md §3.1).
+        /// Affiche l'échange comme un objet JSON (docs/interface.md §3.1).
         #[arg(long)]
         json: bool,
-        /// Continue this conversation. Without it, the last conversation is continued when
-        /// its last answer, less than five minutes ago, was a question; a new one otherwise.
+        /// Continue cette conversation. Sans elle, la dernière conversation continue quand
+        /// sa dernière réponse, il y a moins de cinq minutes, était une question ; sinon une nouvelle.
         #[arg(long, conflicts_with = "new")]
         conversation: Option<String>,
-        /// Start a new conversation even if the last one asked a question.
+        /// Commence une nouvelle conversation même si la dernière posait une question.
         #[arg(long)]
         new: bool,
-        /// What the user says.
+        /// Ce que tu dis.
         #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
     },
-    /// Voice conversation: hands-free (wake word "Arthur", then a follow-up window), or
-    /// push-to-talk in the terminal with --ptt.
+    /// Conversation à la voix : mains libres (mot d'éveil « Arthur », puis un temps de suite), ou
+    /// appuyer pour parler dans le terminal avec --ptt.
     Listen {
-        /// Push-to-talk: Space starts and stops recording, Esc quits; no wake word.
+        /// Appuyer pour parler : Espace démarre et arrête l'enregistrement, Échap quitte ; pas de mot d'éveil.
         #[arg(long)]
         ptt: bool,
         #[command(flatten)]
         io: crate::voice::AudioIo,
-        /// List the audio input devices and exit.
+        /// Liste les entrées audio, puis s'arrête.
         #[arg(long)]
         devices: bool,
-        /// Wake word (default "Arthur").
+        /// Mot d'éveil (« Arthur » par défaut).
         #[arg(long, default_value = "Arthur")]
         wake_word: String,
-        /// Follow-up window after an answer, in seconds.
+        /// Temps d'écoute après une réponse, en secondes.
         #[arg(long, default_value_t = 8)]
         follow_up: u64,
     },
-    /// Print the text spoken in a WAV file (whisper; language ARTHUR_STT_LANG).
+    /// Écrit ce qui est dit dans un fichier WAV (whisper ; langue ARTHUR_STT_LANG).
     Transcribe {
-        /// The recording (any PCM WAV: resampled to 16 kHz mono).
+        /// L'enregistrement (tout WAV PCM : rééchantillonné en 16 kHz mono).
         file: std::path::PathBuf,
-        /// Threads for whisper (default 2).
+        /// Fils de calcul pour whisper (2 par défaut).
         #[arg(long)]
         threads: Option<u32>,
     },
-    /// Speak a text into a WAV file, sentence by sentence.
+    /// Dit un texte dans un fichier WAV, phrase par phrase.
     Say {
-        /// What to say.
+        /// Ce qu'il faut dire.
         #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
-        /// Output WAV file.
+        /// Le fichier WAV écrit.
         #[arg(short, long)]
         output: std::path::PathBuf,
     },
-    /// The appliance: web interface, hands-free voice, reminders spoken when due.
-    /// SIGTERM or Ctrl-C stops it cleanly.
+    /// L'appareil : interface web, voix mains libres, rappels dits à leur heure.
+    /// SIGTERM ou Ctrl-C l'arrêtent proprement.
     Serve {
         #[command(flatten)]
         io: crate::voice::AudioIo,
-        /// Run without the voice (web and reminders only).
+        /// Sans la voix (web et rappels seulement).
         #[arg(long)]
         no_voice: bool,
-        /// Seconds between two checks for due reminders.
+        /// Secondes entre deux vérifications des rappels dus.
         #[arg(long, default_value_t = 30)]
         reminder_check_secs: u64,
-        /// Seconds between two polls of the Atlas mailbox (when ATLAS_IMAP_URL is set).
+        /// Secondes entre deux relèves de la boîte d'Atlas (quand ATLAS_IMAP_URL est réglé).
         #[arg(long, default_value_t = 60)]
         atlas_poll_secs: u64,
-        /// Seconds between two Atlas launch cycles.
+        /// Secondes entre deux cycles de lancement d'Atlas.
         #[arg(long, default_value_t = 300, hide = true)]
         atlas_launch_secs: u64,
-        /// Seconds after the start before the first launch cycle.
+        /// Secondes après le démarrage avant le premier cycle de lancement.
         #[arg(long, default_value_t = 120, hide = true)]
         atlas_launch_offset_secs: u64,
-        /// Seconds between two checks of the Atlas lock watchdog (15 minutes).
+        /// Secondes entre deux vérifications des verrous d'Atlas (15 minutes).
         #[arg(long, default_value_t = 900, hide = true)]
         atlas_watchdog_secs: u64,
-        /// An Atlas worker only: the mailbox poller and the launcher, no web, voice or
-        /// reminders. Several can share one PostgreSQL database (ARTHUR_DATABASE_URL).
+        /// Un travailleur Atlas seulement : la relève et le lanceur, sans web, voix ni
+        /// rappels. Plusieurs peuvent partager une base PostgreSQL (ARTHUR_DATABASE_URL).
         #[arg(long)]
         atlas_only: bool,
     },
-    /// What works and what is missing (database, models, microphone, providers, Atlas).
+    /// Ce qui marche et ce qui manque (base, modèles, micro, fournisseurs, Atlas).
     Doctor {
-        /// « Est-ce que tu me comprends ? » — read ten short commands aloud: word error rate,
-        /// commands understood, time of each stage, and whether a bigger whisper model is
-        /// worth it on this machine.
+        /// « Est-ce que tu me comprends ? » — lis dix commandes courtes à voix haute : taux d'erreur,
+        /// commandes comprises, temps de chaque étape, et s'il vaut la peine de prendre un modèle
+        /// whisper plus gros sur cette machine.
         #[arg(long)]
         voix: bool,
-        /// The voice self-test on a recording of the ten sentences read one after the other.
+        /// Le test de la voix sur un enregistrement des dix phrases lues l'une après l'autre.
         #[arg(long, requires = "voix")]
         input: Option<std::path::PathBuf>,
-        /// The microphone for the voice self-test (default ARTHUR_AUDIO_INPUT).
+        /// Le micro du test de la voix (ARTHUR_AUDIO_INPUT par défaut).
         #[arg(long, requires = "voix")]
         device: Option<String>,
     },
-    /// The web interface alone (chat and memory pages), on ARTHUR_WEB_ADDR.
+    /// L'interface web seule (conversation et pages de la mémoire), sur ARTHUR_WEB_ADDR.
     Web,
-    /// Run one tool directly: `arthur tool creer_note '{"texte": "…"}'`.
+    /// Lance un outil directement : `arthur tool creer_note '{"texte": "…"}'`.
     Tool(ToolCmd),
-    /// List the tools with their JSON Schema.
+    /// Les outils, avec leur schéma JSON.
     Tools {
         #[arg(long)]
         json: bool,
     },
-    /// Everything the memory holds.
+    /// Tout ce que la mémoire contient.
     Export {
-        /// JSON (the tool-argument field names); without it, the same content as text.
+        /// En JSON (les noms des arguments des outils) ; sans, le même contenu en texte.
         #[arg(long)]
         json: bool,
     },
-    /// The briefing of the day or of the week, composed from the store.
+    /// Le point du jour ou de la semaine, composé à partir de la mémoire.
     Briefing(BriefingCmd),
-    /// Benchmarks.
+    /// Mesures de performance.
     Bench {
         #[command(subcommand)]
         what: BenchCmd,
     },
-    /// Maintenance and test helpers.
+    /// Aides à la maintenance et aux tests.
     #[command(hide = true)]
     Debug {
         #[command(subcommand)]
         what: DebugCmd,
     },
-    /// Atlas, the e-mail pipeline: poll, classify, report, list, show, clients.
+    /// Atlas, la chaîne des e-mails : relève, classement, rapport, liste, détail, clients.
     Atlas {
         #[command(subcommand)]
         what: crate::atlas_cli::AtlasCmd,
@@ -162,14 +162,14 @@ pub enum Command {
 
 #[derive(Debug, ClapArgs)]
 pub struct ToolCmd {
-    /// Tool name, e.g. creer_rappel.
+    /// Nom de l'outil, par exemple creer_rappel.
     pub name: String,
-    /// Arguments as a JSON object (default `{}`).
+    /// Arguments, en objet JSON (`{}` par défaut).
     pub args: Option<String>,
-    /// Run as this agent (refuses tools outside its list).
+    /// Comme cet agent (refuse les outils hors de sa liste).
     #[arg(long, value_enum)]
     pub agent: Option<AgentArg>,
-    /// Print the outcome as JSON.
+    /// Affiche le résultat en JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -191,11 +191,11 @@ pub struct BriefingCmd {
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCmd {
-    /// Cost of each tool call on SQLite (median µs), and of a 3-tool turn.
+    /// Coût de chaque appel d'outil sur SQLite (µs médianes), et d'un échange de 3 outils.
     Store {
         #[arg(long, default_value_t = 300)]
         iterations: usize,
-        /// Also on this empty PostgreSQL database (`postgres://…`), side by side.
+        /// Aussi sur cette base PostgreSQL vide (`postgres://…`), côte à côte.
         #[arg(long)]
         postgres: Option<String>,
     },
@@ -203,16 +203,40 @@ pub enum BenchCmd {
 
 #[derive(Debug, Subcommand)]
 pub enum DebugCmd {
-    /// Writes notes and chrono cycles in a loop, printing one line per committed write;
-    /// used by the crash-safety test, which kills the process in the middle.
+    /// Écrit des notes et des cycles du chrono en boucle, une ligne par écriture validée ;
+    /// sert au test de résistance aux arrêts brutaux, qui tue le processus au milieu.
     WriteLoop {
         #[arg(long, default_value_t = 1000)]
         count: usize,
     },
 }
 
+/// `--help` in French: the headings, the help and version flags (clap's own parse errors
+/// stay in English).
+pub fn french_help(cmd: clap::Command) -> clap::Command {
+    let cmd = cmd
+        .disable_help_flag(true)
+        .disable_help_subcommand(true)
+        .help_template("{about-with-newline}\nUtilisation : {usage}\n\n{all-args}{after-help}")
+        .subcommand_help_heading("Commandes")
+        .subcommand_value_name("COMMANDE")
+        .arg(clap::Arg::new("aide").short('h').long("help").action(clap::ArgAction::Help).help("Affiche cette aide"));
+    cmd.mut_subcommands(french_help)
+}
+
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    let command = french_help(Cli::command()).disable_version_flag(true).arg(
+        clap::Arg::new("version")
+            .short('V')
+            .long("version")
+            .action(clap::ArgAction::Version)
+            .help("Affiche la version"),
+    );
+    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -254,7 +278,17 @@ pub use crate::health::error_chain;
 
 fn french_summary(e: &anyhow::Error) -> &'static str {
     let text = format!("{e:#}");
-    if text.contains("not available yet") {
+    if text.contains("empty message") {
+        "le message est vide. Écris ta demande après ask, par exemple : arthur ask \"quelle heure est-il ?\""
+    } else if text.contains("aucun micro") {
+        "aucun micro utilisable. Branche-en un et choisis-le avec --device (arthur listen --devices les liste), \
+         ou enregistre-toi en lisant les dix phrases et donne le fichier avec --input FICHIER.wav."
+    } else if text.contains("aucun haut-parleur") {
+        "aucun haut-parleur utilisable : --output FICHIER.wav écrit les réponses dans un fichier à la place."
+    } else if text.contains("readonly") || text.contains("read-only") || text.contains("Permission denied") {
+        "la base de données ne peut pas être écrite (dossier ou fichier en lecture seule) : donne-toi le droit \
+         d'écrire dans le dossier de données (chmod u+w), ou choisis-en un autre avec ARTHUR_DATA_DIR."
+    } else if text.contains("not available yet") {
         "cette façon d'écouter n'est pas encore disponible."
     } else if text.contains("whisper model") || text.contains("ARTHUR_WHISPER_MODEL") {
         "aucun modèle de reconnaissance vocale : lance models/fetch."
@@ -290,11 +324,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Ask { json, conversation, new, text } => {
-            let app = open().await?;
             let text = text.join(" ");
+            // Said before anything opens: nothing to run.
             if text.trim().is_empty() {
                 anyhow::bail!("empty message");
             }
+            let app = open().await?;
             // « oui » after a question answers it: the conversation that asked goes on.
             let conversation = match conversation {
                 Some(c) => Some(c),
@@ -344,7 +379,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let secs = tokio::task::spawn_blocking(move || crate::voice::say(&settings, &text, &output))
                 .await
                 .context("synthesis task")??;
-            eprintln!("{secs:.1} s de parole écrits.");
+            eprintln!("{} s de parole écrits.", arthur_agents::fr::decimal(f64::from(secs), 1));
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve {
@@ -535,4 +570,23 @@ async fn run_tool(app: &App, cmd: ToolCmd) -> anyhow::Result<ExitCode> {
         Outcome::Refused(_) => ExitCode::from(EXIT_REFUSED),
         Outcome::Failed(_) => ExitCode::from(EXIT_FAILED),
     })
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::french_summary;
+
+    /// Every error a new user can cause says, in French, what to do.
+    #[test]
+    fn errors_a_user_can_cause_say_what_to_do() {
+        let said = |e: anyhow::Error| french_summary(&e);
+        assert!(said(anyhow::anyhow!("empty message")).contains("arthur ask \"quelle heure est-il ?\""));
+        let mic = said(anyhow::anyhow!("cannot open the audio input").context("aucun micro utilisable"));
+        assert!(
+            mic.contains("--device") && mic.contains("--input FICHIER.wav") && mic.contains("arthur listen --devices")
+        );
+        let ro = said(anyhow::anyhow!("attempt to write a readonly database").context("opening database sqlite://x"));
+        assert!(ro.contains("lecture seule") && ro.contains("ARTHUR_DATA_DIR"), "{ro}");
+        assert_eq!(said(anyhow::anyhow!("something else")), "la commande a échoué.");
+    }
 }

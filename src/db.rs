@@ -87,7 +87,7 @@ impl Database {
                 let pool = store.pool().clone();
                 let atlas = SqliteAtlasStore::open(pool.clone())
                     .await
-                    .with_context(|| format!("opening database {url} (Atlas' tables)"))?;
+                    .with_context(|| format!("opening database {url} (migrating it)"))?;
                 Ok(Database { backend, memory: Arc::new(store), atlas: Arc::new(atlas), pool: Pool::Sqlite(pool) })
             }
             Backend::Postgres => {
@@ -98,7 +98,7 @@ impl Database {
                 let pool = store.pool().clone();
                 let atlas = PgAtlasStore::open(pool.clone()).await.map_err(|e| {
                     anyhow::anyhow!(redact_url_passwords(&e.to_string()))
-                        .context("opening the PostgreSQL database (ARTHUR_DATABASE_URL): Atlas' tables")
+                        .context("opening the PostgreSQL database (ARTHUR_DATABASE_URL): migrating it")
                 })?;
                 Ok(Database { backend, memory: Arc::new(store), atlas: Arc::new(atlas), pool: Pool::Postgres(pool) })
             }

@@ -148,15 +148,15 @@ pub fn say(settings: &Settings, text: &str, out: &Path) -> anyhow::Result<f32> {
 /// Where the voice's audio comes from and goes to (`arthur listen`, `arthur serve`).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct AudioIo {
-    /// Listen to a recording instead of the microphone (played in real time; `arthur
-    /// listen` plays it in audio time with --output and without --ptt).
+    /// Écoute un enregistrement au lieu du micro (joué en temps réel ; `arthur
+    /// listen` le joue à son propre rythme avec --output et sans --ptt).
     #[arg(long)]
     pub input: Option<PathBuf>,
-    /// Write what Arthur says to this WAV file instead of the loudspeaker.
+    /// Écrit ce qu'Arthur dit dans ce fichier WAV au lieu du haut-parleur.
     #[arg(long)]
     pub output: Option<PathBuf>,
-    /// Microphone: a device id (`pulseaudio:…`, `alsa:…`) or part of its name
-    /// (default ARTHUR_AUDIO_INPUT, else the default input).
+    /// Micro : un identifiant d'entrée (`pulseaudio:…`, `alsa:…`) ou une partie de son nom
+    /// (ARTHUR_AUDIO_INPUT par défaut, sinon l'entrée par défaut).
     #[arg(long)]
     pub device: Option<String>,
 }
@@ -272,11 +272,17 @@ pub async fn listen(app: &crate::app::App, args: ListenArgs, shutdown: Cancellat
     if let (Some(input), Some(output), false) = (&args.io.input, &args.io.output, args.ptt) {
         for e in voice_loop.run_wav(input, Some(output)).await? {
             match (&e.command, &e.written) {
-                (Some(c), Some(w)) => println!("[{:.1} s] toi › {c}\narthur › {w}", e.at_secs),
-                _ => println!("[{:.1} s] (ignoré, sans mot d'éveil) {}", e.at_secs, e.transcript),
+                (Some(c), Some(w)) => {
+                    println!("[{} s] toi › {c}\narthur › {w}", arthur_agents::fr::decimal(e.at_secs, 1))
+                }
+                _ => println!(
+                    "[{} s] (ignoré, sans mot d'éveil) {}",
+                    arthur_agents::fr::decimal(e.at_secs, 1),
+                    e.transcript
+                ),
             }
             if let Some(at) = e.interrupted_at_secs {
-                println!("[{at:.1} s] (réponse interrompue)");
+                println!("[{} s] (réponse interrompue)", arthur_agents::fr::decimal(at, 1));
             }
         }
         return Ok(());

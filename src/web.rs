@@ -17,6 +17,12 @@ pub async fn bind_for(
     let addr = listen_address(&app.settings.web_addr, app.settings.web_token.as_ref()).context("web configuration")?;
     let listener = bind(addr).await?;
     eprintln!("Arthur : interface web sur http://{}", listener.local_addr()?);
+    // The model installed is known before (and without) the voice, as `arthur doctor` finds it.
+    if let Ok(model) = crate::voice::whisper_model(&app.settings) {
+        health.update(|s| {
+            s.whisper_model.get_or_insert(model);
+        });
+    }
     let state = Arc::new(WebState {
         engine: app.engine.clone(),
         store: app.ctx.store.clone(),
@@ -25,7 +31,8 @@ pub async fn bind_for(
         demo: app.settings.demo,
         token: app.settings.web_token.clone(),
         health,
-        atlas: Some(crate::atlas_cli::store(app)),
+        // The Atlas tab (and its routes) only where Atlas is set up.
+        atlas: app.settings.atlas.imap_url.is_some().then(|| crate::atlas_cli::store(app)),
         drafter: Some(Arc::new(crate::atlas_cli::drafter_for(app))),
     });
     Ok((listener, state))

@@ -49,16 +49,10 @@ async fn the_clock_is_told_by_code() {
 #[tokio::test]
 async fn timers_by_voice_words() {
     let o = Offline::new().await;
-    assert_eq!(
-        o.say("Mets un minuteur de 5 minutes").await,
-        "Minuteur n°1 (5 min) lancé : 5 min, il sonnera à 10 h 05."
-    );
+    assert_eq!(o.say("Mets un minuteur de 5 minutes").await, "Minuteur de 5 min lancé (n°1), il sonnera à 10 h 05.");
     assert_eq!(o.say("minuteur pâtes de 10 minutes").await, "Minuteur « pâtes » lancé : 10 min, il sonnera à 10 h 10.");
-    assert_eq!(
-        o.say("minuteur de 2 h et 16 min").await,
-        "Minuteur n°3 (2 h 16 min) lancé : 2 h 16 min, il sonnera à 12 h 16."
-    );
-    assert_eq!(o.say("minuteur 01h30").await, "Minuteur n°4 (1 h 30 min) lancé : 1 h 30 min, il sonnera à 11 h 30.");
+    assert_eq!(o.say("minuteur de 2 h et 16 min").await, "Minuteur de 2 h 16 min lancé (n°3), il sonnera à 12 h 16.");
+    assert_eq!(o.say("minuteur 01h30").await, "Minuteur de 1 h 30 min lancé (n°4), il sonnera à 11 h 30.");
     assert_eq!(
         o.say("minuteur d'une heure appelé chocolatine").await,
         "Minuteur « chocolatine » lancé : 1 h, il sonnera à 11 h 00."
@@ -119,17 +113,17 @@ async fn lists_by_name() {
         o.say("mets réparer le volet dans la liste de tâches").await,
         "Nouvelle liste « tâches » créée ; « réparer le volet » ajouté (1 élément)."
     );
-    assert_eq!(o.say("mets du lait dans la liste").await, "« lait » ajouté à la liste courses (2 éléments).");
+    assert_eq!(o.say("mets du lait dans la liste").await, "« lait » ajouté à la liste de courses (2 éléments).");
     let r = o.engine.run(None, "lis-moi la liste de courses", None).await.unwrap();
     assert_eq!(r.written, "Liste courses (2) :\n- pommes\n- lait");
-    assert_eq!(r.spoken, "Deux éléments sur la liste courses : pommes ; lait.");
+    assert_eq!(r.spoken, "Deux éléments sur la liste de courses : pommes ; lait.");
     assert_eq!(
         o.say("retire les pommes de la liste de courses").await,
-        "« pommes » retiré de la liste courses (1 restant)."
+        "« pommes » retiré de la liste de courses (1 restant)."
     );
     // Clearing is asked, naming what would go.
     let asked = o.engine.run(None, "vide la liste de courses", None).await.unwrap();
-    assert_eq!(asked.written, "Tu veux que je vide la liste courses ? 1 élément en serait retiré : lait.");
+    assert_eq!(asked.written, "Tu veux que je vide la liste de courses ? 1 élément en serait retiré : lait.");
     assert_eq!(o.app.store.list("courses").await.unwrap().unwrap().elements.len(), 1, "not before « oui »");
     assert_eq!(o.say_in(&asked.conversation_id, "oui").await, "Liste courses vidée : 1 élément retiré (lait).");
     // Lists are not notes.
@@ -168,7 +162,8 @@ async fn help_courtesy_and_annule_need_no_model() {
     assert_eq!(o.say("qu'est-ce que tu sais faire ?").await, help);
     assert_eq!(o.say("bonjour").await, "Bonjour ! Qu'est-ce que je peux faire pour toi ?");
     assert_eq!(o.say("merci").await, "Avec plaisir.");
-    assert_eq!(o.say("laisse tomber").await, "D'accord.");
+    // Nothing was written just before: nothing is undone, and it is said (never « D'accord. »).
+    assert_eq!(o.say("laisse tomber").await, "Rien à annuler : ta dernière demande n'a rien enregistré ni modifié.");
     // With a question pending, « oublie » drops it quietly.
     let asked = o.engine.run(None, "rappelle-moi d'appeler Paul jeudi", None).await.unwrap();
     assert!(asked.written.starts_with("Tu veux que je crée le rappel"), "{}", asked.written);

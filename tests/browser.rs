@@ -119,8 +119,9 @@ async fn a_message_in_the_browser_shows_receipts_refusals_and_the_written_remind
 }
 
 /// The timers page is live (its script redraws it from /api/minuteurs): a timer started
-/// appears with what is left, a ringing one gets a « C'est bon » button that stops it; the
-/// lists page shows each list with its items.
+/// appears with what is left, a ringing one gets a « C'est bon » button that stops it, an
+/// alarm shows its time, one that rang unanswered stays with « Vu »; the lists page shows
+/// each list with its items.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timers_and_lists_are_shown_on_the_web_page() {
     use arthur_agents::memory::BasicsStore;
@@ -158,6 +159,39 @@ async fn timers_and_lists_are_shown_on_the_web_page() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(app.store.ringing_timers().await.unwrap().is_empty());
+
+    // An alarm is shown with its time; a timer that rang unanswered stays, with « Vu »,
+    // until acknowledged; a passed deadline shows no time to come.
+    app.done("creer_reveil", serde_json::json!({"heure": "2026-12-01T07:00"})).await;
+    app.done("demarrer_minuteur", serde_json::json!({"duree_secondes": 30, "nom": "thé"})).await;
+    let alarm = client
+        .wait()
+        .at_most(Duration::from_secs(5))
+        .for_element(Locator::Css("#minuteur-3"))
+        .await
+        .expect("the alarm is listed");
+    let text = alarm.text().await.unwrap();
+    assert!(text.contains("Réveil n°3 (mardi 1er décembre 2026 à 7 h 00)") && text.contains("réglé"), "{text}");
+    app.clock.advance(chrono::Duration::seconds(31));
+    let now = app.clock_now();
+    app.store.ring_due_timers(now).await.unwrap();
+    app.store.expire_ringing(now + chrono::Duration::minutes(5)).await.unwrap();
+    let seen = client
+        .wait()
+        .at_most(Duration::from_secs(5))
+        .for_element(Locator::Css("#minuteur-4 button.ack"))
+        .await
+        .expect("rung unanswered: it stays with its button");
+    let text = client.find(Locator::Css("#minuteur-4")).await.unwrap().text().await.unwrap();
+    assert!(text.contains("a sonné sans réponse") && !text.contains("sonne à"), "{text}");
+    assert_eq!(seen.text().await.unwrap(), "Vu");
+    std::fs::write(artifacts().join("browser-minuteurs-sans-reponse.png"), client.screenshot().await.unwrap()).unwrap();
+    seen.click().await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while client.find(Locator::Css("#minuteur-4")).await.is_ok() {
+        assert!(std::time::Instant::now() < deadline, "acknowledged: it leaves the list");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 
     client.goto(&format!("{}/listes", w.base)).await.unwrap();
     let page = client.find(Locator::Css("main")).await.unwrap().text().await.unwrap();

@@ -39,6 +39,12 @@ fn each_agent_gets_exactly_its_tools_from_the_design_table() {
         "retirer_de_liste",
         "lire_liste",
         "vider_liste",
+        "creer_rappel_recurrent",
+        "deplacer_rappel",
+        "arreter_rappel_recurrent",
+        "creer_reveil",
+        "lister_reveils",
+        "annuler_reveil",
         "creer_note",
         "lister_notes",
         "supprimer_note",
@@ -48,6 +54,7 @@ fn each_agent_gets_exactly_its_tools_from_the_design_table() {
         "lister_preferences",
         "desactiver_preference",
         "chercher_dans_memoire",
+        "lister_souvenirs",
         "demarrer_session",
         "suspendre_session",
         "reprendre_session",
@@ -70,6 +77,7 @@ fn each_agent_gets_exactly_its_tools_from_the_design_table() {
         "lister_preferences",
         "desactiver_preference",
         "chercher_dans_memoire",
+        "lister_souvenirs",
         "demarrer_session",
         "suspendre_session",
         "reprendre_session",
@@ -78,16 +86,16 @@ fn each_agent_gets_exactly_its_tools_from_the_design_table() {
     .into();
     assert_eq!(intendant, expected_intendant);
     assert_eq!(mentor, expected_mentor);
-    assert_eq!(intendant.intersection(&mentor).count(), 13, "13 shared tools");
-    assert_eq!(INTENDANT_OWN.len() + MENTOR_OWN.len() + SHARED.len(), 31);
+    assert_eq!(intendant.intersection(&mentor).count(), 14, "14 shared tools");
+    assert_eq!(INTENDANT_OWN.len() + MENTOR_OWN.len() + SHARED.len(), 38);
 
     // Every name in the table is a registered tool, and nothing else is registered.
     let tools = ToolBox::new();
     let registered: BTreeSet<&str> = tools.all().map(|t| t.name()).collect();
-    assert_eq!(registered.len(), 31);
+    assert_eq!(registered.len(), 38);
     assert_eq!(registered, intendant.union(&mentor).copied().collect());
-    assert_eq!(tools.definitions_for(AgentKind::Intendant).len(), 25);
-    assert_eq!(tools.definitions_for(AgentKind::Mentor).len(), 19);
+    assert_eq!(tools.definitions_for(AgentKind::Intendant).len(), 32);
+    assert_eq!(tools.definitions_for(AgentKind::Mentor).len(), 20);
 }
 
 #[test]
@@ -96,14 +104,14 @@ fn schemas_use_exactly_the_interface_argument_names() {
     // (`contient`, `debut`/`fin` of lister_rappels) are optional extensions of it.
     let table: &[(&str, &[&str], &[&str])] = &[
         ("creer_note", &["texte", "projet"], &["texte"]),
-        ("lister_notes", &["projet", "contient"], &[]),
+        ("lister_notes", &["projet", "contient", "id", "derniers"], &[]),
         ("creer_rappel", &["texte", "echeance"], &["texte", "echeance"]),
-        ("lister_rappels", &["inclure_faits", "debut", "fin", "contient"], &[]),
+        ("lister_rappels", &["inclure_faits", "debut", "fin", "contient", "id", "derniers"], &[]),
         ("marquer_rappel_fait", &["id"], &["id"]),
         ("lire_briefing_hebdo", &["periode"], &[]),
         ("lire_temps_travail", &["debut", "fin", "projet"], &["debut"]),
         ("memoriser_preference", &["texte"], &["texte"]),
-        ("lister_preferences", &[], &[]),
+        ("lister_preferences", &["id", "contient", "derniers"], &[]),
         ("desactiver_preference", &["id"], &["id"]),
         ("chercher_dans_memoire", &["requete"], &["requete"]),
         ("demarrer_session", &["projet"], &["projet"]),
@@ -126,9 +134,20 @@ fn schemas_use_exactly_the_interface_argument_names() {
         ("retirer_de_liste", &["liste", "element"], &["liste", "element"]),
         ("lire_liste", &["liste"], &["liste"]),
         ("vider_liste", &["liste"], &["liste"]),
+        (
+            "creer_rappel_recurrent",
+            &["texte", "echeance", "frequence", "intervalle"],
+            &["texte", "echeance", "frequence"],
+        ),
+        ("deplacer_rappel", &["id", "echeance"], &["id", "echeance"]),
+        ("arreter_rappel_recurrent", &["id"], &["id"]),
+        ("creer_reveil", &["heure", "nom"], &["heure"]),
+        ("lister_reveils", &[], &[]),
+        ("annuler_reveil", &["id", "tous"], &[]),
+        ("lister_souvenirs", &["id", "contient", "derniers"], &[]),
     ];
     let tools = ToolBox::new();
-    assert_eq!(table.len(), 31);
+    assert_eq!(table.len(), 38);
     for (name, props, required) in table {
         let def = tools.get(name).unwrap_or_else(|| panic!("{name} missing")).definition();
         assert_eq!(def.parameters["type"], "object", "{name}");
@@ -213,8 +232,11 @@ async fn notes_receipts_match_the_stored_rows() {
         panic!()
     };
     assert_eq!((contient.as_deref(), notes.len()), (Some("dkim"), 1));
-    let listed =
-        compose_written("lister_notes", &Outcome::Done(Receipt::Notes { projet: None, contient, notes }), app.ctx.tz);
+    let listed = compose_written(
+        "lister_notes",
+        &Outcome::Done(Receipt::Notes { projet: None, contient, notes, portee: Default::default() }),
+        app.ctx.tz,
+    );
     assert!(listed.starts_with("Notes contenant « dkim » (1) :"), "{listed}");
     let Receipt::Notes { notes, .. } = app.done("lister_notes", json!({"contient": "plombier"})).await else {
         panic!()
@@ -385,7 +407,7 @@ async fn preferences_are_capped_deactivated_and_never_inverted() {
     let text = compose_written("memoriser_preference", &Outcome::Refused(refusal), app.ctx.tz);
     assert!(text.contains("plafond de 2"), "the cap is said: {text}");
 
-    let Receipt::Preferences { preferences, active, cap } = app.done("lister_preferences", json!({})).await else {
+    let Receipt::Preferences { preferences, active, cap, .. } = app.done("lister_preferences", json!({})).await else {
         panic!()
     };
     assert_eq!((preferences.len(), active, cap), (2, 2, 2));
@@ -806,7 +828,7 @@ async fn lists_are_kept_by_name_apart_from_notes() {
     let r = app.done("ajouter_a_liste", json!({"liste": "Courses", "element": "pommes"})).await;
     assert_eq!(
         compose_written("ajouter_a_liste", &Outcome::Done(r), tz()),
-        "« pommes » ajouté à la liste courses (2 éléments)."
+        "« pommes » ajouté à la liste de courses (2 éléments)."
     );
     let r = app.refused("ajouter_a_liste", json!({"liste": "courses", "element": "Lait"})).await;
     assert_eq!(r, Refusal::ListItemAlreadyThere { liste: "courses".into(), element: "lait".into() });
@@ -818,11 +840,11 @@ async fn lists_are_kept_by_name_apart_from_notes() {
     );
     // The usual lists exist before anything was added to them.
     let empty = app.done("lire_liste", json!({"liste": "tâches"})).await;
-    assert_eq!(compose_written("lire_liste", &Outcome::Done(empty), tz()), "La liste tâches est vide.");
+    assert_eq!(compose_written("lire_liste", &Outcome::Done(empty), tz()), "La liste de tâches est vide.");
     let r = app.done("retirer_de_liste", json!({"liste": "courses", "element": "le lait"})).await;
     assert_eq!(
         compose_written("retirer_de_liste", &Outcome::Done(r), tz()),
-        "« lait » retiré de la liste courses (1 restant)."
+        "« lait » retiré de la liste de courses (1 restant)."
     );
     assert_eq!(
         app.refused("retirer_de_liste", json!({"liste": "courses", "element": "beurre"})).await,
@@ -865,4 +887,95 @@ async fn a_note_or_a_reminder_is_deleted_by_number_and_nothing_else() {
 
 fn tz() -> chrono_tz::Tz {
     chrono_tz::Europe::Paris
+}
+
+// ---------- the second round: repeats, moves, alarms, reads ----------
+
+#[tokio::test]
+async fn repeats_moves_alarms_and_reads_as_stored_and_refusals_write_nothing() {
+    let app = spawn_app().await;
+    let fresh = app.fresh().await;
+    // A weekly reminder: the receipt is the stored row, the rule included.
+    let r = app
+        .done(
+            "creer_rappel_recurrent",
+            json!({"texte": "sortir les poubelles", "echeance": "2026-12-07T19:00", "frequence": "hebdomadaire"}),
+        )
+        .await;
+    let Receipt::RecurringReminderCreated { rappel } = &r else { panic!("{r:?}") };
+    assert_eq!(Some(rappel), fresh.get_rappel(rappel.id).await.unwrap().as_ref());
+    assert_eq!(
+        compose_written("creer_rappel_recurrent", &Outcome::Done(r.clone()), tz()),
+        "Rappel répété n°1 enregistré : « sortir les poubelles », tous les lundis à 19 h 00 ; le premier le lundi 7 décembre 2026 à 19 h 00."
+    );
+    let before = app.snapshot().await;
+    for (tool, args) in [
+        ("creer_rappel_recurrent", json!({"texte": "x", "echeance": "2026-12-07T19:00", "frequence": "annuelle"})),
+        (
+            "creer_rappel_recurrent",
+            json!({"texte": "x", "echeance": "2026-12-07T19:00", "frequence": "jours_ouvres", "intervalle": 2}),
+        ),
+        ("creer_rappel_recurrent", json!({"texte": "x", "echeance": "2026-11-01T19:00", "frequence": "quotidienne"})),
+        ("deplacer_rappel", json!({"id": 9, "echeance": "2026-12-08T19:00"})),
+        ("deplacer_rappel", json!({"id": 1, "echeance": "2026-12-07T19:00"})),
+        ("deplacer_rappel", json!({"id": 1, "echeance": "2026-11-01T19:00"})),
+        ("arreter_rappel_recurrent", json!({"id": 9})),
+        ("creer_reveil", json!({"heure": "2026-11-30T07:00"})),
+        ("annuler_reveil", json!({})),
+        ("lister_souvenirs", json!({"id": 4})),
+        ("lister_souvenirs", json!({"derniers": 0})),
+    ] {
+        let refused = app.refused(tool, args.clone()).await;
+        let written = compose_written(tool, &Outcome::Refused(refused), tz());
+        assert!(written.ends_with("Rien n'a été écrit."), "{tool} {args}: {written}");
+    }
+    assert_eq!(app.snapshot().await, before, "refusals wrote nothing");
+
+    // Moved: old and new time, read back; a one-off reminder has no series to stop.
+    let moved = app.done("deplacer_rappel", json!({"id": 1, "echeance": "2026-12-08T20:00"})).await;
+    let Receipt::ReminderMoved { before, after } = &moved else { panic!() };
+    assert_eq!((before.echeance, Some(after)), (rappel.echeance, fresh.get_rappel(1).await.unwrap().as_ref()));
+    app.done("creer_rappel", json!({"texte": "appeler Luc", "echeance": "2026-12-01T10:00"})).await;
+    assert!(matches!(
+        app.refused("arreter_rappel_recurrent", json!({"id": 2})).await,
+        Refusal::ReminderNotRecurring { .. }
+    ));
+    let stopped = app.done("arreter_rappel_recurrent", json!({"id": 1})).await;
+    let Receipt::ReminderSeriesStopped { rappel } = &stopped else { panic!() };
+    assert_eq!(Some(rappel), fresh.get_rappel(1).await.unwrap().as_ref());
+    assert!(rappel.fait);
+
+    // Alarms: set, listed, refused at the same time, cancelled; kept apart from timers.
+    let set = app.done("creer_reveil", json!({"heure": "2026-12-01T07:00", "nom": "sport"})).await;
+    let Receipt::AlarmSet { reveil } = &set else { panic!() };
+    assert_eq!(fresh.active_alarms().await.unwrap(), vec![reveil.clone()]);
+    assert!(fresh.active_timers().await.unwrap().is_empty());
+    assert!(matches!(
+        app.refused("creer_reveil", json!({"heure": "2026-12-01T07:00"})).await,
+        Refusal::AlarmSameTime { .. }
+    ));
+    let Receipt::Alarms { reveils, .. } = app.done("lister_reveils", json!({})).await else { panic!() };
+    assert_eq!(reveils.len(), 1);
+    let cancelled = app.done("annuler_reveil", json!({"id": reveil.id})).await;
+    assert_eq!(
+        compose_written("annuler_reveil", &Outcome::Done(cancelled), tz()),
+        "Réveil « sport » (n°1, mardi 1er décembre 2026 à 7 h 00) annulé."
+    );
+    assert!(fresh.active_alarms().await.unwrap().is_empty());
+
+    // Souvenirs read back by number, words, the last ones.
+    for t in ["le portail: 4512", "ma fille s'appelle Léa", "le dentiste est le docteur Martin"] {
+        app.done("memoriser_souvenir", json!({"texte": t})).await;
+    }
+    let Receipt::Souvenirs { souvenirs, portee } = app.done("lister_souvenirs", json!({"derniers": 2})).await else {
+        panic!()
+    };
+    assert_eq!((souvenirs.iter().map(|s| s.id).collect::<Vec<_>>(), portee.total), (vec![2, 3], 3));
+    let Receipt::Souvenirs { souvenirs, .. } = app.done("lister_souvenirs", json!({"contient": "dentiste"})).await
+    else {
+        panic!()
+    };
+    assert_eq!(souvenirs.len(), 1);
+    let Receipt::Souvenirs { souvenirs, .. } = app.done("lister_souvenirs", json!({"id": 2})).await else { panic!() };
+    assert_eq!(souvenirs[0].texte, "ma fille s'appelle Léa");
 }

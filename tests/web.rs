@@ -5,7 +5,7 @@
 use crate::common;
 
 use arthur_agents::llm::scripted::Reply;
-use arthur_agents::memory::MemoryStore;
+use arthur_agents::memory::{BasicsStore, MemoryStore};
 use common::{route, spawn_web_app};
 use serde_json::{json, Value};
 
@@ -339,4 +339,72 @@ for ev in cal.walk("VEVENT"):
     assert_eq!(lines.len(), 2, "done reminders are not in the feed: {parsed}");
     assert_eq!(lines[0], "rappel-1@arthur.local|2026-12-01T08:30:00+00:00|appeler la banque; vite, très vite|1");
     assert!(lines[1].contains(&"x".repeat(300)), "long summaries survive folding");
+}
+
+/// The second round on the web: a recurring reminder is one calendar event with its rule
+/// (parsed by Python's icalendar), shown with its rule on /rappels; /minuteurs shows alarms,
+/// never a passed deadline as to come, and keeps a timer that rang unanswered until « Vu ».
+#[tokio::test]
+async fn repeats_in_the_calendar_and_alarms_and_unanswered_timers_on_the_page() {
+    let w = spawn_web_app(false, None).await;
+    let app = &w.turn.app;
+    app.done(
+        "creer_rappel_recurrent",
+        json!({"texte": "sortir les poubelles", "echeance": "2026-12-07T19:00", "frequence": "hebdomadaire"}),
+    )
+    .await;
+    let body = w.get("/rappels.ics").await.text().await.unwrap();
+    let script = r#"
+import sys, icalendar
+cal = icalendar.Calendar.from_ical(sys.stdin.buffer.read())
+for ev in cal.walk("VEVENT"):
+    print(ev["UID"], ev["DTSTART"].dt.isoformat(), ev["RRULE"].to_ical().decode(), sep="|")
+"#;
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "icalendar parser: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim(),
+        "rappel-1@arthur.local|2026-12-07T19:00:00|FREQ=WEEKLY;BYDAY=MO",
+        "local (floating) time: 19 h stays 19 h across a change of time"
+    );
+    assert!(body.contains("X-WR-TIMEZONE:Europe/Paris"));
+    assert!(w.get("/rappels").await.text().await.unwrap().contains("tous les lundis à 19 h 00"));
+
+    app.done("creer_reveil", json!({"heure": "2026-12-01T07:00"})).await;
+    app.done("demarrer_minuteur", json!({"duree_secondes": 60, "nom": "thé"})).await;
+    app.clock.advance(chrono::Duration::minutes(2));
+    let api: Value = w.get("/api/minuteurs").await.json().await.unwrap();
+    let by_name = |api: &Value, n: &str| api["actifs"].as_array().unwrap().iter().find(|t| t["nom"] == n).cloned();
+    let tea = by_name(&api, "thé").expect("listed");
+    assert_eq!((tea["etat_libelle"].as_str(), tea["sonne_a"].is_null()), (Some("temps écoulé"), true), "{tea}");
+    let alarm = api["actifs"].as_array().unwrap().iter().find(|t| t["genre"] == "reveil").cloned().unwrap();
+    assert_eq!(alarm["libelle"], "Réveil n°1 (mardi 1er décembre 2026 à 7 h 00)");
+    assert_eq!(alarm["etat_libelle"], "réglé");
+
+    // It rings, nobody answers, it stops ringing: it stays until « Vu ».
+    let now = app.clock_now();
+    app.store.ring_due_timers(now).await.unwrap();
+    app.store.expire_ringing(now + chrono::Duration::minutes(5)).await.unwrap();
+    let api: Value = w.get("/api/minuteurs").await.json().await.unwrap();
+    let tea = by_name(&api, "thé").expect("still shown");
+    assert_eq!(
+        (tea["sans_reponse"].as_bool(), tea["etat_libelle"].as_str()),
+        (Some(true), Some("a sonné sans réponse"))
+    );
+    assert!(w.get("/minuteurs").await.text().await.unwrap().contains("a sonné sans réponse"));
+    let id = tea["id"].as_i64().unwrap();
+    let r = w.post_json(&format!("/api/minuteurs/{id}/acquitter"), json!({})).await;
+    assert_eq!(r.status(), 200);
+    let api: Value = w.get("/api/minuteurs").await.json().await.unwrap();
+    assert!(by_name(&api, "thé").is_none(), "acknowledged: no longer shown");
+    assert_eq!(w.post_json(&format!("/api/minuteurs/{id}/acquitter"), json!({})).await.status(), 409);
 }

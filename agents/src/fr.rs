@@ -111,6 +111,11 @@ pub fn number(n: i64) -> String {
     n.to_string()
 }
 
+/// "4,7": a decimal number written the French way.
+pub fn decimal(v: f64, places: usize) -> String {
+    format!("{v:.places$}").replace('.', ",")
+}
+
 /// "neuf heures", "neuf heures trente", "midi", "minuit et quart" is not attempted: plain and exact.
 pub fn spoken_time(ts: DateTime<Utc>, tz: Tz) -> String {
     let local = ts.with_timezone(&tz);
@@ -124,7 +129,10 @@ pub fn spoken_time(ts: DateTime<Utc>, tz: Tz) -> String {
     if m == 0 {
         hours
     } else {
-        format!("{hours} {}", number(i64::from(m)))
+        // « dix heures une », « neuf heures vingt et une »: the minutes agree.
+        let minutes = number(i64::from(m));
+        let minutes = if m % 10 == 1 && m != 11 { format!("{}e", minutes) } else { minutes };
+        format!("{hours} {minutes}")
     }
 }
 

@@ -30,6 +30,28 @@ pub enum Target {
     All,
     /// « supprime la note »: nothing named.
     Unnamed,
+    /// « repousse-le », « rappelle-le-moi »: the reminder just said.
+    This,
+}
+
+/// Where a reminder is moved to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quand {
+    /// A day and an hour (local).
+    At(NaiveDateTime),
+    /// A day alone: at the reminder's own hour.
+    Day(NaiveDate),
+    /// Later (or, negative, earlier) than it was due, by so many seconds.
+    Shift(i64),
+}
+
+/// Which memory a read is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lecture {
+    Souvenirs,
+    Preferences,
+    Notes,
+    Rappels,
 }
 
 /// A timer change.
@@ -139,6 +161,9 @@ pub enum ToolCommand {
         liste: String,
         element: String,
     },
+    /// « du pain, du lait et des œufs », « retire les œufs et le lait »: several commands of
+    /// one kind said at once, one call each.
+    Several(Vec<ToolCommand>),
     RetirerDeListe {
         liste: String,
         element: String,
@@ -148,6 +173,36 @@ pub enum ToolCommand {
     },
     ViderListe {
         liste: String,
+    },
+    CreerRappelRecurrent {
+        texte: String,
+        /// The first occurrence (local): its weekday, day and hour make the rule.
+        echeance: NaiveDateTime,
+        frequence: crate::memory::Frequence,
+        intervalle: u32,
+    },
+    DeplacerRappel {
+        target: Target,
+        quand: Quand,
+    },
+    ArreterRappelRecurrent {
+        target: Target,
+    },
+    CreerReveil {
+        heure: NaiveDateTime,
+        nom: Option<String>,
+    },
+    ListerReveils,
+    AnnulerReveil {
+        id: Option<i64>,
+        tous: bool,
+    },
+    /// Souvenirs or preferences, by number, words or the last ones.
+    Lire {
+        lecture: Lecture,
+        id: Option<i64>,
+        contient: Option<String>,
+        derniers: Option<u32>,
     },
 }
 
@@ -215,6 +270,8 @@ pub enum Doubt {
     TwoCommands,
     /// Words were cut from the text (a reason given with the request).
     TextCut,
+    /// « mardi ou mercredi »: two were said; which one is asked.
+    Alternatives,
 }
 
 impl Doubt {
@@ -236,6 +293,7 @@ impl Doubt {
             Doubt::TooLong => "too_long",
             Doubt::TwoCommands => "two_commands",
             Doubt::TextCut => "text_cut",
+            Doubt::Alternatives => "alternatives",
         }
     }
 }
@@ -323,13 +381,55 @@ const REQUEST_HEADS: &[&[&str]] = &[
     &["vous", "me"],
 ];
 
-/// Reads the user's words in the user's zone against the names the store knows.
+/// Reads the user's words in the user's zone against the names the store knows (typed
+/// words: a free text keeps every character).
 pub fn understand(text: &str, now: DateTime<Utc>, tz: Tz, lexicon: &Lexicon) -> Understanding {
+    understand_as(text, false, now, tz, lexicon)
+}
+
+/// [`understand`] for typed words or for a transcript (`heard`: a free text loses its
+/// hesitations, « euh », and nothing else).
+pub fn understand_as(text: &str, heard: bool, now: DateTime<Utc>, tz: Tz, lexicon: &Lexicon) -> Understanding {
     let local = now.with_timezone(&tz).naive_local();
     if odd(text) {
         return Understanding { reading: Reading::NotCommand, agent: None, domain: None, template: None };
     }
-    let words = Words::new(text);
+    // « jeudi euh non vendredi »: read as repaired; « mardi ou mercredi »: read with the
+    // first, asked which (for a moment or a list item).
+    match arthur_french::repair::repair(text, local) {
+        arthur_french::repair::Repair::Repaired(fixed) if fixed != text => {
+            return understand_as(&fixed, heard, now, tz, lexicon);
+        }
+        arthur_french::repair::Repair::Alternatives { with_first, kind, .. } => {
+            let mut u = understand_as(&with_first, heard, now, tz, lexicon);
+            let asks = match (&u.reading, kind) {
+                (Reading::Sure(Command::Tool(t)) | Reading::Unsure { command: Command::Tool(t), .. }, k) => {
+                    matches!((t, k), (ToolCommand::CreerRappel { .. }, arthur_french::repair::Kind::Moment))
+                        || matches!((t, k), (ToolCommand::AjouterAListe { .. }, arthur_french::repair::Kind::Led))
+                        || matches!(
+                            (t, k),
+                            (
+                                ToolCommand::DemarrerMinuteur { .. },
+                                arthur_french::repair::Kind::Duration | arthur_french::repair::Kind::Number
+                            )
+                        )
+                }
+                _ => false,
+            };
+            if asks {
+                if let Reading::Sure(Command::Tool(t)) | Reading::Unsure { command: Command::Tool(t), .. } = &u.reading
+                {
+                    u.reading = Reading::Unsure { command: Command::Tool(t.clone()), doubt: Doubt::Alternatives };
+                }
+                return u;
+            }
+        }
+        _ => {}
+    }
+    let words = if heard { Words::heard(text) } else { Words::new(text) };
+    if words.words.len() > LONG_WORDS {
+        return understand_long(&words, heard, now, tz, lexicon);
+    }
     let first = understand_words(&words, local, lexicon);
     // Not a command, or only the preference hint (« je voudrais que tu… »).
     let weak = matches!(
@@ -354,6 +454,11 @@ pub fn understand(text: &str, now: DateTime<Utc>, tz: Tz, lexicon: &Lexicon) -> 
         }
     }
     if first.reading == Reading::NotCommand {
+        // « sur la liste bricolage ajoute des vis », « pour les courses mets du café »: a
+        // phrase put in front is read where the templates have it, at the end.
+        if let Some(moved) = fronted(&words, local, lexicon) {
+            return moved;
+        }
         if let Some(two) = two_commands(&words, local, lexicon) {
             return two;
         }
@@ -362,6 +467,163 @@ pub fn understand(text: &str, now: DateTime<Utc>, tz: Tz, lexicon: &Lexicon) -> 
         }
     }
     first
+}
+
+/// The arguments a command the grammar read as incomplete already has (« mets un rappel
+/// demain à 9 h »: the moment, not the text): what a question's frame starts from.
+pub fn partial_args(text: &str, heard: bool, intent: &str, now: DateTime<Utc>, tz: Tz, lexicon: &Lexicon) -> Value {
+    let local = now.with_timezone(&tz).naive_local();
+    let words = if heard { Words::heard(text) } else { Words::new(text) };
+    let mut args = json!({});
+    let matches = Grammar::french().matches(&words, local, lexicon);
+    // The reading that understood the most in typed slots (« pour lundi à 10 h » a moment,
+    // not a text).
+    let Some(m) =
+        matches.iter().filter(|m| m.intent == intent).max_by_key(|m| (m.slot_words, std::cmp::Reverse(m.free_words)))
+    else {
+        return args;
+    };
+    for (name, value) in &m.slots {
+        match value {
+            SlotValue::Moment(mo) if mo.issue != Some(MomentIssue::Impossible) => {
+                args[name] = json!(mo.at.format("%Y-%m-%dT%H:%M").to_string());
+                if mo.time_said {
+                    args["_time_said"] = json!(true);
+                }
+            }
+            SlotValue::Seconds(s) if *s > 0 => args[name] = json!(s),
+            SlotValue::Text(t) | SlotValue::Known(t) | SlotValue::Unknown(t) if !empty_meaning(t) => {
+                args[name] = json!(t)
+            }
+            _ => {}
+        }
+    }
+    // « crée un rappel pour lundi à 10 h »: with no text, the whole moment said is the
+    // longest span that reads as one (a template gave part of it to the text).
+    if intent == "creer_rappel" {
+        let f = words.folded();
+        let mut best: Option<(usize, arthur_french::Moment)> = None;
+        for a in 0..f.len() {
+            for b in a + 1..=f.len().min(a + 12) {
+                if let Some(mo) = arthur_french::moment::moment(&f[a..b], local) {
+                    if mo.issue != Some(MomentIssue::Impossible) && best.as_ref().is_none_or(|(n, _)| b - a > *n) {
+                        best = Some((b - a, mo));
+                    }
+                }
+            }
+        }
+        if let Some((_, mo)) = best {
+            args["echeance"] = json!(mo.at.format("%Y-%m-%dT%H:%M").to_string());
+            if mo.time_said {
+                args["_time_said"] = json!(true);
+            }
+            if args.get("texte").and_then(Value::as_str).is_some_and(|t| {
+                arthur_french::moment::moment(&Words::split_only(t).folded(), local).is_some()
+                    || Grammar::mentions_moment(t, local)
+            }) {
+                args.as_object_mut().map(|a| a.remove("texte"));
+            }
+        }
+    }
+    args
+}
+
+/// Past this many words the grammar reads only the head of an utterance (its search grows
+/// with the length); a free text that ends the head runs to the end of what was said.
+const LONG_WORDS: usize = 80;
+
+/// A long utterance (« note : » and a whole page): the command is read on its first words,
+/// and the free text it ends with is the whole rest, as said — so a text too long for its
+/// tool is refused with its limit, never cut.
+fn understand_long(words: &Words, heard: bool, now: DateTime<Utc>, tz: Tz, lexicon: &Lexicon) -> Understanding {
+    // The head ends on a word a text may end with (not « le », « du », « et »…).
+    let last = (LONG_WORDS / 2..words.words.len().min(LONG_WORDS))
+        .find(|&k| {
+            !matches!(
+                words.words[k].folded.as_str(),
+                "le" | "la"
+                    | "les"
+                    | "l'"
+                    | "de"
+                    | "du"
+                    | "des"
+                    | "d'"
+                    | "un"
+                    | "une"
+                    | "et"
+                    | "a"
+                    | "au"
+                    | "aux"
+                    | "pour"
+                    | "sur"
+                    | "en"
+                    | "que"
+                    | "qu'"
+                    | "ou"
+                    | "mais"
+                    | "par"
+                    | "avec"
+                    | "dans"
+            )
+        })
+        .unwrap_or(LONG_WORDS / 2);
+    let head_end = words.words[last].end;
+    let head = &words.original[..head_end];
+    let mut u = understand_as(head, heard, now, tz, lexicon);
+    let rest_of = |said: &str| -> Option<String> {
+        let prefix: String = said.chars().take(40).collect();
+        let at = head.rfind(said).or_else(|| head.rfind(&prefix))?;
+        let full = words.original[at..].trim_end_matches(|c: char| c.is_whitespace() || ".,;:!?…".contains(c));
+        Some(full.to_string())
+    };
+    let extend = |cmd: &mut ToolCommand| -> bool {
+        use ToolCommand as T;
+        let slot = match cmd {
+            T::CreerNote { texte, .. }
+            | T::CreerRappel { texte, .. }
+            | T::MemoriserSouvenir { texte }
+            | T::MemoriserPreference { texte }
+            | T::ActerDecision { texte, .. } => texte,
+            T::AjouterAListe { element, .. } => element,
+            _ => return false,
+        };
+        match rest_of(slot) {
+            Some(full) if full.len() > slot.len() => {
+                *slot = full;
+                true
+            }
+            _ => false,
+        }
+    };
+    let extended = match &mut u.reading {
+        Reading::Sure(Command::Tool(cmd)) | Reading::Unsure { command: Command::Tool(cmd), .. } => extend(cmd),
+        _ => false,
+    };
+    if !extended {
+        // Not a command whose text ends the head: a long text, for the model.
+        return Understanding { reading: Reading::NotCommand, agent: None, domain: None, template: None };
+    }
+    u
+}
+
+/// A prepositional phrase said first (« sur la liste bricolage », « pour le projet
+/// Atlas »), moved after the rest: the reading of the sentence said in the usual order.
+fn fronted(words: &Words, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Understanding> {
+    let f = words.folded();
+    if !matches!(f.first(), Some(&("sur" | "pour" | "dans" | "a" | "au" | "aux"))) || f.len() < 4 {
+        return None;
+    }
+    for k in 2..=f.len().saturating_sub(2).min(6) {
+        let cut = words.words[k].start;
+        let head = words.original[..cut].trim().trim_end_matches(',');
+        let rest = words.original[cut..].trim();
+        let moved = Words::new(&format!("{rest} {head}"));
+        let u = understand_words(&moved, now, lexicon);
+        if matches!(u.reading, Reading::Sure(Command::Tool(_)) | Reading::Unsure { command: Command::Tool(_), .. }) {
+            return Some(u);
+        }
+    }
+    None
 }
 
 /// Words that take back or correct what was just said: a sentence holding them is not
@@ -571,6 +833,9 @@ fn empty_meaning(text: &str) -> bool {
     matches!(
         f,
         "ca" | "cela"
+            | "ce"
+            | "cet"
+            | "cette"
             | "ceci"
             | "le"
             | "la"
@@ -671,8 +936,111 @@ fn moment_doubt(issue: MomentIssue) -> Doubt {
     }
 }
 
+/// The text with the pronoun before it, when that pronoun (« ça », « ceci », « cela »)
+/// was not followed by a colon: then it was the text's first word.
+fn pronoun_led(said: &str, texte: &str) -> Option<String> {
+    let at = said.rfind(texte)?;
+    let before = said[..at].trim_end();
+    let lower = before.to_lowercase();
+    for p in ["ça", "ca", "ceci", "cela"] {
+        if lower.ends_with(p) && lower[..lower.len() - p.len()].ends_with([' ', ':']) {
+            let start = before.len() - p.len();
+            return Some(said[start..].trim_end_matches(|c: char| ".!?".contains(c)).trim().to_string());
+        }
+    }
+    None
+}
+
+/// « du pain, du lait et des œufs », « du pain du lait et des œufs », « des pommes puis des
+/// poires »: the items of one list, each without its article. One item stays one (« du jus
+/// de pomme », « des vis à bois », « sel et poivre » said as one is two).
+pub fn several_items(raw: &str) -> Vec<String> {
+    const ARTICLES: [&str; 9] = ["du", "des", "de la", "de l'", "un", "une", "quelques", "le", "la"];
+    let text = raw.trim();
+    // Cut at commas and at « et », « puis », « ainsi que ».
+    let mut parts: Vec<String> = Vec::new();
+    for chunk in text.split(',') {
+        let mut rest = chunk.trim().to_string();
+        loop {
+            let lower = rest.to_lowercase();
+            let cut = [" et ", " puis ", " ainsi que ", " plus "]
+                .iter()
+                .filter_map(|sep| lower.find(sep).map(|at| (at, sep.len())))
+                .min();
+            match cut {
+                Some((at, len)) => {
+                    parts.push(rest[..at].trim().to_string());
+                    rest = rest[at + len..].trim().to_string();
+                }
+                None => {
+                    parts.push(rest.trim().to_string());
+                    break;
+                }
+            }
+        }
+    }
+    // Then where an article opens a new item inside a part (« du pain du lait »).
+    let mut items = Vec::new();
+    for part in parts.into_iter().filter(|p| !p.is_empty()) {
+        let words: Vec<&str> = part.split_whitespace().collect();
+        let mut start = 0;
+        for k in 1..words.len() {
+            let w = arthur_french::fold::fold(words[k]);
+            let prev = arthur_french::fold::fold(words[k - 1]);
+            let two = if k + 1 < words.len() {
+                format!("{w} {}", arthur_french::fold::fold(words[k + 1]))
+            } else {
+                String::new()
+            };
+            let opens = ARTICLES.iter().any(|a| *a == w || two.starts_with(&format!("{a} ")) && a.contains(' '))
+                && !matches!(prev.as_str(), "de" | "d'" | "a" | "au" | "aux" | "en" | "pour" | "sans" | "avec" | "et")
+                // « du du papier »: an article said twice opens nothing.
+                && !ARTICLES.contains(&prev.as_str())
+                && k > start;
+            if opens && (matches!(w.as_str(), "du" | "des" | "un" | "une" | "quelques") || two.starts_with("de l")) {
+                items.push(words[start..k].join(" "));
+                start = k;
+            }
+        }
+        items.push(words[start..].join(" "));
+    }
+    let items: Vec<String> = items.into_iter().map(|i| bare_item(&i)).filter(|i| !i.is_empty()).collect();
+    // Only short items: a long part is a sentence, not a list.
+    if items.len() > 1 && items.iter().all(|i| i.split_whitespace().count() <= 4) {
+        items
+    } else {
+        vec![bare_item(text)]
+    }
+}
+
+/// A short text said twice over from its start (« des yaourts des yaourts »): said once.
+fn restarted(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let n = words.len();
+    if n >= 2 && n.is_multiple_of(2) {
+        let half = n / 2;
+        let fold = |w: &[&str]| arthur_french::fold::fold(&w.join(" "));
+        if fold(&words[..half]) == fold(&words[half..]) {
+            return words[..half].join(" ");
+        }
+    }
+    text.to_string()
+}
+
 /// A list element without its article: « du lait » → « lait », « des pommes » → « pommes ».
 pub fn bare_item(raw: &str) -> String {
+    let item = bare_item_once(raw);
+    // « du du papier toilette »: an article said twice.
+    let again = bare_item_once(&item);
+    let first = |s: &str| s.split_whitespace().next().map(arthur_french::fold::fold).unwrap_or_default();
+    if again != item && first(raw.trim()[..raw.trim().len() - item.len()].trim()) == first(&item) {
+        again
+    } else {
+        item
+    }
+}
+
+fn bare_item_once(raw: &str) -> String {
     let trimmed = raw.trim();
     let lower = trimmed.to_lowercase();
     for article in
@@ -695,6 +1063,9 @@ fn range_slot(m: &Match, dir: Direction, today: NaiveDate) -> Option<Option<(Nai
 }
 
 fn target(m: &Match) -> Target {
+    if m.args.get("cible").map(String::as_str) == Some("celui_ci") {
+        return Target::This;
+    }
     if let Some(id) = number_slot(m, "id") {
         return Target::Id(id);
     }
@@ -715,6 +1086,8 @@ fn target_doubt(t: &Target) -> Option<Doubt> {
     match t {
         Target::Id(0) => Some(Doubt::Impossible),
         Target::Id(_) => None,
+        // « le »: the reminder just said, looked up when the command runs (or said unknown).
+        Target::This => None,
         Target::Unnamed => Some(Doubt::Missing),
         _ => Some(Doubt::GuessedTarget),
     }
@@ -731,7 +1104,23 @@ fn plausible_timer_name(name: &str) -> bool {
     !w.folded().iter().any(|x| {
         arthur_french::number::is_number_word(x)
             || x.chars().any(|c| c.is_ascii_digit())
-            || matches!(*x, "minute" | "minutes" | "heure" | "heures" | "seconde" | "secondes" | "min" | "h" | "autre")
+            || matches!(
+                *x,
+                "minute"
+                    | "minutes"
+                    | "heure"
+                    | "heures"
+                    | "seconde"
+                    | "secondes"
+                    | "min"
+                    | "mn"
+                    | "m"
+                    | "h"
+                    | "s"
+                    | "s'"
+                    | "sec"
+                    | "autre"
+            )
     })
 }
 
@@ -754,6 +1143,12 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
     match m.intent.as_str() {
         "creer_note" => {
             let texte = need!(text_slot(m, "texte"));
+            // « note ça : X » names what follows; « note : ça ne marche pas » is a text that
+            // starts with « ça ».
+            let texte = match pronoun_led(&m.said, &texte) {
+                Some(whole) if m.template.contains("(ca|ceci|cela") => whole,
+                _ => texte,
+            };
             let (texte, cut) = without_justification(&texte);
             let projet = name_slot(m, "projet");
             let doubt = projet.as_ref().filter(|(_, unknown)| *unknown).map(|_| Doubt::UnknownName);
@@ -768,10 +1163,13 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
             }
             let target = target(m);
             if let Target::Id(id) = target {
-                // « lis-moi la note 3 »: the notes are listed; the number is looked for.
+                // « lis-moi la note 3 »: that note, read by its number.
+                return tool(T::Lire { lecture: Lecture::Notes, id: Some(id), contient: None, derniers: None }, None);
+            }
+            if let Some((None, None, Some(derniers))) = read_limits(m) {
                 return tool(
-                    T::ListerNotes { projet: None, contient: Some(format!("#{id}")) },
-                    Some(Doubt::GuessedTarget),
+                    T::Lire { lecture: Lecture::Notes, id: None, contient: None, derniers: Some(derniers) },
+                    None,
                 );
             }
             tool(T::ListerNotes { projet: projet.map(|(p, _)| p), contient: text_slot(m, "contient") }, None)
@@ -797,6 +1195,10 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
             if arthur_french::moment::moment(&Words::split_only(&texte).folded(), now).is_some() {
                 return Some(Built::Incomplete(Doubt::Missing));
             }
+            // « tous les lundis de… » not read as a rule: a repeat is never made a one-off.
+            if arthur_french::recurrence::mentions(&Words::split_only(&texte).folded()) {
+                return Some(Built::Incomplete(Doubt::Vague));
+            }
             if doubt.is_none() && Grammar::mentions_moment(&texte, now) {
                 doubt = Some(Doubt::TextHoldsMoment);
             }
@@ -806,6 +1208,10 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
             tool(T::CreerRappel { texte, echeance }, doubt)
         }
         "lister_rappels" => {
+            // « le rappel 3 », « mes derniers rappels »: by number or the last ones.
+            if let Some((id, contient, derniers)) = read_limits(m).filter(|(i, _, d)| i.is_some() || d.is_some()) {
+                return tool(T::Lire { lecture: Lecture::Rappels, id, contient, derniers }, None);
+            }
             let range = range_slot(m, Direction::Future, today)?;
             tool(
                 T::ListerRappels {
@@ -864,7 +1270,66 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
             }
             tool(T::Chercher { requete }, None)
         }
-        "lister_preferences" => tool(T::ListerPreferences, None),
+        "lister_preferences" => match read_limits(m) {
+            None => tool(T::ListerPreferences, None),
+            Some((id, contient, derniers)) => {
+                tool(T::Lire { lecture: Lecture::Preferences, id, contient, derniers }, None)
+            }
+        },
+        "lister_souvenirs" => {
+            let (id, contient, derniers) = read_limits(m).unwrap_or_default();
+            tool(T::Lire { lecture: Lecture::Souvenirs, id, contient, derniers }, None)
+        }
+        "creer_rappel_recurrent" => recurring(m, now),
+        "deplacer_rappel" => {
+            let t = target(m);
+            let quand = match (m.slots.get("echeance"), m.slots.get("delta")) {
+                (Some(SlotValue::Moment(mo)), _) => match mo.issue {
+                    Some(MomentIssue::Impossible) => return Some(Built::Incomplete(Doubt::Impossible)),
+                    Some(MomentIssue::Past | MomentIssue::NotPositive) => {
+                        return Some(Built::Incomplete(Doubt::Past));
+                    }
+                    Some(MomentIssue::DefaultTime) => (Quand::Day(mo.at.date()), None),
+                    Some(issue) => (Quand::At(mo.at), Some(moment_doubt(issue))),
+                    None => (Quand::At(mo.at), None),
+                },
+                (_, Some(SlotValue::Seconds(s))) if *s > 0 => {
+                    (Quand::Shift(if arg("sens") == Some("avance") { -s } else { *s }), None)
+                }
+                (_, Some(SlotValue::Seconds(_))) => return Some(Built::Incomplete(Doubt::NotPositive)),
+                _ => return Some(Built::Incomplete(Doubt::Missing)),
+            };
+            let d = target_doubt(&t).or(quand.1);
+            tool(T::DeplacerRappel { target: t, quand: quand.0 }, d)
+        }
+        "arreter_rappel_recurrent" => {
+            let t = target(m);
+            let d = target_doubt(&t);
+            tool(T::ArreterRappelRecurrent { target: t }, d)
+        }
+        "creer_reveil" => {
+            let nom = timer_name(m);
+            match m.slots.get("heure") {
+                Some(SlotValue::Moment(mo)) => match mo.issue {
+                    Some(MomentIssue::Impossible) => Some(Built::Incomplete(Doubt::Impossible)),
+                    Some(MomentIssue::Past | MomentIssue::NotPositive) => Some(Built::Incomplete(Doubt::Past)),
+                    // « réveille-moi demain »: at what time is not guessed.
+                    Some(MomentIssue::DefaultTime) => Some(Built::Incomplete(Doubt::Missing)),
+                    // An hour that has passed today is tomorrow's: what an alarm means.
+                    Some(MomentIssue::Rolled) | None => tool(T::CreerReveil { heure: mo.at, nom }, None),
+                    Some(issue) => tool(T::CreerReveil { heure: mo.at, nom }, Some(moment_doubt(issue))),
+                },
+                _ => Some(Built::Incomplete(Doubt::Missing)),
+            }
+        }
+        "lister_reveils" => tool(T::ListerReveils, None),
+        "annuler_reveil" => {
+            let tous = arg("tous") == Some("true");
+            match number_slot(m, "id") {
+                Some(0) => Some(Built::Incomplete(Doubt::Impossible)),
+                id => tool(T::AnnulerReveil { id: if tous { None } else { id }, tous }, None),
+            }
+        }
         "desactiver_preference" => match number_slot(m, "id") {
             Some(id) if id > 0 => tool(T::DesactiverPreference { id }, None),
             Some(_) => Some(Built::Incomplete(Doubt::Impossible)),
@@ -902,7 +1367,8 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
             tool(T::LireProjet { nom }, None)
         }
         "creer_projet" => {
-            let nom = text_slot(m, "nom")?;
+            // « crée un projet »: its name is asked.
+            let nom = need!(text_slot(m, "nom"));
             let known =
                 lexicon.projects.iter().any(|p| arthur_french::fold::fold(p) == arthur_french::fold::fold(&nom));
             tool(
@@ -976,7 +1442,18 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
                     if vague_item(&element) {
                         return Some(Built::Incomplete(Doubt::Missing));
                     }
-                    let element = bare_item(&element);
+                    // « des yaourts des yaourts »: an item said again from its start is one
+                    // item (a list item is a name; a note keeps its repeats).
+                    let element = bare_item(&restarted(&element));
+                    // « lait dans la liste », « dans notre »: words of the sentence around the
+                    // item, not an item; never written.
+                    let fe = arthur_french::fold::fold(&element);
+                    let first = fe.split_whitespace().next().unwrap_or_default();
+                    if fe.split_whitespace().any(|w| matches!(w, "liste" | "listes" | "notre" | "nos" | "votre"))
+                        || matches!(first, "dans" | "sur" | "a" | "au" | "aux" | "notre" | "nos" | "votre")
+                    {
+                        return None;
+                    }
                     // « ajoute du sel dans l'eau des pâtes »: a place inside the item is not
                     // something to buy; without a list named, not a list command.
                     let t = arthur_french::fold::fold(&m.template);
@@ -986,8 +1463,24 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
                         return None;
                     }
                     if m.intent == "ajouter_a_liste" {
+                        let items = several_items(text_slot(m, "element").as_deref().unwrap_or(&element));
+                        if items.len() > 1 {
+                            let each = items
+                                .into_iter()
+                                .map(|e| T::AjouterAListe { liste: liste.clone(), element: e })
+                                .collect();
+                            return tool(T::Several(each), None);
+                        }
                         tool(T::AjouterAListe { liste, element }, None)
                     } else {
+                        let items = several_items(text_slot(m, "element").as_deref().unwrap_or(&element));
+                        if items.len() > 1 {
+                            let each = items
+                                .into_iter()
+                                .map(|e| T::RetirerDeListe { liste: liste.clone(), element: e })
+                                .collect();
+                            return tool(T::Several(each), None);
+                        }
                         tool(T::RetirerDeListe { liste, element }, None)
                     }
                 }
@@ -1029,11 +1522,78 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
     }
 }
 
+/// A read's limits (number, words, the last N), when the sentence gave any.
+fn read_limits(m: &Match) -> Option<(Option<i64>, Option<String>, Option<u32>)> {
+    let id = number_slot(m, "id");
+    let contient = text_slot(m, "contient").map(|c| search_terms(&c));
+    let derniers = number_slot(m, "derniers")
+        .or_else(|| m.args.get("derniers").and_then(|d| d.parse().ok()))
+        .map(|n| n.clamp(1, crate::tools::MAX_DERNIERS) as u32);
+    (id.is_some() || contient.is_some() || derniers.is_some()).then_some((id, contient, derniers))
+}
+
+/// « rappelle-moi tous les lundis à 19 h de sortir les poubelles »: the rule read, its
+/// first occurrence from now; a rule said without its hour, or loosely, is asked.
+fn recurring(m: &Match, now: NaiveDateTime) -> Option<Built> {
+    use crate::memory::recurrence::{Frequence, Repetition, MAX_INTERVALLE};
+    use arthur_french::recurrence::Freq;
+    let texte = match text_slot(m, "texte") {
+        Some(t) => t,
+        None => return Some(Built::Incomplete(Doubt::Missing)),
+    };
+    let (texte, cut) = without_justification(&texte);
+    let Some(SlotValue::Recurrence(r)) = m.slots.get("regle") else { return None };
+    if r.interval > MAX_INTERVALLE {
+        return Some(Built::Incomplete(Doubt::TooLong));
+    }
+    let frequence = match r.freq {
+        Freq::Daily => Frequence::Quotidienne,
+        Freq::Weekdays => Frequence::JoursOuvres,
+        Freq::Weekly => Frequence::Hebdomadaire,
+        Freq::Monthly => Frequence::Mensuelle,
+    };
+    let mut doubt = None;
+    let time = match (r.time, r.default_hour) {
+        (Some(t), _) => t,
+        (None, Some(h)) => {
+            doubt = Some(Doubt::DefaultTime);
+            (h, 0)
+        }
+        (None, None) => {
+            doubt = Some(Doubt::DefaultTime);
+            (crate::time::BARE_DATE_REMINDER_HOUR, 0)
+        }
+    };
+    let monthday = match (frequence, r.monthday) {
+        (Frequence::Mensuelle, None) => {
+            doubt = doubt.or(Some(Doubt::Vague));
+            Some(chrono::Datelike::day(&now.date()))
+        }
+        (_, d) => d,
+    };
+    let first = Repetition::first_from(frequence, r.weekday, monthday, time, now)?;
+    if !r.sure {
+        doubt = doubt.or(Some(Doubt::Ambiguous));
+    }
+    if Grammar::mentions_moment(&texte, now) {
+        doubt = doubt.or(Some(Doubt::TextHoldsMoment));
+    }
+    if cut {
+        doubt = doubt.or(Some(Doubt::TextCut));
+    }
+    Some(Built::Ready(
+        Command::Tool(ToolCommand::CreerRappelRecurrent { texte, echeance: first, frequence, intervalle: r.interval }),
+        doubt,
+    ))
+}
+
 /// A list name as the store spells it, or as said for a new one; « course » is « courses ».
 fn canonical_list(said: &str, lexicon: &Lexicon) -> String {
     let key = |s: &str| arthur_french::fold::fold(s).trim_end_matches('s').to_string();
     // Regional names of the shopping list.
-    if ["epicerie", "commission", "provision", "course a faire"].contains(&key(said).as_str()) {
+    if ["epicerie", "commission", "provision", "course a faire", "achat", "shopping", "liste de course"]
+        .contains(&key(said).as_str())
+    {
         return DEFAULT_LIST.to_string();
     }
     let k = key(said);
@@ -1056,6 +1616,7 @@ impl ToolCommand {
                 ("lister_notes", json!({ "contient": requete })),
                 ("chercher_dans_memoire", json!({ "requete": requete })),
             ],
+            ToolCommand::Several(each) => each.iter().flat_map(ToolCommand::calls).collect(),
             other => other.arguments().map(|a| vec![(other.name(), a)]).unwrap_or_default(),
         }
     }
@@ -1092,9 +1653,20 @@ impl ToolCommand {
             T::ModifierMinuteur { .. } => "modifier_minuteur",
             T::AnnulerMinuteur { .. } => "annuler_minuteur",
             T::AjouterAListe { .. } => "ajouter_a_liste",
+            T::Several(each) => each.first().map(ToolCommand::name).unwrap_or("ajouter_a_liste"),
             T::RetirerDeListe { .. } => "retirer_de_liste",
             T::LireListe { .. } => "lire_liste",
             T::ViderListe { .. } => "vider_liste",
+            T::CreerRappelRecurrent { .. } => "creer_rappel_recurrent",
+            T::DeplacerRappel { .. } => "deplacer_rappel",
+            T::ArreterRappelRecurrent { .. } => "arreter_rappel_recurrent",
+            T::CreerReveil { .. } => "creer_reveil",
+            T::ListerReveils => "lister_reveils",
+            T::AnnulerReveil { .. } => "annuler_reveil",
+            T::Lire { lecture: Lecture::Souvenirs, .. } => "lister_souvenirs",
+            T::Lire { lecture: Lecture::Preferences, .. } => "lister_preferences",
+            T::Lire { lecture: Lecture::Notes, .. } => "lister_notes",
+            T::Lire { lecture: Lecture::Rappels, .. } => "lister_rappels",
         }
     }
 
@@ -1216,11 +1788,56 @@ impl ToolCommand {
                     set("tous", json!(true));
                 }
             }
+            // Several calls: the first one's arguments (a frame keeps the others).
+            T::Several(each) => return each.first()?.arguments(),
             T::AjouterAListe { liste, element } | T::RetirerDeListe { liste, element } => {
                 set("liste", json!(liste));
                 set("element", json!(element));
             }
             T::LireListe { liste } | T::ViderListe { liste } => set("liste", json!(liste)),
+            T::CreerRappelRecurrent { texte, echeance, frequence, intervalle } => {
+                set("texte", json!(texte));
+                set("echeance", json!(echeance.format("%Y-%m-%dT%H:%M").to_string()));
+                set("frequence", json!(frequence.as_str()));
+                if *intervalle > 1 {
+                    set("intervalle", json!(intervalle));
+                }
+            }
+            T::DeplacerRappel { target, quand } => {
+                let (Target::Id(id), Quand::At(at)) = (target, quand) else { return None };
+                set("id", json!(id));
+                set("echeance", json!(at.format("%Y-%m-%dT%H:%M").to_string()));
+            }
+            T::ArreterRappelRecurrent { target } => {
+                let Target::Id(id) = target else { return None };
+                set("id", json!(id));
+            }
+            T::CreerReveil { heure, nom } => {
+                set("heure", json!(heure.format("%Y-%m-%dT%H:%M").to_string()));
+                if let Some(n) = nom {
+                    set("nom", json!(n));
+                }
+            }
+            T::ListerReveils => {}
+            T::AnnulerReveil { id, tous } => {
+                if let Some(id) = id {
+                    set("id", json!(id));
+                }
+                if *tous {
+                    set("tous", json!(true));
+                }
+            }
+            T::Lire { id, contient, derniers, .. } => {
+                if let Some(id) = id {
+                    set("id", json!(id));
+                }
+                if let Some(c) = contient {
+                    set("contient", json!(c));
+                }
+                if let Some(d) = derniers {
+                    set("derniers", json!(d));
+                }
+            }
         }
         Some(v)
     }
@@ -1328,7 +1945,53 @@ static ACKNOWLEDGE: &[&str] = &[
     "vu",
     "bien recu",
     "ca marche",
+    "arrete le reveil",
+    "coupe le reveil",
+    "eteins le reveil",
+    "stop reveil",
+    "arrete l'alarme",
+    "coupe l'alarme",
+    "je suis reveille",
+    "je suis debout",
+    "je me leve",
 ];
+
+/// « encore cinq minutes »: how long a ringing timer or alarm waits before it rings again
+/// (`None`: the utterance is not that).
+pub fn snooze(raw: &str) -> Option<i64> {
+    const DEFAULT: i64 = 5 * 60;
+    let words = Words::new(raw);
+    let f = words.folded();
+    let lead = [
+        &["encore"][..],
+        &["laisse", "moi", "encore"],
+        &["laisse", "moi", "dormir", "encore"],
+        &["laisse", "moi", "dormir"],
+        &["sonne", "dans"],
+        &["sonne", "encore", "dans"],
+        &["resonne", "dans"],
+        &["rappelle", "moi", "dans"],
+        &["repousse", "de"],
+        &["repousse", "le", "de"],
+        &["repousse", "la", "de"],
+        &["redis", "le", "moi", "dans"],
+        &["encore", "un", "peu", "de"],
+    ];
+    if matches!(
+        f.as_slice(),
+        ["snooze"] | ["encore", "un", "peu"] | ["laisse", "moi", "dormir"] | ["pas", "encore"] | ["plus", "tard"]
+    ) {
+        return Some(DEFAULT);
+    }
+    for l in lead {
+        if f.len() > l.len() && f.starts_with(l) {
+            if let Some(s) = arthur_french::duration::seconds(&f[l.len()..]).filter(|s| (60..=3600).contains(s)) {
+                return Some(s);
+            }
+        }
+    }
+    None
+}
 
 /// Does the utterance tell a ringing timer to stop?
 pub fn acknowledges(raw: &str) -> bool {
@@ -1428,6 +2091,20 @@ mod tests {
         for other in ["oui mais demain", "rappelle-moi", "non je veux dire jeudi"] {
             assert_eq!(yes_no(other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn several_items_are_several() {
+        assert_eq!(several_items("du pain, du lait et des œufs"), ["pain", "lait", "œufs"]);
+        assert_eq!(several_items("du pain du lait et des œufs"), ["pain", "lait", "œufs"]);
+        assert_eq!(several_items("des pommes puis des poires et du raisin"), ["pommes", "poires", "raisin"]);
+        assert_eq!(
+            several_items("des tomates, des courgettes, des oignons et de l'ail"),
+            ["tomates", "courgettes", "oignons", "ail"]
+        );
+        assert_eq!(several_items("du jus de pomme"), ["jus de pomme"]);
+        assert_eq!(several_items("des vis à bois"), ["vis à bois"]);
+        assert_eq!(several_items("de la crème et du beurre"), ["crème", "beurre"]);
     }
 
     #[test]

@@ -32,6 +32,11 @@ const WRITES: &[&str] = &[
     "ajouter_a_liste",
     "retirer_de_liste",
     "vider_liste",
+    "creer_rappel_recurrent",
+    "deplacer_rappel",
+    "arreter_rappel_recurrent",
+    "creer_reveil",
+    "annuler_reveil",
 ];
 
 fn lexicon() -> Lexicon {

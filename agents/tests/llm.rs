@@ -56,6 +56,7 @@ fn request(role: ModelRole) -> ChatRequest {
         messages: vec![Message::system("Tu es Arthur."), Message::user("Bonjour !")],
         tools: vec![],
         json_mode: false,
+        tool_choice: Default::default(),
         temperature: None,
         max_tokens: None,
     }
@@ -322,6 +323,7 @@ fn conversation_with_tools() -> ChatRequest {
         ],
         tools: vec![tool_spec("creer_note"), tool_spec("lister_rappels")],
         json_mode: false,
+        tool_choice: Default::default(),
         temperature: Some(0.25),
         max_tokens: Some(300),
     }

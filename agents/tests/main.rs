@@ -8,6 +8,7 @@ mod harness;
 
 mod claims_corpus;
 mod grammar_corpus;
+mod ha_corpus;
 #[cfg(feature = "scripted")]
 mod llm;
 mod memory_store;

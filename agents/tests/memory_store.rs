@@ -91,7 +91,106 @@ suite!(
     racing_marks_mark_a_reminder_once,
     racing_announcements_announce_once,
     racing_creations_create_one_project,
+    a_recurring_reminder_moves_to_its_next_occurrence_when_done_or_delivered,
+    a_reminder_is_moved_and_announced_again,
+    alarms_ring_like_timers_and_are_put_off,
+    racing_deliveries_advance_a_series_once,
 );
+
+// ---------------------------------------------------------------------------------------
+// Repeats, moves and alarms (issue 42)
+
+fn weekly(first: DateTime<Utc>) -> Repetition {
+    let tz = chrono_tz::Europe::Paris;
+    Repetition::new(Frequence::Hebdomadaire, 1, first.with_timezone(&tz).naive_local(), tz)
+}
+
+/// Monday 30 November 2026, 11:00 in Paris (a rule keeps whole minutes).
+fn monday_11() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 30, 10, 0, 0).unwrap()
+}
+
+async fn a_recurring_reminder_moves_to_its_next_occurrence_when_done_or_delivered(store: Store) {
+    let first = monday_11();
+    let r = store.create_recurring_rappel("sortir les poubelles", first, &weekly(first), at(0)).await.unwrap();
+    assert_eq!(r.repetition.as_ref().map(|p| p.rrule()), Some("FREQ=WEEKLY;BYDAY=MO".to_string()));
+    assert_eq!(store.get_rappel(r.id).await.unwrap().unwrap(), r, "read back as stored");
+    // Done: the same reminder, a week later, one occurrence counted.
+    let MarkDone::Advanced { before, after } = store.mark_rappel_done(r.id, at(61)).await.unwrap() else {
+        panic!("advanced")
+    };
+    assert_eq!((before.echeance, after.echeance, after.fait), (first, first + Duration::days(7), false));
+    assert_eq!(after.repetition.as_ref().unwrap().occurrences, 1);
+    // Delivered: the next one comes and is announced again.
+    let due = first + Duration::days(7);
+    assert!(store.mark_rappel_announced(r.id, due).await.unwrap());
+    assert!(store.mark_rappel_delivered(r.id, due + Duration::minutes(1), Delivery::Web).await.unwrap());
+    let next = store.get_rappel(r.id).await.unwrap().unwrap();
+    assert_eq!(next.echeance, first + Duration::days(14));
+    assert_eq!(store.due_unannounced_rappels(next.echeance).await.unwrap().len(), 1);
+    // Stopped: never again; a one-off has no series.
+    let StopSeries::Stopped(stopped) = store.stop_rappel_series(r.id, at(70)).await.unwrap() else { panic!() };
+    assert!(stopped.fait && stopped.is_recurring());
+    assert!(matches!(store.stop_rappel_series(r.id, at(71)).await.unwrap(), StopSeries::AlreadyStopped(_)));
+    let one = store.create_rappel("appeler Luc", at(90), at(0)).await.unwrap();
+    assert!(matches!(store.stop_rappel_series(one.id, at(71)).await.unwrap(), StopSeries::NotRecurring(_)));
+    assert!(matches!(store.stop_rappel_series(999, at(71)).await.unwrap(), StopSeries::NotFound));
+    assert_eq!(store.list_rappels(false).await.unwrap(), vec![one]);
+}
+
+async fn a_reminder_is_moved_and_announced_again(store: Store) {
+    let r = store.create_rappel("appeler la banque", at(10), at(0)).await.unwrap();
+    assert!(store.mark_rappel_announced(r.id, at(10)).await.unwrap());
+    assert_eq!(store.announced_since(at(5)).await.unwrap().len(), 1);
+    let MoveRappel::Moved { before, after } = store.move_rappel(r.id, at(20)).await.unwrap() else { panic!() };
+    assert_eq!((before.echeance, after.echeance), (at(10), at(20)));
+    assert!(store.due_unannounced_rappels(at(15)).await.unwrap().is_empty());
+    assert_eq!(store.due_unannounced_rappels(at(20)).await.unwrap(), vec![after.clone()]);
+    store.mark_rappel_done(r.id, at(21)).await.unwrap();
+    assert!(matches!(store.move_rappel(r.id, at(30)).await.unwrap(), MoveRappel::AlreadyDone(_)));
+    assert_eq!(store.move_rappel(999, at(30)).await.unwrap(), MoveRappel::NotFound);
+}
+
+async fn alarms_ring_like_timers_and_are_put_off(store: Store) {
+    let AlarmSet::Set(a) = store.set_alarm(None, at(60), at(0)).await.unwrap() else { panic!() };
+    assert_eq!((a.genre, a.alarm_time(), a.echeance), (Genre::Reveil, at(60), Some(at(60))));
+    assert!(matches!(store.set_alarm(Some("sport"), at(60), at(1)).await.unwrap(), AlarmSet::SameTime(_)));
+    let AlarmSet::Set(b) = store.set_alarm(Some("sport"), at(90), at(1)).await.unwrap() else { panic!() };
+    store.start_timer(Some("pâtes"), 7200, at(0)).await.unwrap();
+    assert_eq!(store.active_alarms().await.unwrap().len(), 2);
+    assert_eq!(store.active_timers().await.unwrap().len(), 1, "alarms are not timers");
+    assert!(matches!(store.cancel_alarms(None, false, at(2)).await.unwrap(), AlarmCancel::Ambiguous(_)));
+    let rung = store.ring_due_timers(at(60)).await.unwrap();
+    assert_eq!(rung.iter().map(|m| m.id).collect::<Vec<_>>(), vec![a.id]);
+    let snoozed = store.snooze_ringing(300, at(61)).await.unwrap();
+    assert_eq!((snoozed.len(), snoozed[0].echeance), (1, Some(at(66))));
+    assert_eq!(snoozed[0].alarm_time(), at(60), "the time it was set for stays");
+    assert!(store.ringing_timers().await.unwrap().is_empty());
+    assert_eq!(store.ring_due_timers(at(66)).await.unwrap().len(), 1);
+    // Rung too long without an answer: it stops, and stays to acknowledge.
+    let expired = store.expire_ringing_alarms(at(67)).await.unwrap();
+    assert!(expired[0].unanswered());
+    assert_eq!(store.acknowledge_timers(Some(a.id), at(70)).await.unwrap().len(), 1);
+    let AlarmCancel::Cancelled(c) = store.cancel_alarms(Some(b.id), false, at(71)).await.unwrap() else { panic!() };
+    assert_eq!(c[0].id, b.id);
+    assert_eq!(store.cancel_alarms(Some(b.id), false, at(72)).await.unwrap(), AlarmCancel::NoAlarm { id: Some(b.id) });
+    let all = store.all_timers().await.unwrap();
+    assert_eq!(all.iter().filter(|m| m.genre == Genre::Reveil).count(), 2);
+}
+
+async fn racing_deliveries_advance_a_series_once(store: Store) {
+    let first = monday_11();
+    let r = store.create_recurring_rappel("arroser", first, &weekly(first), at(0)).await.unwrap();
+    assert!(store.mark_rappel_announced(r.id, first).await.unwrap());
+    let delivered = race(8, |i| {
+        let store = store.clone();
+        async move { store.mark_rappel_delivered(r.id, at(61 + i as i64), Delivery::Voice).await.unwrap() }
+    })
+    .await;
+    assert_eq!(delivered.iter().filter(|d| **d).count(), 1, "delivered once");
+    let next = store.get_rappel(r.id).await.unwrap().unwrap();
+    assert_eq!((next.echeance, next.repetition.unwrap().occurrences), (first + Duration::days(7), 1));
+}
 
 // ---------------------------------------------------------------------------------------
 // Notes

@@ -8,12 +8,14 @@
 use arthur_agents::fr;
 use arthur_agents::memory::worktime::{format_duration, WorkTotals};
 use arthur_agents::memory::{
-    Decision, Note, Pause, PhaseChange, Preference, Projet, ProjetDetail, Rappel, SessionTravail, Souvenir, Statut,
+    Decision, EtatMinuteur, Frequence, Genre, Minuteur, Note, Pause, PhaseChange, Preference, Projet, ProjetDetail,
+    Rappel, Repetition, SessionTravail, Souvenir, Statut,
 };
 use arthur_agents::report::{compose_spoken, compose_written};
 use arthur_agents::time::IsoDate;
 use arthur_agents::tools::{
-    ArgError, ArgProblem, Expected, KeywordReason, Outcome, Receipt, Refusal, ReminderFilter, SearchHit, SearchMode,
+    ArgError, ArgProblem, Expected, KeywordReason, Outcome, Portee, Receipt, Refusal, ReminderFilter, SearchHit,
+    SearchMode,
 };
 use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
@@ -41,6 +43,8 @@ enum Fact {
     Number(i64),
     /// A state, in its written and its spoken wording.
     Words(&'static str, &'static str),
+    /// Made from the data: its written and its spoken wording (a rule, a label).
+    Pair(String, String),
 }
 
 impl Fact {
@@ -56,6 +60,7 @@ impl Fact {
             Fact::Count(n) => format!("({n})"),
             Fact::Number(n) => n.to_string(),
             Fact::Words(w, _) => w.to_string(),
+            Fact::Pair(w, _) => w.clone(),
         }
     }
     fn spoken(&self) -> String {
@@ -72,6 +77,7 @@ impl Fact {
             Fact::Count(n) => fr::number(*n as i64),
             Fact::Number(n) => fr::number(*n),
             Fact::Words(_, s) => s.to_string(),
+            Fact::Pair(_, s) => s.clone(),
         }
     }
 }
@@ -129,7 +135,7 @@ prop_compose! {
 }
 prop_compose! {
     fn rappel()(id in id(), texte in text(), echeance in instant(), fait in any::<bool>()) -> Rappel {
-        Rappel { id, texte, echeance, fait, fait_le: fait.then(now), created_at: now() }
+        Rappel { id, texte, echeance, fait, fait_le: fait.then(now), created_at: now(), repetition: None }
     }
 }
 prop_compose! {
@@ -208,7 +214,7 @@ fn receipt() -> impl Strategy<Value = (Receipt, Vec<Fact>)> {
             |(projet, contient, notes)| {
                 let mut f = list_facts(&notes, |n| vec![Fact::Id(n.id), Fact::Text(n.texte.clone())]);
                 f.extend(projet.iter().chain(contient.iter()).map(|w| Fact::Text(w.clone())));
-                (Receipt::Notes { projet, contient, notes }, f)
+                (Receipt::Notes { projet, contient, notes, portee: Default::default() }, f)
             }
         ),
         (rappel(), any::<bool>()).prop_map(|(r, bare)| {
@@ -221,7 +227,7 @@ fn receipt() -> impl Strategy<Value = (Receipt, Vec<Fact>)> {
         (any::<bool>(), filter(), prop::collection::vec(rappel(), 0..9)).prop_map(|(include_done, filter, rappels)| {
             let mut f = list_facts(&rappels, rappel_facts);
             f.extend(filter_facts(&filter));
-            (Receipt::Reminders { include_done, filter, rappels, now: now() }, f)
+            (Receipt::Reminders { include_done, filter, rappels, now: now(), portee: Default::default() }, f)
         }),
         rappel().prop_map(|r| {
             let f = vec![Fact::Id(r.id), Fact::Text(r.texte.clone())];
@@ -263,7 +269,12 @@ fn receipt() -> impl Strategy<Value = (Receipt, Vec<Fact>)> {
                         Fact::Words("en cours", "en cours")
                     });
                 }
-                let totals = WorkTotals { total_secs: total, par_projet: par };
+                // A session of a few tenths of a second counts as a session (issue 38).
+                let sessions = if total == 0 { 0 } else { par.len().max(1) as u32 };
+                if total > 0 && total < 60 {
+                    f.push(Fact::Number(sessions.into()));
+                }
+                let totals = WorkTotals { total_secs: total, par_projet: par, sessions };
                 (Receipt::WorkTime { debut: IsoDate(debut), fin: IsoDate(fin), until_now, projet, totals, running }, f)
             }),
         (preference(), 0u32..30, 1u32..30).prop_map(|(p, active, cap)| {
@@ -286,7 +297,7 @@ fn receipt() -> impl Strategy<Value = (Receipt, Vec<Fact>)> {
             });
             f.push(Fact::Number(active.into()));
             f.push(Fact::Number(cap.into()));
-            (Receipt::Preferences { preferences, active, cap }, f)
+            (Receipt::Preferences { preferences, active, cap, portee: Default::default() }, f)
         }),
         preference().prop_map(|p| {
             let f = vec![Fact::Id(p.id), Fact::Text(p.texte.clone())];
@@ -552,5 +563,184 @@ proptest! {
         let mut facts = facts;
         facts.push(Fact::Words("rien n'a été écrit", "je n'ai rien écrit"));
         check("creer_note", &Outcome::Refused(refusal), &facts)?;
+    }
+}
+
+// ---------- the second round: repeats, moves, alarms, reads ----------
+
+prop_compose! {
+    fn repeated()(r in rappel(), f in prop::sample::select(Frequence::ALL.to_vec()), k in 1u32..4) -> Rappel {
+        let local = r.echeance.with_timezone(&TZ).naive_local();
+        Rappel { fait: false, fait_le: None, repetition: Some(Repetition::new(f, k, local, TZ)), ..r }
+    }
+}
+prop_compose! {
+    fn alarm()(id in id(), nom in prop::option::of(word()), ahead in 1i64..(3 * 24 * 3600), ringing in any::<bool>()) -> Minuteur {
+        Minuteur {
+            id,
+            genre: Genre::Reveil,
+            nom,
+            duree_secondes: ahead,
+            etat: if ringing { EtatMinuteur::Sonne } else { EtatMinuteur::EnCours },
+            echeance: Some(now() + Duration::seconds(ahead)),
+            restant_secondes: None,
+            created_at: now(),
+            fini_le: None,
+            acquitte_le: None,
+            annule_le: None,
+        }
+    }
+}
+
+fn rule_fact(r: &Rappel) -> Fact {
+    let p = r.repetition.as_ref().unwrap();
+    Fact::Pair(p.label(), p.spoken_label())
+}
+
+fn alarm_facts(m: &Minuteur) -> Vec<Fact> {
+    let mut f = vec![Fact::Id(m.id), Fact::DateTime(m.alarm_time())];
+    f.extend(m.nom.iter().map(|n| Fact::Text(n.clone())));
+    f
+}
+
+fn receipt_round2() -> impl Strategy<Value = (Receipt, Vec<Fact>)> {
+    prop_oneof![
+        repeated().prop_map(|r| {
+            let f = vec![Fact::Id(r.id), Fact::Text(r.texte.clone()), Fact::DateTime(r.echeance), rule_fact(&r)];
+            (Receipt::RecurringReminderCreated { rappel: r }, f)
+        }),
+        (repeated(), 1i64..40).prop_map(|(before, days)| {
+            let after = Rappel { echeance: before.echeance + Duration::days(days), ..before.clone() };
+            let f = vec![
+                Fact::Id(after.id),
+                Fact::Text(after.texte.clone()),
+                Fact::DateTime(before.echeance),
+                Fact::DateTime(after.echeance),
+                rule_fact(&after),
+            ];
+            (Receipt::ReminderOccurrenceDone { before, after }, f)
+        }),
+        (prop_oneof![rappel(), repeated()], 1i64..(40 * 24 * 60)).prop_map(|(before, minutes)| {
+            let after =
+                Rappel { echeance: now() + Duration::minutes(minutes), fait: false, fait_le: None, ..before.clone() };
+            let mut f = vec![
+                Fact::Id(after.id),
+                Fact::Text(after.texte.clone()),
+                Fact::DateTime(before.echeance),
+                Fact::DateTime(after.echeance),
+            ];
+            if after.is_recurring() {
+                f.push(rule_fact(&after));
+            }
+            (Receipt::ReminderMoved { before, after }, f)
+        }),
+        repeated().prop_map(|r| {
+            let f = vec![
+                Fact::Id(r.id),
+                Fact::Text(r.texte.clone()),
+                rule_fact(&r),
+                Fact::Words("ne reviendra plus", "ne reviendra plus"),
+            ];
+            (Receipt::ReminderSeriesStopped { rappel: r }, f)
+        }),
+        alarm().prop_map(|m| {
+            let f = alarm_facts(&m);
+            (Receipt::AlarmSet { reveil: m }, f)
+        }),
+        prop::collection::vec(alarm(), 0..4).prop_map(|reveils| {
+            let mut f: Vec<Fact> = reveils.iter().flat_map(alarm_facts).collect();
+            if reveils.is_empty() {
+                f.push(Fact::Words("aucun réveil", "aucun réveil"));
+            }
+            for m in &reveils {
+                if m.etat == EtatMinuteur::Sonne {
+                    f.push(Fact::Words("il sonne", "il sonne"));
+                }
+            }
+            (Receipt::Alarms { reveils, now: now() }, f)
+        }),
+        prop::collection::vec(alarm(), 0..4).prop_map(|reveils| {
+            let mut f: Vec<Fact> = reveils.iter().flat_map(alarm_facts).collect();
+            f.push(if reveils.is_empty() {
+                Fact::Words("rien n'a été annulé", "rien n'a été annulé")
+            } else {
+                Fact::Words("annulé", "annulé")
+            });
+            (Receipt::AlarmsCancelled { reveils }, f)
+        }),
+        (prop::collection::vec(souvenir(), 0..9), prop::option::of(word()), prop::option::of(1u32..6), 0usize..40)
+            .prop_map(|(souvenirs, contient, derniers, extra)| {
+                let portee =
+                    Portee { numero: None, contient: contient.clone(), derniers, total: souvenirs.len() + extra };
+                let mut f = list_facts(&souvenirs, |s| vec![Fact::Id(s.id), Fact::Text(s.texte.clone())]);
+                f.extend(contient.iter().map(|w| Fact::Text(w.clone())));
+                if let Some(n) = derniers {
+                    f.push(Fact::Number(n.into()));
+                    f.push(Fact::Number(portee.total as i64));
+                }
+                (Receipt::Souvenirs { portee, souvenirs }, f)
+            }),
+        (prop::collection::vec(preference(), 0..9), 1u32..30, prop::option::of(word()), prop::option::of(1u32..6))
+            .prop_map(|(preferences, cap, contient, derniers)| {
+                let active = preferences.iter().filter(|p| p.active).count() as u32;
+                let portee =
+                    Portee { numero: None, contient: contient.clone(), derniers, total: preferences.len() + 3 };
+                let mut f = list_facts(&preferences, |p| vec![Fact::Id(p.id), Fact::Text(p.texte.clone())]);
+                f.extend(contient.iter().map(|w| Fact::Text(w.clone())));
+                if let Some(n) = derniers {
+                    f.push(Fact::Number(n.into()));
+                }
+                f.push(Fact::Number(cap.into()));
+                (Receipt::Preferences { preferences, active, cap, portee }, f)
+            }),
+    ]
+}
+
+fn refusal_round2() -> impl Strategy<Value = (Refusal, Vec<Fact>)> {
+    prop_oneof![
+        id().prop_map(|id| (Refusal::SouvenirUnknown { id }, vec![Fact::Id(id)])),
+        rappel().prop_map(|r| {
+            let f =
+                vec![Fact::Id(r.id), Fact::Text(r.texte.clone()), Fact::Words("ne se répète pas", "ne se répète pas")];
+            (Refusal::ReminderNotRecurring { rappel: r }, f)
+        }),
+        repeated().prop_map(|r| {
+            let f = vec![Fact::Id(r.id), Fact::Text(r.texte.clone()), Fact::Words("déjà arrêté", "déjà arrêté")];
+            (Refusal::ReminderSeriesAlreadyStopped { rappel: r }, f)
+        }),
+        rappel().prop_map(|r| {
+            let f = vec![Fact::Id(r.id), Fact::Text(r.texte.clone()), Fact::DateTime(r.echeance)];
+            (Refusal::ReminderSameTime { rappel: r }, f)
+        }),
+        alarm().prop_map(|m| {
+            let f = alarm_facts(&m);
+            (Refusal::AlarmSameTime { reveil: m }, f)
+        }),
+        prop::option::of(id()).prop_map(|id| {
+            let mut f = vec![Fact::Words("aucun réveil", "aucun réveil")];
+            f.extend(id.map(Fact::Id));
+            (Refusal::NoAlarm { id }, f)
+        }),
+        prop::collection::vec(alarm(), 2..4).prop_map(|reveils| {
+            let mut f: Vec<Fact> = reveils.iter().flat_map(alarm_facts).collect();
+            f.push(Fact::Words("dis lequel", "dis lequel"));
+            (Refusal::AlarmsAmbiguous { reveils }, f)
+        }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    #[test]
+    fn every_fact_of_a_second_round_receipt_is_said((receipt, facts) in receipt_round2()) {
+        check("lister_rappels", &Outcome::Done(receipt), &facts)?;
+    }
+
+    #[test]
+    fn every_fact_of_a_second_round_refusal_is_said((refusal, facts) in refusal_round2()) {
+        let mut facts = facts;
+        facts.push(Fact::Words("rien n'a été écrit", "je n'ai rien écrit"));
+        check("deplacer_rappel", &Outcome::Refused(refusal), &facts)?;
     }
 }

@@ -45,60 +45,60 @@ pub const LAUNCH_OFFSET: Duration = Duration::from_secs(120);
 
 #[derive(Debug, Subcommand)]
 pub enum AtlasCmd {
-    /// Poll the mailbox (ATLAS_IMAP_URL), then scan and classify; every minute, or once.
+    /// Relève la boîte (ATLAS_IMAP_URL), puis analyse et classe ; chaque minute, ou une fois.
     Poll {
         #[arg(long)]
         once: bool,
     },
-    /// Scan and classify what is pending, without polling; every minute, or once.
+    /// Analyse et classe ce qui attend, sans relever ; chaque minute, ou une fois.
     Classify {
-        /// One pass, then exit (without it: a pass every minute until stopped).
+        /// Un passage, puis s'arrête (sans : un passage par minute jusqu'à l'arrêt).
         #[arg(long)]
         once: bool,
-        /// Put the messages whose classification failed too often back in the queue first.
+        /// Remet d'abord dans la file les messages dont le classement a trop souvent échoué.
         #[arg(long)]
         retry_failed: bool,
     },
-    /// Launch Claude Code on classified messages; every 5 minutes, or once.
+    /// Lance Claude Code sur les messages classés ; toutes les 5 minutes, ou une fois.
     Launch {
         #[arg(long)]
         once: bool,
     },
-    /// The classifier's calibration report (markdown).
+    /// Le rapport d'étalonnage du classeur (markdown).
     Report {
         #[arg(long, default_value_t = 30)]
         days: u32,
     },
-    /// The e-mails and their state.
+    /// Les e-mails et leur état.
     List {
         #[arg(long)]
         json: bool,
-        /// Only this state (received, scanned, blocked, classified, classify_failed, …).
+        /// Seulement cet état (received, scanned, blocked, classified, classify_failed, …).
         #[arg(long)]
         state: Option<String>,
     },
-    /// One e-mail: state, classification, audits, launch events.
+    /// Un e-mail : état, classement, audits, lancements.
     Show {
         id: i64,
         #[arg(long)]
         json: bool,
     },
-    /// A draft reply to the client for a finished run, written for you (never sent).
+    /// Un brouillon de réponse au client pour un lancement fini, écrit pour toi (jamais envoyé).
     Draft { id: i64 },
-    /// Let a message held for an unverified author start Claude Code (at the next cycle).
+    /// Laisse un message retenu (auteur non vérifié) lancer Claude Code (au prochain cycle).
     Approve { id: i64 },
-    /// Put a message parked after a day of scanner or classifier errors back in the queue
-    /// (never one blocked by an infected attachment).
+    /// Remet dans la file un message mis de côté après un jour d'erreurs de l'antivirus ou du classeur
+    /// (jamais un message bloqué pour une pièce jointe infectée).
     Retry { id: i64 },
-    /// Refuse a held launch (the message ends `cancelled`), or what an e-mail materialised
-    /// (the report counts it as a failure).
+    /// Refuse un lancement retenu (le message finit `cancelled`), ou ce qu'un e-mail a créé
+    /// (le rapport le compte comme un échec).
     Cancel { id: i64 },
-    /// The clients the classifier is told about.
+    /// Les clients dont le classeur est informé.
     Client {
         #[command(subcommand)]
         what: ClientCmd,
     },
-    /// Open work streams ("chantiers"); creating one is always manual.
+    /// Les chantiers ouverts ; on en crée toujours un à la main.
     Chantier {
         #[command(subcommand)]
         what: ChantierCmd,
@@ -108,46 +108,46 @@ pub enum AtlasCmd {
 #[derive(Debug, Subcommand)]
 #[allow(clippy::large_enum_variant)] // parsed once per process
 pub enum ClientCmd {
-    /// Add a client: `arthur atlas client add --name Boutique --email jean@boutique.fr --mrr 1200`.
+    /// Ajoute un client : `arthur atlas client add --name Boutique --email jean@boutique.fr --mrr 1200`.
     Add {
         #[arg(long)]
         name: String,
-        /// An address of the client (repeatable).
+        /// Une adresse du client (répétable).
         #[arg(long)]
         email: Vec<String>,
-        /// A domain of the client (repeatable; never a public webmail domain).
+        /// Un domaine du client (répétable ; jamais un domaine de messagerie publique).
         #[arg(long)]
         domain: Vec<String>,
-        /// Confirmed monthly recurring revenue, in euros.
+        /// Revenu mensuel récurrent confirmé, en euros.
         #[arg(long)]
         mrr: Option<f64>,
-        /// actif, prospect or inactif.
+        /// actif, prospect ou inactif.
         #[arg(long, default_value = "actif")]
         status: String,
-        /// basse, normale or haute.
+        /// basse, normale ou haute.
         #[arg(long, default_value = "normale")]
         priority: String,
-        /// Provider of this client's draft replies: mistral (default), anthropic or openai.
+        /// Fournisseur des brouillons de ce client : mistral (par défaut), anthropic ou openai.
         #[arg(long)]
         ai_provider: Option<String>,
-        /// Model of this client's draft replies (the provider's default otherwise).
+        /// Modèle des brouillons de ce client (sinon celui du fournisseur).
         #[arg(long)]
         ai_model: Option<String>,
-        /// Claude Code's model for this client's runs.
+        /// Le modèle de Claude Code pour les lancements de ce client.
         #[arg(long)]
         claude_model: Option<String>,
-        /// This client's DKIM-signed e-mails may start Claude Code without your approval.
+        /// Les e-mails signés DKIM de ce client peuvent lancer Claude Code sans ton accord.
         #[arg(long)]
         auto_launch: bool,
     },
-    /// Allow (or, with --off, stop) launches from a client's DKIM-signed e-mails without your approval.
+    /// Autorise (ou, avec --off, arrête) les lancements par les e-mails signés DKIM d'un client sans ton accord.
     AutoLaunch {
         #[arg(long)]
         name: String,
         #[arg(long)]
         off: bool,
     },
-    /// List the clients.
+    /// Liste les clients.
     List {
         #[arg(long)]
         json: bool,
@@ -156,7 +156,7 @@ pub enum ClientCmd {
 
 #[derive(Debug, Subcommand)]
 pub enum ChantierCmd {
-    /// Open a chantier, optionally for a client (by name).
+    /// Ouvre un chantier, éventuellement pour un client (par son nom).
     Add {
         #[arg(long)]
         name: String,

@@ -152,6 +152,7 @@ pub async fn write(
             messages: messages.clone(),
             tools: vec![],
             json_mode: false,
+            tool_choice: Default::default(),
             temperature: Some(0.3),
             max_tokens: Some(600),
         };

@@ -329,6 +329,7 @@ impl Atlas {
             messages: vec![Message::system(classify::PROMPT), Message::user(user)],
             tools: vec![],
             json_mode: true,
+            tool_choice: Default::default(),
             temperature: Some(0.0),
             max_tokens: Some(300),
         };

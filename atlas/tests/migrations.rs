@@ -48,19 +48,21 @@ const POSTGRES_CHECKSUMS: [(i64, &str); 10] = [
 
 /// SHA-384 of the migrations written after the split, as their files held them before the
 /// files became templates of both dialects (`migrations/{memory,atlas}`).
-const SQLITE_LATER_CHECKSUMS: [(i64, &str); 3] = [
+const SQLITE_LATER_CHECKSUMS: [(i64, &str); 4] = [
     (11, "fb2e3059d2cd28231a1278950e4fd0b91203bff5cf402cbd10939279bc1c427a45665b4ba0d6b4d23f13fbf2144a36e6"),
     (12, "e798be1db14fe94ef771d29335249cc53b3796b112e41e99815cd77ec828f301e450a5623c3c807482f39ffdd40ceac7"),
     (13, "7382e71464ce907cd105a1737ac1139e966a18b584e301db097b9da14c87409400cc90998333d6fb81852d55984abdf0"),
+    (14, "5952903d31b2b6d0482c41d44896a8ca69e709a407a9b3e84d31ab2c76ef2cdb23fa49778fe17b551fd26ab18ffa6333"),
 ];
-const POSTGRES_LATER_CHECKSUMS: [(i64, &str); 3] = [
+const POSTGRES_LATER_CHECKSUMS: [(i64, &str); 4] = [
     (11, "d1ee6f9b6a92104312886c92854a9045b0d61d865de1224db26839d1d788428128a8896efab635e6b9e45523ccccba5d"),
     (12, "51b32a030d48e5bf37ba14104d59d414b808a87eea1e9d80e564ae04d8837296897e6f53e197f602e7d1d9e1987c12e4"),
     (13, "6d57b457966748002a690ba95177ec4cfdb190018b0c077e4afca4c5853ca19c78cff9fae509c225d23bc0baf44b16a6"),
+    (14, "ac7187d3fb4344f2c5aa6fb7815f8cb6d98a91dac8cf7b4606899e92edaea6a74545b94a127066e9a0e4b3d0d8f03f38"),
 ];
 
 /// The last version of all (the memory's 0011_turn_stages came after the split).
-const LATEST: i64 = 13;
+const LATEST: i64 = 14;
 
 /// The Atlas versions (the rest of 1–11 is the memory's).
 const ATLAS_VERSIONS: [i64; 5] = [4, 5, 6, 7, 8];

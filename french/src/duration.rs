@@ -32,7 +32,7 @@ impl Unit {
 fn unit(w: &str) -> Option<Unit> {
     Some(match w {
         "h" | "heure" | "heures" | "hr" | "hrs" => Unit::Hour,
-        "min" | "mn" | "mins" | "minute" | "minutes" | "minut" | "minutte" | "minuttes" => Unit::Minute,
+        "min" | "mn" | "m" | "mins" | "minute" | "minutes" | "minut" | "minutte" | "minuttes" => Unit::Minute,
         "s" | "sec" | "secs" | "seconde" | "secondes" => Unit::Second,
         _ => return None,
     })

@@ -38,6 +38,8 @@ pub enum SlotValue {
     Moment(Moment),
     Day(DayRef),
     Range(RangeRef),
+    /// How often (« tous les lundis à 19 h »).
+    Recurrence(crate::recurrence::Recurrence),
 }
 
 /// One way the whole utterance matched a template.
@@ -97,6 +99,7 @@ enum SlotKind {
     Range,
     Duration,
     Number,
+    Recurrence,
 }
 
 impl SlotKind {
@@ -115,6 +118,7 @@ impl SlotKind {
             "periode" => SlotKind::Range,
             "duree" => SlotKind::Duration,
             "numero" | "nombre" => SlotKind::Number,
+            "recurrence" => SlotKind::Recurrence,
             _ => return None,
         })
     }
@@ -130,7 +134,7 @@ impl SlotKind {
             | SlotKind::KnownProject
             | SlotKind::KnownList
             | SlotKind::KnownTimer => 5,
-            SlotKind::Moment | SlotKind::Range => 12,
+            SlotKind::Moment | SlotKind::Range | SlotKind::Recurrence => 12,
             SlotKind::Day | SlotKind::Duration => 8,
             SlotKind::Number => 5,
         }
@@ -315,7 +319,7 @@ impl Grammar {
                         unknown_names,
                         fuzzy,
                         slot_words,
-                        said: words.original_between(0, words.words.len()),
+                        said: words.said_between(0, words.words.len()),
                     },
                 ));
             }
@@ -551,7 +555,12 @@ impl Search<'_, '_> {
                 if bad_start(span[0]) || bad_edge(span[span.len() - 1]) {
                     return None;
                 }
-                let text = self.words.original_between(a, b);
+                // A name is read as a name; a free text is kept as said.
+                let text = if kind == SlotKind::Text {
+                    self.words.said_between(a, b)
+                } else {
+                    self.words.original_between(a, b)
+                };
                 (!text.is_empty()).then_some(SlotValue::Text(text))
             }
             SlotKind::Project
@@ -609,6 +618,7 @@ impl Search<'_, '_> {
             SlotKind::Range => moment::range(span).map(SlotValue::Range),
             SlotKind::Duration => crate::duration::seconds(span).map(SlotValue::Seconds),
             SlotKind::Number => crate::number::natural(span).map(SlotValue::Number),
+            SlotKind::Recurrence => crate::recurrence::recurrence(span).map(SlotValue::Recurrence),
         }
     }
 }

@@ -6,13 +6,18 @@
 //! This crate is a leaf: it knows nothing of tools, stores or models. It says which intent
 //! a sentence expresses and with which slot values; the agents decide what that means.
 
+pub mod candidates;
 pub mod duration;
 pub mod fold;
 pub mod grammar;
 pub mod moment;
 pub mod number;
+pub mod recurrence;
+pub mod repair;
+pub mod topic;
 pub mod words;
 
 pub use grammar::{Grammar, Lexicon, Match, SlotValue};
 pub use moment::{DayRef, Direction, Moment, MomentIssue, RangeRef};
+pub use recurrence::Recurrence;
 pub use words::Words;

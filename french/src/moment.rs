@@ -321,6 +321,14 @@ fn time_at(words: &[&str], i: usize) -> Option<((i64, i64), usize)> {
     Some((hm, used))
 }
 
+/// An hour alone over the whole span (« à 19 h », « 7 h 30 », « vers midi »), for a rule
+/// said with its hour; `None` when the span holds anything else or the hour does not exist.
+pub fn time_of_day(words: &[&str]) -> Option<(u32, u32)> {
+    let lead = usize::from(matches!(words.first(), Some(&"a") | Some(&"vers") | Some(&"pour") | Some(&"des")));
+    let ((h, m), used) = time_at(words, lead)?;
+    (lead + used == words.len() && (0..24).contains(&h) && (0..60).contains(&m)).then_some((h as u32, m as u32))
+}
+
 /// A day in words at `i`: its reference and length.
 fn day_at(words: &[&str], i: usize) -> Option<(DayRef, usize)> {
     let w = *words.get(i)?;

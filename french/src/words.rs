@@ -26,6 +26,15 @@ pub struct Words {
     pub question: bool,
     /// A polite request was taken away in front (« est-ce que tu peux… »).
     pub polite: bool,
+    /// Every word as first cut, by rank, the ones taken away included: what a free text
+    /// holds is read back from these (see [`Words::said_between`]).
+    pub all: Vec<Word>,
+    /// Ranks of the words taken away as repeats (« non non non »): content, put back in a
+    /// free text.
+    pub repeats: Vec<usize>,
+    /// The words came from speech recognition: a free text loses its hesitations
+    /// (« euh »); typed text keeps every character.
+    pub spoken: bool,
 }
 
 /// Elided words: « d'appeler » is « d' » + « appeler ».
@@ -96,6 +105,13 @@ impl Words {
         out
     }
 
+    /// The words of a transcript: as [`Words::new`], and a free text loses its hesitations.
+    pub fn heard(raw: &str) -> Self {
+        let mut out = Self::new(raw);
+        out.spoken = true;
+        out
+    }
+
     /// The words only: nothing taken away (templates, and texts already cleaned).
     pub fn split_only(raw: &str) -> Self {
         let original: String = raw
@@ -108,7 +124,7 @@ impl Words {
         let question = original.trim_end().trim_end_matches(['.', '!', ' ', '"', '»', ')']).ends_with('?');
         let mut words = split(&original);
         repair_split_elisions(&original, &mut words);
-        Self { original, words, question, polite: false }
+        Self { original, all: words.clone(), words, question, polite: false, repeats: Vec::new(), spoken: false }
     }
 
     /// Folded words, for matching.
@@ -136,6 +152,111 @@ impl Words {
             text.push_str(&self.original[w.start..w.end]);
         }
         text.trim_matches(|c: char| c.is_whitespace() || ",;:.!?-«»\"()".contains(c)).to_string()
+    }
+
+    /// A free text as it was said, words `a..b` (issue 38: « text is stored as said »): the
+    /// original characters from the first word to the last — repeats, punctuation, brackets,
+    /// quotes and addresses are content —, with the repeats taken away right after the last
+    /// word put back (« New York New York »), a closing bracket or quote whose opening is
+    /// inside kept, and quotes around the whole left out. A transcript loses its hesitations
+    /// (« euh »), nothing else; typed text keeps every character.
+    pub fn said_between(&self, a: usize, b: usize) -> String {
+        if a >= b || b > self.words.len() {
+            return String::new();
+        }
+        let first = self.words[a].rank;
+        let mut last = self.words[b - 1].rank;
+        let next_kept = self.words.get(b).map(|w| w.rank).unwrap_or(usize::MAX);
+        while last + 1 < self.all.len() && last + 1 < next_kept && self.repeats.contains(&(last + 1)) {
+            last += 1;
+        }
+        let mut text = String::new();
+        let mut prev: Option<usize> = None;
+        for rank in first..=last {
+            let w = &self.all[rank];
+            // « ben », « bah » are hesitations when heard in lower case (« Ben » is a name).
+            let hesitation =
+                FILLERS.contains(&w.folded.as_str()) || matches!(&self.original[w.start..w.end], "ben" | "bah");
+            if self.spoken && hesitation {
+                continue;
+            }
+            if let Some(p) = prev {
+                if p + 1 == rank {
+                    text.push_str(&self.original[self.all[p].end..w.start]);
+                } else {
+                    // A hesitation was left out here: what came after it stays (« site euh :
+                    // https://… » keeps its colon).
+                    let before = &self.original[self.all[p].end..self.all[p + 1].start];
+                    let after = &self.original[self.all[rank - 1].end..w.start];
+                    text.push_str(if !before.trim().is_empty() {
+                        before
+                    } else if !after.trim().is_empty() {
+                        after
+                    } else {
+                        " "
+                    });
+                }
+            }
+            text.push_str(&self.original[w.start..w.end]);
+            prev = Some(rank);
+        }
+        // What follows the last word up to the next one is kept (« 20 % », « ✅ », a closing
+        // bracket or quote whose opening is inside), but the sentence's own punctuation.
+        let end = self.all[last].end;
+        let next_start = self.all.get(last + 1).map(|w| w.start).unwrap_or(self.original.len());
+        // (« ! » and « … » say something; a final full stop or comma does not, nor the
+        // question mark of a request (« peux-tu noter que… ? »), unless the text itself asks.)
+        let asks = {
+            let f = fold(text.trim_start());
+            ["est-ce", "est ce", "qui ", "quoi", "quand", "comment", "pourquoi", "combien", "quel", "ou ", "où "]
+                .iter()
+                .any(|q| {
+                    f.starts_with(q)
+                        || f.contains(&format!(": {q}"))
+                        || f.contains(&format!(" {q}")) && f.contains("est-ce")
+                })
+        };
+        let tail = self.original[end..next_start]
+            .trim_end_matches(|c: char| c.is_whitespace() || ".,;:".contains(c) || (c == '?' && !asks));
+        let tail = if tail.ends_with("..") { tail } else { tail.trim_end_matches('.') };
+        for c in tail.chars() {
+            let opened = match c {
+                ')' => text.matches('(').count() > text.matches(')').count(),
+                ']' => text.matches('[').count() > text.matches(']').count(),
+                '»' => text.matches('«').count() > text.matches('»').count(),
+                '”' => text.matches('“').count() > text.matches('”').count(),
+                '"' => text.matches('"').count() % 2 == 1,
+                _ => true,
+            };
+            if !opened {
+                break;
+            }
+            text.push(c);
+        }
+        let text = text.trim();
+        // Quotes around the whole text frame it; they are not part of it.
+        for (open, close) in [('«', '»'), ('"', '"'), ('“', '”')] {
+            if let Some(inner) = text.strip_prefix(open).and_then(|t| t.strip_suffix(close)) {
+                if !inner.contains(open) && !inner.contains(close) {
+                    return inner.trim().to_string();
+                }
+            }
+        }
+        // An opening mark left alone at the start is the frame's.
+        let text = match text.chars().next() {
+            Some(c @ ('«' | '"' | '“' | '('))
+                if !text[c.len_utf8()..].contains(match c {
+                    '«' => '»',
+                    '“' => '”',
+                    '(' => ')',
+                    _ => '"',
+                }) =>
+            {
+                text[c.len_utf8()..].trim_start()
+            }
+            _ => text,
+        };
+        text.to_string()
     }
 
     /// The folded words joined by spaces.
@@ -210,6 +331,7 @@ impl Words {
                     && !(0..n).all(|k| self.words[i + k].folded.chars().all(|c| c.is_ascii_digit()))
                     && !(n == 1 && matches!(self.words[i].folded.as_str(), "nous" | "vous"))
                 {
+                    self.repeats.extend(self.words[i + n..i + 2 * n].iter().map(|w| w.rank));
                     self.words.drain(i + n..i + 2 * n);
                     removed = true;
                     break;
@@ -408,6 +530,37 @@ mod tests {
         assert_eq!(w.original_between(1, 3), "du sucre");
         let w = Words::new("note : acheter, euh, du pain");
         assert_eq!(w.original_between(1, w.words.len()), "acheter du pain");
+    }
+
+    #[test]
+    fn a_free_text_is_kept_as_said() {
+        let said = |s: &str, from: usize| {
+            let w = Words::new(s);
+            w.said_between(from, w.words.len())
+        };
+        assert_eq!(said("note : la chanson s'appelle New York New York", 1), "la chanson s'appelle New York New York");
+        assert_eq!(said("note Marie a dit non non non", 1), "Marie a dit non non non");
+        assert_eq!(said("note mail de Paul : paul@exemple.fr", 1), "mail de Paul : paul@exemple.fr");
+        assert_eq!(said("note rdv chez le dentiste (important)", 1), "rdv chez le dentiste (important)");
+        assert_eq!(said("note le film s'appelle \"Amélie\"", 1), "le film s'appelle \"Amélie\"");
+        assert_eq!(said("note « acheter du pain »", 1), "acheter du pain");
+        assert_eq!(said("note 3 × 4 = 12 ✅", 1), "3 × 4 = 12 ✅");
+        assert_eq!(said("note remise de 20 % !", 1), "remise de 20 % !");
+        assert_eq!(said("note acheter du pain.", 1), "acheter du pain");
+        assert_eq!(
+            said("note question : est-ce qu'on garde la voiture ?", 1),
+            "question : est-ce qu'on garde la voiture ?"
+        );
+        let w = Words::new("peux-tu noter que la chaudière fait du bruit ?");
+        assert_eq!(w.said_between(2, w.words.len()), "la chaudière fait du bruit");
+        assert_eq!(said("note https://exemple.fr/a?b=1.", 1), "https://exemple.fr/a?b=1");
+        // Typed, every character stays; heard, the hesitations go, nothing else.
+        assert_eq!(said("note : acheter, euh, du du pain.", 1), "acheter, euh, du du pain");
+        let heard = Words::heard("note : acheter, euh, du du pain.");
+        assert_eq!(heard.said_between(1, heard.words.len()), "acheter, du du pain");
+        // The request around the text is not the text.
+        let w = Words::new("Arthur, note du pain s'il te plaît");
+        assert_eq!(w.said_between(1, w.words.len()), "du pain");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The timers' bell in `arthur serve`: once a timer's deadline has passed (stored in the
+//! The timers' (and alarms') bell in `arthur serve`: once a timer's deadline has passed (stored in the
 //! database, so a restart changes nothing), it rings — its bell and « Le minuteur … est
 //! terminé » through the voice loop, after any answer being spoken — again every few seconds
 //! until the user says « c'est bon » (or presses the web page's button), for a bounded time.
@@ -25,6 +25,8 @@ pub const REPEAT_EVERY: Duration = Duration::from_secs(10);
 /// After this long without an answer it stops ringing (and stays on the web page as
 /// ended, not acknowledged).
 pub const RING_FOR: Duration = Duration::from_secs(120);
+/// An alarm rings longer: someone asleep may take a while to answer.
+pub const ALARM_RING_FOR: Duration = Duration::from_secs(600);
 
 pub struct BellDeps {
     pub store: Arc<dyn MemoryStore>,
@@ -43,15 +45,35 @@ pub struct BellDeps {
 /// when the deadline is older than `up_since`, the moment this bell started: a timer that
 /// keeps ringing unanswered did not end during a stop.
 pub fn announcement(m: &Minuteur, up_since: DateTime<Utc>, tz: Tz) -> String {
-    let what = match &m.nom {
-        Some(n) => format!("Le minuteur {n}"),
-        None => format!("Le minuteur de {}", arthur_agents::turn::local::spoken_duration_exact(m.duree_secondes)),
-    };
+    if m.genre == arthur_agents::memory::Genre::Reveil {
+        let what = match &m.nom {
+            Some(n) => format!("ton réveil {n}"),
+            None => "ton réveil".to_string(),
+        };
+        return match m.echeance {
+            Some(end) if end < up_since => format!(
+                "{} était réglé à {}, pendant que j'étais arrêté.",
+                capitalise(&what),
+                arthur_agents::fr::spoken_time(end, tz)
+            ),
+            Some(end) => format!("Il est {} : c'est l'heure de {what}.", arthur_agents::fr::spoken_time(end, tz)),
+            None => format!("C'est l'heure de {what}."),
+        };
+    }
+    let what = format!("Le minuteur {}", arthur_agents::report::spoken_timer_label(m));
     match m.echeance {
         Some(end) if end < up_since => {
             format!("{what} s'est terminé à {}, pendant que j'étais arrêté.", arthur_agents::fr::spoken_time(end, tz))
         }
         _ => format!("{what} est terminé."),
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
     }
 }
 
@@ -106,6 +128,11 @@ pub async fn ring(deps: &BellDeps, bell: &mut Bell) -> anyhow::Result<Vec<Minute
         tracing::info!(id = m.id, "timer stopped ringing with no answer");
         last_said.remove(&m.id);
     }
+    let alarm_for = chrono::Duration::from_std(ALARM_RING_FOR.max(deps.ring_for)).unwrap_or_default();
+    for m in deps.store.expire_ringing_alarms(now - alarm_for).await? {
+        tracing::info!(id = m.id, "alarm stopped ringing with no answer");
+        last_said.remove(&m.id);
+    }
     let repeat = chrono::Duration::from_std(deps.repeat_every).unwrap_or_default();
     let mut said = Vec::new();
     let ringing = deps.store.ringing_timers().await?;
@@ -135,6 +162,7 @@ mod tests {
     fn timer(nom: Option<&str>, end: DateTime<Utc>) -> Minuteur {
         Minuteur {
             id: 1,
+            genre: arthur_agents::memory::Genre::Minuteur,
             nom: nom.map(String::from),
             duree_secondes: 600,
             etat: EtatMinuteur::Sonne,
@@ -158,6 +186,13 @@ mod tests {
         assert_eq!(
             announcement(&timer(Some("pâtes"), end), later, tz),
             "Le minuteur pâtes s'est terminé à dix heures dix, pendant que j'étais arrêté."
+        );
+        let mut alarm = timer(None, end);
+        alarm.genre = arthur_agents::memory::Genre::Reveil;
+        assert_eq!(announcement(&alarm, before, tz), "Il est dix heures dix : c'est l'heure de ton réveil.");
+        assert_eq!(
+            announcement(&alarm, later, tz),
+            "Ton réveil était réglé à dix heures dix, pendant que j'étais arrêté."
         );
     }
 }

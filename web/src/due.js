@@ -34,7 +34,7 @@
           items.push(item("Rappel : " + r.texte + " (prévu le " + r.prevu + ")", "Vu", "/api/rappels/" + r.id + "/vu"));
         });
         data.minuteurs.forEach(function (m) {
-          items.push(item("Le minuteur " + m.libelle + " sonne", "C'est bon", "/api/minuteurs/" + m.id + "/acquitter"));
+          items.push(item(m.libelle + " sonne", "C'est bon", "/api/minuteurs/" + m.id + "/acquitter"));
         });
         const list = document.createElement("ul");
         list.append.apply(list, items);

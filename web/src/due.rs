@@ -41,7 +41,7 @@ pub async fn api_due(State(state): State<Arc<WebState>>) -> Response {
         })).collect::<Vec<_>>(),
         "minuteurs": timers.iter().filter(|m| m.etat == EtatMinuteur::Sonne).map(|m| json!({
             "id": m.id,
-            "libelle": arthur_agents::report::timer_label(m),
+            "libelle": arthur_agents::report::ringing_label(m, state.tz),
         })).collect::<Vec<_>>(),
     }))
     .into_response()

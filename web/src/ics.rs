@@ -1,5 +1,8 @@
 //! `/rappels.ics`: the reminders as an iCalendar feed (RFC 5545) the user's phone calendar
-//! can subscribe to — one VEVENT with an alarm per reminder still to do.
+//! can subscribe to — one VEVENT with an alarm per reminder still to do. A recurring
+//! reminder is one VEVENT with its `RRULE`, from its next occurrence, in local ("floating")
+//! time so that 19 h stays 19 h across a change of time wherever the phone is set to the
+//! same zone (`X-WR-TIMEZONE` names it).
 
 use std::sync::Arc;
 
@@ -53,13 +56,24 @@ pub fn reminders_calendar(rappels: &[Rappel], now: DateTime<Utc>) -> String {
     ] {
         out.push_str(&fold(line));
     }
+    if let Some(zone) = rappels.iter().find_map(|r| r.repetition.as_ref().map(|p| p.fuseau.clone())) {
+        out.push_str(&fold(&format!("X-WR-TIMEZONE:{zone}")));
+    }
     for r in rappels.iter().filter(|r| !r.fait) {
-        for line in [
+        let start = match &r.repetition {
+            Some(p) => vec![
+                format!("DTSTART:{}", r.echeance.with_timezone(&p.tz()).naive_local().format("%Y%m%dT%H%M%S")),
+                format!("RRULE:{}", p.rrule()),
+            ],
+            None => vec![format!("DTSTART:{}", stamp(r.echeance))],
+        };
+        let head = [
             "BEGIN:VEVENT".to_string(),
             format!("UID:rappel-{}@arthur.local", r.id),
             format!("DTSTAMP:{}", stamp(now)),
             format!("CREATED:{}", stamp(r.created_at)),
-            format!("DTSTART:{}", stamp(r.echeance)),
+        ];
+        for line in head.into_iter().chain(start).chain([
             "DURATION:PT15M".to_string(),
             format!("SUMMARY:{}", escape(&r.texte)),
             format!("DESCRIPTION:{}", escape(&format!("Rappel n°{} d'Arthur", r.id))),
@@ -69,7 +83,7 @@ pub fn reminders_calendar(rappels: &[Rappel], now: DateTime<Utc>) -> String {
             "TRIGGER:PT0M".to_string(),
             "END:VALARM".to_string(),
             "END:VEVENT".to_string(),
-        ] {
+        ]) {
             out.push_str(&fold(&line));
         }
     }

@@ -148,7 +148,9 @@ pub async fn rappels(State(state): State<Arc<WebState>>) -> Response {
                             span.id { "n°" (r.id) }
                             span.text { (r.texte) }
                             time { (when(r.echeance, &state)) }
-                            @if let Some(f) = r.fait_le { span.tag { "fait le " (when(f, &state)) } }
+                            @if let Some(p) = &r.repetition { span.tag.rule { (p.label()) } }
+                            @if let (Some(f), true) = (r.fait_le, r.is_recurring()) { span.tag { "série arrêtée le " (when(f, &state)) } }
+                            @else if let Some(f) = r.fait_le { span.tag { "fait le " (when(f, &state)) } }
                         }
                     }
                 }
@@ -328,7 +330,12 @@ pub async fn journal(State(state): State<Arc<WebState>>) -> Response {
                     p.said { "« " (t.user_text) " »" }
                     @let r = &t.trace["router"];
                     p { "Routage : " (r["agent"].as_str().unwrap_or("?")) " × " (r["domain"].as_str().unwrap_or("?"))
-                        @if let Some(f) = r["fallback"].as_str() { " " span.tag.warn title=(f) { "repli : " (labels::fallback(f)) } } }
+                        // Understood without a model, or a reply to a question, is no failure: only
+                        // a model that did not answer (or answered garbage) is shown as a warning.
+                        @if let Some(f) = r["fallback"].as_str() {
+                            @if matches!(f, "local" | "confirmation" | "bare_command") { " " span.tag.info title=(f) { (labels::fallback(f)) } }
+                            @else { " " span.tag.warn title=(f) { "repli : " (labels::fallback(f)) } }
+                        } }
                     @if let Some(calls) = t.trace["calls"].as_array() {
                         table {
                             thead { tr { th { "Appel" } th { "Fournisseur" } th { "Modèle" } th { "Jetons (entrée/sortie)" } th { "Latence" } th { "1er jeton" } } }

@@ -1,6 +1,6 @@
 // The timers page, live: every second it asks /api/minuteurs and redraws the list with
-// textContent only (names are the user's words, never markup). A ringing timer gets a
-// « C'est bon » button that acknowledges it.
+// textContent only (names are the user's words, never markup). A ringing timer or alarm
+// gets a « C'est bon » button that acknowledges it, one that rang unanswered a « Vu » one.
 (function () {
   "use strict";
   const list = document.getElementById("timers-list");
@@ -26,11 +26,12 @@
     state.className = "tag state";
     state.textContent = t.etat_libelle;
     li.append(name, state);
-    if (t.etat === "sonne") {
+    if (t.etat === "sonne" || t.sans_reponse) {
+      // Ringing, or rung with no answer: it stays until acknowledged.
       const b = document.createElement("button");
       b.type = "button";
       b.className = "ack";
-      b.textContent = "C'est bon";
+      b.textContent = t.sans_reponse ? "Vu" : "C'est bon";
       b.addEventListener("click", function () {
         fetch("/api/minuteurs/" + t.id + "/acquitter", {
           method: "POST",
@@ -39,10 +40,11 @@
         }).then(refresh);
       });
       li.append(b);
-    } else {
+    } else if (t.restant_secondes > 0) {
+      // A passed deadline shows no time left and no « sonne à ».
       const left = document.createElement("span");
       left.className = "remaining";
-      left.textContent = duration(t.restant_secondes) + (t.sonne_a && t.etat === "en_cours" ? " (sonne à " + t.sonne_a + ")" : "");
+      left.textContent = duration(t.restant_secondes) + (t.sonne_a ? " (sonne à " + t.sonne_a + ")" : "");
       li.append(left);
     }
     return li;

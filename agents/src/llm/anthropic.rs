@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 use super::client::{Answer, WireFailure};
 use super::openai::short;
 use super::sse::SseEvent;
-use super::types::{ChatRequest, Role, StreamEvent, ToolCall, Usage};
+use super::types::{ChatRequest, Role, StreamEvent, ToolCall, ToolChoice, Usage};
 
 pub(crate) const PATH: &str = "/v1/messages";
 pub(crate) const VERSION: &str = "2023-06-01";
@@ -73,6 +73,11 @@ pub(crate) fn request_body(model: &str, request: &ChatRequest, stream: bool) -> 
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
             .collect();
         body.insert("tools".into(), Value::Array(tools));
+        // `{"type": "any"}`: the model must use one of the tools
+        // (https://docs.anthropic.com/en/docs/build-with-claude/tool-use, "Forcing tool use").
+        if request.tool_choice == ToolChoice::Required {
+            body.insert("tool_choice".into(), json!({"type": "any"}));
+        }
     }
     if let Some(t) = request.temperature {
         body.insert("temperature".into(), json!(t));
@@ -291,6 +296,7 @@ mod tests {
             ],
             tools: vec![],
             json_mode: true,
+            tool_choice: Default::default(),
             temperature: None,
             max_tokens: None,
         };

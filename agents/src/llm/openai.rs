@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 
 use super::client::{Answer, WireFailure};
 use super::sse::SseEvent;
-use super::types::{ChatRequest, Message, ProviderKind, Role, StreamEvent, ToolCall, Usage};
+use super::types::{ChatRequest, Message, ProviderKind, Role, StreamEvent, ToolCall, ToolChoice, Usage};
 
 pub(crate) const PATH: &str = "/v1/chat/completions";
 
@@ -26,7 +26,13 @@ pub(crate) fn request_body(kind: ProviderKind, model: &str, request: &ChatReques
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
-        body.insert("tool_choice".into(), json!("auto"));
+        // "required": the model must call at least one tool (OpenAI's and Mistral's
+        // documented value; Mistral also knows "any").
+        let choice = match request.tool_choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::Required => "required",
+        };
+        body.insert("tool_choice".into(), json!(choice));
     }
     if request.json_mode {
         body.insert("response_format".into(), json!({"type": "json_object"}));

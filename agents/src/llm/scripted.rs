@@ -72,6 +72,11 @@
 //!
 //! What it does NOT reproduce (a test that needs one of these must not trust this server):
 //!
+//! - `tool_choice` (`"required"` on chat completions, `{"type": "any"}` on Messages): the real
+//!   APIs then answer with a tool call — <https://platform.openai.com/docs/guides/function-calling>
+//!   ("required"), <https://docs.anthropic.com/en/docs/build-with-claude/tool-use> ("Forcing tool
+//!   use") — but an OpenAI-compatible local server may ignore the field; this server serves the
+//!   script as written, so a test can script either, and checks the recorded request.
 //! - Authentication and request validation: any key is accepted and no body is refused (no 400
 //!   for a missing `max_tokens`, Anthropic's role alternation, empty text blocks, or Mistral's
 //!   nine-character tool-call ids); tests check the recorded request instead.
@@ -318,6 +323,11 @@ impl ScriptedLlm {
     /// Replies still in the script.
     pub fn remaining(&self) -> usize {
         lock(&self.shared.script).len()
+    }
+
+    /// Drops the replies still in the script (a corpus run scripts each case afresh).
+    pub fn clear(&self) {
+        lock(&self.shared.script).clear();
     }
 }
 

@@ -93,6 +93,18 @@ pub struct ToolSpec {
     pub parameters: Value,
 }
 
+/// What the model may do with the tools it is offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolChoice {
+    /// Text or tool calls, as the model sees fit.
+    #[default]
+    Auto,
+    /// At least one tool call (chat completions `"required"`, Anthropic `{"type": "any"}`).
+    /// An OpenAI-compatible local server may ignore it: the turn does not rely on it.
+    Required,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatRequest {
     pub role: ModelRole,
@@ -100,6 +112,10 @@ pub struct ChatRequest {
     pub tools: Vec<ToolSpec>,
     /// Ask for a JSON object answer (router).
     pub json_mode: bool,
+    /// Whether the model may answer in text (`Auto`) or must call one of `tools`
+    /// (`Required`: a question about the user's memory is answered by a read, never from
+    /// the model's own words).
+    pub tool_choice: ToolChoice,
     pub temperature: Option<f32>,
     pub max_tokens: Option<u32>,
 }

@@ -51,9 +51,36 @@ impl EtatMinuteur {
     }
 }
 
+/// A kitchen timer (a duration) or an alarm (a time of day): both ring the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Genre {
+    Minuteur,
+    Reveil,
+}
+
+impl Genre {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Genre::Minuteur => "minuteur",
+            Genre::Reveil => "reveil",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        match raw {
+            "minuteur" => Some(Genre::Minuteur),
+            "reveil" => Some(Genre::Reveil),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Minuteur {
     pub id: i64,
+    /// A timer or an alarm.
+    pub genre: Genre,
     pub nom: Option<String>,
     pub duree_secondes: i64,
     pub etat: EtatMinuteur,
@@ -68,6 +95,21 @@ pub struct Minuteur {
 }
 
 impl Minuteur {
+    /// An alarm's time as it was set (a snooze moves its deadline, not this).
+    pub fn alarm_time(&self) -> DateTime<Utc> {
+        self.created_at + Duration::seconds(self.duree_secondes)
+    }
+
+    /// Its deadline has passed but nothing rang it (no bell was running): ended, not to come.
+    pub fn overdue(&self, now: DateTime<Utc>) -> bool {
+        self.etat == EtatMinuteur::EnCours && self.echeance.is_some_and(|e| e <= now)
+    }
+
+    /// Rung until the bell gave up, never acknowledged: kept in view until it is.
+    pub fn unanswered(&self) -> bool {
+        self.etat == EtatMinuteur::Termine && self.fini_le.is_some() && self.acquitte_le.is_none()
+    }
+
     /// Seconds left at `now` (0 once it has rung).
     pub fn remaining(&self, now: DateTime<Utc>) -> i64 {
         match self.etat {
@@ -144,6 +186,24 @@ pub enum TimerChange {
 pub enum TimerCancel {
     Cancelled(Vec<Minuteur>),
     NoTimer { nom: Option<String> },
+    Ambiguous(Vec<Minuteur>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AlarmSet {
+    Set(Minuteur),
+    /// An active alarm already rings at that time.
+    SameTime(Minuteur),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AlarmCancel {
+    Cancelled(Vec<Minuteur>),
+    /// No active alarm (with that number).
+    NoAlarm {
+        id: Option<i64>,
+    },
+    /// « annule le réveil » while several are set: which one is not guessed.
     Ambiguous(Vec<Minuteur>),
 }
 
@@ -273,10 +333,22 @@ pub trait BasicsStore: Send + Sync {
     /// Running timers whose deadline has passed start ringing; returns them.
     async fn ring_due_timers(&self, now: DateTime<Utc>) -> StoreResult<Vec<Minuteur>>;
     async fn ringing_timers(&self) -> StoreResult<Vec<Minuteur>>;
-    /// The user heard them: the ringing timers are done. Returns them.
+    /// The user heard them: the ringing timers are done (`id`: that one, ringing or rung
+    /// unanswered). Returns them.
     async fn acknowledge_timers(&self, id: Option<i64>, now: DateTime<Utc>) -> StoreResult<Vec<Minuteur>>;
     /// Ringing timers that rang before `before` without an answer stop ringing.
     async fn expire_ringing(&self, before: DateTime<Utc>) -> StoreResult<Vec<Minuteur>>;
+    /// The same for alarms (which ring longer).
+    async fn expire_ringing_alarms(&self, before: DateTime<Utc>) -> StoreResult<Vec<Minuteur>>;
+    /// « encore cinq minutes »: every ringing timer and alarm rings again in `secs`.
+    async fn snooze_ringing(&self, secs: i64, now: DateTime<Utc>) -> StoreResult<Vec<Minuteur>>;
+
+    /// An alarm at `at` (with an optional name).
+    async fn set_alarm(&self, nom: Option<&str>, at: DateTime<Utc>, now: DateTime<Utc>) -> StoreResult<AlarmSet>;
+    /// Alarms set or ringing, the soonest first.
+    async fn active_alarms(&self) -> StoreResult<Vec<Minuteur>>;
+    /// Cancels alarm `id`, the only one (`None`), or all of them (`all`).
+    async fn cancel_alarms(&self, id: Option<i64>, all: bool, now: DateTime<Utc>) -> StoreResult<AlarmCancel>;
 
     async fn add_list_item(&self, liste: &str, element: &str, now: DateTime<Utc>) -> StoreResult<ListAdd>;
     async fn remove_list_item(&self, liste: &str, element: &str) -> StoreResult<ListRemove>;
@@ -298,6 +370,7 @@ mod tests {
     fn timer(id: i64, nom: Option<&str>, etat: EtatMinuteur, left: i64) -> Minuteur {
         Minuteur {
             id,
+            genre: Genre::Minuteur,
             nom: nom.map(String::from),
             duree_secondes: 600,
             etat,

@@ -7,8 +7,11 @@ macro_rules! sql_basics_store {
     ($store:ident, $db:ty, $row:ty) => {
         fn minuteur_from(row: &$row) -> StoreResult<Minuteur> {
             let etat: String = row.try_get("etat")?;
+            let genre: String = row.try_get("genre")?;
             Ok(Minuteur {
                 id: row.try_get("id")?,
+                genre: Genre::parse(&genre)
+                    .ok_or_else(|| StoreError::Corrupt { table: "minuteurs", detail: format!("genre={genre}") })?,
                 nom: row.try_get("nom")?,
                 duree_secondes: row.try_get("duree_secondes")?,
                 etat: EtatMinuteur::parse(&etat)
@@ -22,9 +25,12 @@ macro_rules! sql_basics_store {
             })
         }
 
-        /// Running, paused and ringing timers, the soonest first.
+        /// Running, paused and ringing timers (not alarms), the soonest first.
         const ACTIVE_TIMERS: &str = "SELECT * FROM minuteurs WHERE etat IN ('en_cours', 'en_pause', 'sonne') \
-                                     ORDER BY COALESCE(echeance, '9999'), id";
+                                     AND genre = 'minuteur' ORDER BY COALESCE(echeance, '9999'), id";
+        /// Alarms set or ringing, the soonest first.
+        const ACTIVE_ALARMS: &str = "SELECT * FROM minuteurs WHERE etat IN ('en_cours', 'sonne') \
+                                     AND genre = 'reveil' ORDER BY COALESCE(echeance, '9999'), id";
 
         async fn active_timers_in<'c, E>(exec: E) -> StoreResult<Vec<Minuteur>>
         where
@@ -211,10 +217,12 @@ macro_rules! sql_basics_store {
                 let mut tx = self.write_tx().await?;
                 let rows =
                     match id {
+                        // One by its number (the page's button): ringing, or rung unanswered.
                         Some(id) => {
                             sqlx::query(
-                                "UPDATE minuteurs SET etat = 'termine', acquitte_le = $1 \
-                             WHERE etat = 'sonne' AND id = $2 RETURNING *",
+                                "UPDATE minuteurs SET etat = 'termine', acquitte_le = $1 WHERE id = $2 AND \
+                                 (etat = 'sonne' OR (etat = 'termine' AND fini_le IS NOT NULL AND acquitte_le IS NULL)) \
+                                 RETURNING *",
                             )
                             .bind(to_db(now))
                             .bind(id)
@@ -236,7 +244,8 @@ macro_rules! sql_basics_store {
             async fn expire_ringing(&self, before: DateTime<Utc>) -> StoreResult<Vec<Minuteur>> {
                 let mut tx = self.write_tx().await?;
                 let rows = sqlx::query(
-                    "UPDATE minuteurs SET etat = 'termine' WHERE etat = 'sonne' AND fini_le <= $1 RETURNING *",
+                    "UPDATE minuteurs SET etat = 'termine' WHERE etat = 'sonne' AND genre = 'minuteur' \
+                     AND fini_le <= $1 RETURNING *",
                 )
                 .bind(to_db(before))
                 .fetch_all(&mut *tx)
@@ -244,6 +253,100 @@ macro_rules! sql_basics_store {
                 let done = rows.iter().map(minuteur_from).collect::<StoreResult<Vec<_>>>()?;
                 tx.commit().await?;
                 Ok(done)
+            }
+
+            async fn expire_ringing_alarms(&self, before: DateTime<Utc>) -> StoreResult<Vec<Minuteur>> {
+                let mut tx = self.write_tx().await?;
+                let rows = sqlx::query(
+                    "UPDATE minuteurs SET etat = 'termine' WHERE etat = 'sonne' AND genre = 'reveil' \
+                     AND fini_le <= $1 RETURNING *",
+                )
+                .bind(to_db(before))
+                .fetch_all(&mut *tx)
+                .await?;
+                let done = rows.iter().map(minuteur_from).collect::<StoreResult<Vec<_>>>()?;
+                tx.commit().await?;
+                Ok(done)
+            }
+
+            async fn snooze_ringing(&self, secs: i64, now: DateTime<Utc>) -> StoreResult<Vec<Minuteur>> {
+                let mut tx = self.write_tx().await?;
+                let rows = sqlx::query(
+                    "UPDATE minuteurs SET etat = 'en_cours', echeance = $1 WHERE etat = 'sonne' RETURNING *",
+                )
+                .bind(to_db(now + chrono::Duration::seconds(secs)))
+                .fetch_all(&mut *tx)
+                .await?;
+                let snoozed = rows.iter().map(minuteur_from).collect::<StoreResult<Vec<_>>>()?;
+                tx.commit().await?;
+                Ok(snoozed)
+            }
+
+            async fn set_alarm(&self, nom: Option<&str>, at: DateTime<Utc>, now: DateTime<Utc>) -> StoreResult<AlarmSet> {
+                let mut tx = self.write_tx().await?;
+                let existing = sqlx::query(ACTIVE_ALARMS).fetch_all(&mut *tx).await?;
+                for row in &existing {
+                    let m = minuteur_from(row)?;
+                    if m.alarm_time() == at || m.echeance == Some(at) {
+                        return Ok(AlarmSet::SameTime(m));
+                    }
+                }
+                let row = sqlx::query(
+                    "INSERT INTO minuteurs (genre, nom, duree_secondes, etat, echeance, created_at) \
+                     VALUES ('reveil', $1, $2, 'en_cours', $3, $4) RETURNING *",
+                )
+                .bind(nom)
+                .bind((at - now).num_seconds().max(1))
+                .bind(to_db(at))
+                .bind(to_db(at - chrono::Duration::seconds((at - now).num_seconds().max(1))))
+                .fetch_one(&mut *tx)
+                .await?;
+                let m = minuteur_from(&row)?;
+                tx.commit().await?;
+                Ok(AlarmSet::Set(m))
+            }
+
+            async fn active_alarms(&self) -> StoreResult<Vec<Minuteur>> {
+                sqlx::query(ACTIVE_ALARMS).fetch_all(&self.pool).await?.iter().map(minuteur_from).collect()
+            }
+
+            async fn cancel_alarms(&self, id: Option<i64>, all: bool, now: DateTime<Utc>) -> StoreResult<AlarmCancel> {
+                let mut tx = self.write_tx().await?;
+                let active = sqlx::query(ACTIVE_ALARMS)
+                    .fetch_all(&mut *tx)
+                    .await?
+                    .iter()
+                    .map(minuteur_from)
+                    .collect::<StoreResult<Vec<_>>>()?;
+                let chosen: Vec<Minuteur> = match (id, all) {
+                    (_, true) if active.is_empty() => return Ok(AlarmCancel::NoAlarm { id: None }),
+                    (_, true) => active,
+                    (Some(id), false) => match active.into_iter().find(|m| m.id == id) {
+                        Some(m) => vec![m],
+                        None => return Ok(AlarmCancel::NoAlarm { id: Some(id) }),
+                    },
+                    (None, false) => match active.len() {
+                        0 => return Ok(AlarmCancel::NoAlarm { id: None }),
+                        1 => active,
+                        _ => return Ok(AlarmCancel::Ambiguous(active)),
+                    },
+                };
+                let mut done = Vec::new();
+                for m in chosen {
+                    let row = sqlx::query(
+                        "UPDATE minuteurs SET etat = 'annule', annule_le = $1 WHERE id = $2 \
+                         AND etat IN ('en_cours', 'sonne') RETURNING *",
+                    )
+                    .bind(to_db(now))
+                    .bind(m.id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                    if let Some(row) = row {
+                        done.push(minuteur_from(&row)?);
+                    }
+                }
+                tx.commit().await?;
+                Ok(AlarmCancel::Cancelled(done))
             }
 
             async fn add_list_item(&self, liste: &str, element: &str, now: DateTime<Utc>) -> StoreResult<ListAdd> {

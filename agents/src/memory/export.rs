@@ -33,6 +33,8 @@ pub struct Export {
     pub sessions: Vec<SessionExport>,
     /// Every timer, newest first, with its state and deadline.
     pub minuteurs: Vec<Minuteur>,
+    /// Every alarm, newest first, with its state and time (they ring like timers).
+    pub reveils: Vec<Minuteur>,
     /// Every list with its items.
     pub listes: Vec<Liste>,
 }
@@ -52,6 +54,7 @@ pub async fn export(store: &dyn MemoryStore, now: DateTime<Utc>) -> StoreResult<
             SessionExport { session, duree_secs }
         })
         .collect();
+    let timers = store.all_timers().await?;
     Ok(Export {
         notes: store.list_notes(None).await?,
         rappels: store.list_rappels(true).await?,
@@ -60,7 +63,8 @@ pub async fn export(store: &dyn MemoryStore, now: DateTime<Utc>) -> StoreResult<
         projets,
         decisions: store.list_decisions().await?,
         sessions,
-        minuteurs: store.all_timers().await?,
+        minuteurs: timers.iter().filter(|m| m.genre == Genre::Minuteur).cloned().collect(),
+        reveils: timers.into_iter().filter(|m| m.genre == Genre::Reveil).collect(),
         listes: store.lists().await?,
     })
 }
@@ -80,6 +84,7 @@ pub fn to_text(e: &Export) -> Result<String, serde_json::Error> {
         ("decisions", "Décisions"),
         ("sessions", "Sessions de travail"),
         ("minuteurs", "Minuteurs"),
+        ("reveils", "Réveils"),
         ("listes", "Listes"),
     ];
     for (key, title) in sections {

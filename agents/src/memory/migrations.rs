@@ -114,7 +114,7 @@ pub fn files_in(folder: &std::path::Path) -> std::io::Result<Vec<String>> {
 }
 
 /// The memory's migrations (`migrations/memory`), in order.
-pub const MEMORY: [Template; 8] = [
+pub const MEMORY: [Template; 9] = [
     ("0001_memory.sql", include_str!("../../../migrations/memory/0001_memory.sql")),
     ("0002_pending_actions.sql", include_str!("../../../migrations/memory/0002_pending_actions.sql")),
     ("0003_reminder_announcements.sql", include_str!("../../../migrations/memory/0003_reminder_announcements.sql")),
@@ -126,6 +126,7 @@ pub const MEMORY: [Template; 8] = [
     ("0011_turn_stages.sql", include_str!("../../../migrations/memory/0011_turn_stages.sql")),
     ("0012_timers_and_lists.sql", include_str!("../../../migrations/memory/0012_timers_and_lists.sql")),
     ("0013_reminder_delivery.sql", include_str!("../../../migrations/memory/0013_reminder_delivery.sql")),
+    ("0014_repeats_moves_alarms.sql", include_str!("../../../migrations/memory/0014_repeats_moves_alarms.sql")),
 ];
 
 /// The memory's migrator on SQLite (`sqlite::MIGRATOR`).

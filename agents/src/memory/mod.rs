@@ -13,6 +13,7 @@ pub mod export;
 mod fts5;
 pub mod migrations;
 pub mod postgres;
+pub mod recurrence;
 pub mod rules;
 mod sql;
 pub mod sqlite;
@@ -57,6 +58,16 @@ pub struct Rappel {
     pub fait: bool,
     pub fait_le: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
+    /// A recurring reminder's rule (`None`: a one-off reminder). Its `echeance` is the next
+    /// occurrence; `fait` means the series was stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repetition: Option<recurrence::Repetition>,
+}
+
+impl Rappel {
+    pub fn is_recurring(&self) -> bool {
+        self.repetition.is_some()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -200,6 +211,30 @@ pub enum MarkDone {
     Marked(Rappel),
     NotFound,
     AlreadyDone(Rappel),
+    /// A recurring reminder: this occurrence is done, the reminder moved to the next one
+    /// (boxed: the refusals stay small).
+    Advanced {
+        before: Box<Rappel>,
+        after: Box<Rappel>,
+    },
+}
+
+/// Result of moving a reminder to another time.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MoveRappel {
+    Moved { before: Rappel, after: Rappel },
+    NotFound,
+    AlreadyDone(Rappel),
+}
+
+/// Result of stopping a recurring reminder.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StopSeries {
+    Stopped(Rappel),
+    NotFound,
+    /// A one-off reminder: there is no series to stop.
+    NotRecurring(Rappel),
+    AlreadyStopped(Rappel),
 }
 
 /// Result of adding a preference.
@@ -257,9 +292,10 @@ pub enum ChronoChange {
 }
 
 pub use basics::{
-    BasicsStore, ElementListe, EtatMinuteur, ListAdd, ListClear, ListRemove, Liste, Minuteur, TimerCancel, TimerChange,
-    TimerEdit, TimerStart, TimerTarget,
+    AlarmCancel, AlarmSet, BasicsStore, ElementListe, EtatMinuteur, Genre, ListAdd, ListClear, ListRemove, Liste,
+    Minuteur, TimerCancel, TimerChange, TimerEdit, TimerStart, TimerTarget,
 };
+pub use recurrence::{Frequence, Repetition};
 
 /// One storage backend (`SqliteStore`, `PgStore`). Every method is one transaction.
 #[async_trait]
@@ -271,6 +307,19 @@ pub trait MemoryStore: BasicsStore + Send + Sync {
 
     // Reminders.
     async fn create_rappel(&self, texte: &str, echeance: DateTime<Utc>, now: DateTime<Utc>) -> StoreResult<Rappel>;
+    /// A recurring reminder whose first occurrence is `echeance`.
+    async fn create_recurring_rappel(
+        &self,
+        texte: &str,
+        echeance: DateTime<Utc>,
+        repetition: &recurrence::Repetition,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Rappel>;
+    /// Moves a reminder not done to `echeance` (a recurring one: this occurrence only); it
+    /// will be announced again when that time comes.
+    async fn move_rappel(&self, id: i64, echeance: DateTime<Utc>) -> StoreResult<MoveRappel>;
+    /// Stops a recurring reminder's series (`fait` from now on).
+    async fn stop_rappel_series(&self, id: i64, now: DateTime<Utc>) -> StoreResult<StopSeries>;
     async fn list_rappels(&self, include_done: bool) -> StoreResult<Vec<Rappel>>;
     async fn get_rappel(&self, id: i64) -> StoreResult<Option<Rappel>>;
     /// Reminders not done, due at `now` or before, and not yet announced.
@@ -278,11 +327,15 @@ pub trait MemoryStore: BasicsStore + Send + Sync {
     /// Records that reminder `id` was announced; `false` when it already was (so two
     /// notifiers, or a restart, announce it once).
     async fn mark_rappel_announced(&self, id: i64, at: DateTime<Utc>) -> StoreResult<bool>;
+    /// Reminders not done announced at `since` or after, the last announced first (« le »
+    /// of « repousse-le » is the one just said).
+    async fn announced_since(&self, since: DateTime<Utc>) -> StoreResult<Vec<(Rappel, DateTime<Utc>)>>;
     /// Reminders announced but not yet delivered (heard to the end, or seen on the web),
     /// and not done, oldest first, with when they were announced.
     async fn undelivered_rappels(&self) -> StoreResult<Vec<(Rappel, DateTime<Utc>)>>;
     /// Records that the user heard (`Delivery::Voice`) or saw (`Delivery::Web`) reminder `id`;
-    /// `false` when it was not announced or already delivered.
+    /// `false` when it was not announced or already delivered. A recurring reminder then
+    /// moves to its next occurrence (announced again when it comes).
     async fn mark_rappel_delivered(&self, id: i64, at: DateTime<Utc>, by: Delivery) -> StoreResult<bool>;
     /// How many announced reminders were delivered, by voice and on the web, and how many
     /// still wait (not done, not delivered).

@@ -13,6 +13,7 @@ pub fn not_before(now: DateTime<Utc>, floor: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 /// Marking a reminder done: only an existing reminder not yet done.
+#[allow(clippy::result_large_err)] // decided once per call, never stored in bulk
 pub fn mark_done(current: Option<Rappel>) -> Result<Rappel, MarkDone> {
     match current {
         None => Err(MarkDone::NotFound),
@@ -113,7 +114,15 @@ mod tests {
     }
 
     fn rappel(fait: bool) -> Rappel {
-        Rappel { id: 3, texte: "pain".into(), echeance: at(60), fait, fait_le: fait.then(|| at(1)), created_at: at(0) }
+        Rappel {
+            id: 3,
+            texte: "pain".into(),
+            echeance: at(60),
+            fait,
+            fait_le: fait.then(|| at(1)),
+            created_at: at(0),
+            repetition: None,
+        }
     }
 
     fn preference(active: bool) -> Preference {

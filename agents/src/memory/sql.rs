@@ -37,6 +37,23 @@ macro_rules! sql_memory_store {
         }
 
         fn rappel_from(row: &$row) -> StoreResult<Rappel> {
+            let regle: Option<String> = row.try_get("regle")?;
+            let repetition = match regle {
+                None => None,
+                Some(rrule) => {
+                    let debut: Option<String> = row.try_get("regle_debut")?;
+                    let fuseau: Option<String> = row.try_get("fuseau")?;
+                    let occurrences: i64 = row.try_get("occurrences")?;
+                    let rep = recurrence::Repetition::from_stored(
+                        &rrule,
+                        debut.as_deref().unwrap_or_default(),
+                        fuseau.as_deref().unwrap_or_default(),
+                        occurrences,
+                    )
+                    .ok_or_else(|| StoreError::Corrupt { table: "rappels", detail: format!("regle={rrule}") })?;
+                    Some(rep)
+                }
+            };
             Ok(Rappel {
                 id: row.try_get("id")?,
                 texte: row.try_get("texte")?,
@@ -44,7 +61,31 @@ macro_rules! sql_memory_store {
                 fait: row.try_get::<i64, _>("fait")? == 1,
                 fait_le: opt_ts(row, "fait_le", "rappels")?,
                 created_at: ts(row, "created_at", "rappels")?,
+                repetition,
             })
+        }
+
+        /// A recurring reminder whose occurrence was done or seen moves to the next one
+        /// (after `after`), and will be announced again; a one-off reminder is left as it is.
+        async fn advance_in(
+            tx: &mut sqlx::Transaction<'static, $db>,
+            r: &Rappel,
+            after: DateTime<Utc>,
+        ) -> StoreResult<Option<Rappel>> {
+            let Some(rep) = &r.repetition else { return Ok(None) };
+            if r.fait {
+                return Ok(None);
+            }
+            let Some(next) = rep.next_after(after.max(r.echeance)) else { return Ok(None) };
+            sqlx::query("DELETE FROM rappel_annonces WHERE rappel_id = $1").bind(r.id).execute(&mut **tx).await?;
+            let row = sqlx::query(
+                "UPDATE rappels SET echeance = $1, occurrences = occurrences + 1 WHERE id = $2 RETURNING *",
+            )
+            .bind(to_db(next))
+            .bind(r.id)
+            .fetch_one(&mut **tx)
+            .await?;
+            Ok(Some(rappel_from(&row)?))
         }
 
         fn preference_from(row: &$row) -> StoreResult<Preference> {
@@ -194,6 +235,70 @@ macro_rules! sql_memory_store {
                 Ok(rappel)
             }
 
+            async fn create_recurring_rappel(
+                &self,
+                texte: &str,
+                echeance: DateTime<Utc>,
+                repetition: &recurrence::Repetition,
+                now: DateTime<Utc>,
+            ) -> StoreResult<Rappel> {
+                let mut tx = self.write_tx().await?;
+                let row = sqlx::query(
+                    "INSERT INTO rappels (texte, echeance, created_at, regle, regle_debut, fuseau) \
+                     VALUES ($1, $2, $3, $4, $5, $6) RETURNING *",
+                )
+                .bind(texte)
+                .bind(to_db(echeance))
+                .bind(to_db(now))
+                .bind(repetition.rrule())
+                .bind(repetition.debut_stored())
+                .bind(&repetition.fuseau)
+                .fetch_one(&mut *tx)
+                .await?;
+                let rappel = rappel_from(&row)?;
+                tx.commit().await?;
+                Ok(rappel)
+            }
+
+            async fn move_rappel(&self, id: i64, echeance: DateTime<Utc>) -> StoreResult<MoveRappel> {
+                let mut tx = self.write_tx().await?;
+                let row = sqlx::query("SELECT * FROM rappels WHERE id = $1").bind(id).fetch_optional(&mut *tx).await?;
+                let before = match row.as_ref().map(rappel_from).transpose()? {
+                    None => return Ok(MoveRappel::NotFound),
+                    Some(r) if r.fait => return Ok(MoveRappel::AlreadyDone(r)),
+                    Some(r) => r,
+                };
+                // Announced again at its new time.
+                sqlx::query("DELETE FROM rappel_annonces WHERE rappel_id = $1").bind(id).execute(&mut *tx).await?;
+                let row = sqlx::query("UPDATE rappels SET echeance = $1 WHERE id = $2 RETURNING *")
+                    .bind(to_db(echeance))
+                    .bind(id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                let after = rappel_from(&row)?;
+                tx.commit().await?;
+                Ok(MoveRappel::Moved { before, after })
+            }
+
+            async fn stop_rappel_series(&self, id: i64, now: DateTime<Utc>) -> StoreResult<StopSeries> {
+                let mut tx = self.write_tx().await?;
+                let row = sqlx::query("SELECT * FROM rappels WHERE id = $1").bind(id).fetch_optional(&mut *tx).await?;
+                match row.as_ref().map(rappel_from).transpose()? {
+                    None => return Ok(StopSeries::NotFound),
+                    Some(r) if r.repetition.is_none() => return Ok(StopSeries::NotRecurring(r)),
+                    Some(r) if r.fait => return Ok(StopSeries::AlreadyStopped(r)),
+                    Some(_) => {}
+                }
+                let row = sqlx::query("UPDATE rappels SET fait = 1, fait_le = $1 WHERE id = $2 RETURNING *")
+                    .bind(to_db(now))
+                    .bind(id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                let stopped = rappel_from(&row)?;
+                tx.commit().await?;
+                Ok(StopSeries::Stopped(stopped))
+            }
+
             async fn list_rappels(&self, include_done: bool) -> StoreResult<Vec<Rappel>> {
                 let sql = if include_done {
                     "SELECT * FROM rappels ORDER BY fait, echeance, id"
@@ -234,6 +339,17 @@ macro_rules! sql_memory_store {
                 Ok(done == 1)
             }
 
+            async fn announced_since(&self, since: DateTime<Utc>) -> StoreResult<Vec<(Rappel, DateTime<Utc>)>> {
+                let rows = sqlx::query(
+                    "SELECT r.*, a.annonce_le FROM rappels r JOIN rappel_annonces a ON a.rappel_id = r.id \
+                     WHERE r.fait = 0 AND a.annonce_le >= $1 ORDER BY a.annonce_le DESC, r.id DESC",
+                )
+                .bind(to_db(since))
+                .fetch_all(&self.pool)
+                .await?;
+                rows.iter().map(|row| Ok((rappel_from(row)?, ts(row, "annonce_le", "rappel_annonces")?))).collect()
+            }
+
             async fn undelivered_rappels(&self) -> StoreResult<Vec<(Rappel, DateTime<Utc>)>> {
                 let rows = sqlx::query(
                     "SELECT r.*, a.annonce_le FROM rappels r JOIN rappel_annonces a ON a.rappel_id = r.id \
@@ -255,6 +371,13 @@ macro_rules! sql_memory_store {
                 .execute(&mut *tx)
                 .await?
                 .rows_affected();
+                if done == 1 {
+                    // A recurring reminder seen: its next occurrence comes.
+                    let row = sqlx::query("SELECT * FROM rappels WHERE id = $1").bind(id).fetch_optional(&mut *tx).await?;
+                    if let Some(r) = row.as_ref().map(rappel_from).transpose()? {
+                        advance_in(&mut tx, &r, at).await?;
+                    }
+                }
                 tx.commit().await?;
                 Ok(done == 1)
             }
@@ -285,8 +408,14 @@ macro_rules! sql_memory_store {
                 let mut tx = self.write_tx().await?;
                 let row = sqlx::query("SELECT * FROM rappels WHERE id = $1").bind(id).fetch_optional(&mut *tx).await?;
                 let current = row.as_ref().map(rappel_from).transpose()?;
-                if let Err(refused) = super::rules::mark_done(current) {
-                    return Ok(refused);
+                let current = match super::rules::mark_done(current) {
+                    Ok(r) => r,
+                    Err(refused) => return Ok(refused),
+                };
+                // A recurring reminder: this occurrence is done, the next one comes.
+                if let Some(after) = advance_in(&mut tx, &current, now).await? {
+                    tx.commit().await?;
+                    return Ok(MarkDone::Advanced { before: Box::new(current), after: Box::new(after) });
                 }
                 let row = sqlx::query("UPDATE rappels SET fait = 1, fait_le = $1 WHERE id = $2 RETURNING *")
                     .bind(to_db(now))

@@ -12,6 +12,9 @@ use super::SessionTravail;
 pub struct WorkTotals {
     pub total_secs: i64,
     pub par_projet: Vec<(String, i64)>,
+    /// Sessions that overlap the range, however short: a session of 0.4 s is a session,
+    /// so « aucune session » is said only when there is none.
+    pub sessions: u32,
 }
 
 fn overlap(a: (DateTime<Utc>, DateTime<Utc>), b: (DateTime<Utc>, DateTime<Utc>)) -> Duration {
@@ -45,7 +48,13 @@ pub fn worked_within(session: &SessionTravail, from: DateTime<Utc>, to: DateTime
 pub fn totals(sessions: &[SessionTravail], from: DateTime<Utc>, to: DateTime<Utc>, now: DateTime<Utc>) -> WorkTotals {
     let mut par_projet: Vec<(String, i64)> = Vec::new();
     let mut total = 0;
+    let mut count = 0;
     for s in sessions {
+        let span = (s.debut, s.fin.unwrap_or(now).max(s.debut));
+        let touches = span.0 < to.min(now) && span.1 >= from;
+        if touches {
+            count += 1;
+        }
         let secs = worked_within(s, from, to, now).num_seconds();
         if secs == 0 {
             continue;
@@ -56,7 +65,7 @@ pub fn totals(sessions: &[SessionTravail], from: DateTime<Utc>, to: DateTime<Utc
             None => par_projet.push((s.projet.clone(), secs)),
         }
     }
-    WorkTotals { total_secs: total, par_projet }
+    WorkTotals { total_secs: total, par_projet, sessions: count }
 }
 
 /// "2 h 05", "45 min", "moins d'une minute": how a duration is written to the user.

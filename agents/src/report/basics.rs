@@ -19,11 +19,18 @@ pub fn timer_label(m: &Minuteur) -> String {
     }
 }
 
-/// « pâtes » or « de dix minutes », said.
+/// « pâtes » or « de dix minutes » (« d'une heure »), said.
 pub fn spoken_timer_label(m: &Minuteur) -> String {
     match &m.nom {
         Some(n) => n.clone(),
-        None => format!("de {}", spoken_duration_exact(m.duree_secondes)),
+        None => {
+            let d = spoken_duration_exact(m.duree_secondes);
+            if d.starts_with("une ") {
+                format!("d'{d}")
+            } else {
+                format!("de {d}")
+            }
+        }
     }
 }
 
@@ -45,6 +52,10 @@ fn spoken_count(n: usize, one: &str, many: &str, feminine: bool) -> String {
 
 fn timer_state(m: &Minuteur, now: DateTime<Utc>, tz: Tz) -> String {
     match m.etat {
+        // Its deadline passed with no bell running: told in the past, never « il sonnera ».
+        EtatMinuteur::EnCours if m.overdue(now) => {
+            format!("temps écoulé à {}", m.echeance.map(|e| fr::time(e, tz)).unwrap_or_default())
+        }
         EtatMinuteur::EnCours => format!(
             "il reste {} (il sonnera à {})",
             written_duration(m.remaining(now)),
@@ -52,6 +63,7 @@ fn timer_state(m: &Minuteur, now: DateTime<Utc>, tz: Tz) -> String {
         ),
         EtatMinuteur::EnPause => format!("en pause, il reste {}", written_duration(m.remaining(now))),
         EtatMinuteur::Sonne => "terminé, il sonne".to_string(),
+        EtatMinuteur::Termine if m.unanswered() => "terminé, il a sonné sans réponse".to_string(),
         EtatMinuteur::Termine => "terminé".to_string(),
         EtatMinuteur::Annule => "annulé".to_string(),
     }
@@ -59,6 +71,9 @@ fn timer_state(m: &Minuteur, now: DateTime<Utc>, tz: Tz) -> String {
 
 fn spoken_timer_state(m: &Minuteur, now: DateTime<Utc>, tz: Tz) -> String {
     match m.etat {
+        EtatMinuteur::EnCours if m.overdue(now) => {
+            format!("temps écoulé à {}", m.echeance.map(|e| fr::spoken_time(e, tz)).unwrap_or_default())
+        }
         EtatMinuteur::EnCours => format!(
             "il reste {}, il sonnera à {}",
             spoken_duration_exact(m.remaining(now)),
@@ -66,27 +81,33 @@ fn spoken_timer_state(m: &Minuteur, now: DateTime<Utc>, tz: Tz) -> String {
         ),
         EtatMinuteur::EnPause => format!("en pause, il reste {}", spoken_duration_exact(m.remaining(now))),
         EtatMinuteur::Sonne => "terminé, il sonne".to_string(),
+        EtatMinuteur::Termine if m.unanswered() => "terminé, il a sonné sans réponse".to_string(),
         EtatMinuteur::Termine => "terminé".to_string(),
         EtatMinuteur::Annule => "annulé".to_string(),
     }
 }
 
 pub fn timer_started(m: &Minuteur, tz: Tz) -> String {
-    format!(
-        "Minuteur {} lancé : {}, il sonnera à {}.",
-        timer_label(m),
-        written_duration(m.duree_secondes),
-        m.echeance.map(|e| fr::time(e, tz)).unwrap_or_default()
-    )
+    let at = m.echeance.map(|e| fr::time(e, tz)).unwrap_or_default();
+    match &m.nom {
+        Some(n) => format!("Minuteur « {n} » lancé : {}, il sonnera à {at}.", written_duration(m.duree_secondes)),
+        // The duration is its name: said once (« Minuteur de 10 min lancé (n°1) »).
+        None => format!("Minuteur de {} lancé (n°{}), il sonnera à {at}.", written_duration(m.duree_secondes), m.id),
+    }
 }
 
 pub fn spoken_timer_started(m: &Minuteur, tz: Tz) -> String {
-    format!(
-        "Minuteur {} lancé pour {}, il sonnera à {}.",
-        spoken_timer_label(m),
-        spoken_duration_exact(m.duree_secondes),
-        m.echeance.map(|e| fr::spoken_time(e, tz)).unwrap_or_default()
-    )
+    let at = m.echeance.map(|e| fr::spoken_time(e, tz)).unwrap_or_default();
+    match &m.nom {
+        Some(n) => {
+            format!("Minuteur {n} lancé pour {}, il sonnera à {at}.", spoken_duration_exact(m.duree_secondes))
+        }
+        None => format!(
+            "Minuteur de {} lancé, numéro {}, il sonnera à {at}.",
+            spoken_duration_exact(m.duree_secondes),
+            fr::number(m.id)
+        ),
+    }
 }
 
 pub fn timers(nom: Option<&str>, ms: &[Minuteur], now: DateTime<Utc>, tz: Tz) -> String {
@@ -191,7 +212,7 @@ pub fn item_added(liste: &Liste, element: &ElementListe, new_list: bool) -> Stri
     if new_list {
         format!("Nouvelle liste « {} » créée ; « {} » ajouté ({size}).", liste.nom, element.texte)
     } else {
-        format!("« {} » ajouté à la liste {} ({size}).", element.texte, liste.nom)
+        format!("« {} » ajouté à {} ({size}).", element.texte, list_name(&liste.nom))
     }
 }
 
@@ -200,15 +221,15 @@ pub fn spoken_item_added(liste: &Liste, element: &ElementListe, new_list: bool) 
     if new_list {
         format!("Nouvelle liste {} créée, avec {} : {size}.", liste.nom, element.texte)
     } else {
-        format!("{} ajouté à la liste {}, qui compte {size}.", capitalise(&element.texte), liste.nom)
+        format!("{} ajouté à {}, qui compte {size}.", capitalise(&element.texte), list_name(&liste.nom))
     }
 }
 
 pub fn item_removed(liste: &Liste, element: &ElementListe) -> String {
     format!(
-        "« {} » retiré de la liste {} ({} restant{}).",
+        "« {} » retiré de {} ({} restant{}).",
         element.texte,
-        liste.nom,
+        list_name(&liste.nom),
         liste.elements.len(),
         if liste.elements.len() > 1 { "s" } else { "" }
     )
@@ -216,16 +237,16 @@ pub fn item_removed(liste: &Liste, element: &ElementListe) -> String {
 
 pub fn spoken_item_removed(liste: &Liste, element: &ElementListe) -> String {
     format!(
-        "{} retiré de la liste {}, il reste {}.",
+        "{} retiré de {}, il reste {}.",
         capitalise(&element.texte),
-        liste.nom,
+        list_name(&liste.nom),
         spoken_count(liste.elements.len(), "élément", "éléments", false)
     )
 }
 
 pub fn list(liste: &Liste) -> String {
     if liste.elements.is_empty() {
-        return format!("La liste {} est vide.", liste.nom);
+        return format!("{} est vide.", capitalise(&list_name(&liste.nom)));
     }
     let mut out = format!("Liste {} ({}) :", liste.nom, liste.elements.len());
     for e in &liste.elements {
@@ -236,23 +257,23 @@ pub fn list(liste: &Liste) -> String {
 
 pub fn spoken_list(liste: &Liste) -> String {
     if liste.elements.is_empty() {
-        return format!("La liste {} est vide.", liste.nom);
+        return format!("{} est vide.", capitalise(&list_name(&liste.nom)));
     }
     let mut items: Vec<String> = liste.elements.iter().take(SPOKEN_ITEMS_MAX).map(|e| e.texte.clone()).collect();
     if liste.elements.len() > SPOKEN_ITEMS_MAX {
         items.push(format!("et {} autres", fr::number((liste.elements.len() - SPOKEN_ITEMS_MAX) as i64)));
     }
     format!(
-        "{} sur la liste {} : {}.",
+        "{} sur {} : {}.",
         capitalise(&spoken_count(liste.elements.len(), "élément", "éléments", false)),
-        liste.nom,
+        list_name(&liste.nom),
         items.join(" ; ")
     )
 }
 
 pub fn list_cleared(liste: &Liste) -> String {
     if liste.elements.is_empty() {
-        return format!("La liste {} était déjà vide : rien n'a été retiré.", liste.nom);
+        return format!("{} était déjà vide : rien n'a été retiré.", capitalise(&list_name(&liste.nom)));
     }
     format!(
         "Liste {} vidée : {} retiré{} ({}).",
@@ -265,11 +286,11 @@ pub fn list_cleared(liste: &Liste) -> String {
 
 pub fn spoken_list_cleared(liste: &Liste) -> String {
     if liste.elements.is_empty() {
-        return format!("La liste {} était déjà vide, rien n'a été retiré.", liste.nom);
+        return format!("{} était déjà vide, rien n'a été retiré.", capitalise(&list_name(&liste.nom)));
     }
     format!(
-        "La liste {} est vidée : {} retiré{}.",
-        liste.nom,
+        "{} est vidée : {} retiré{}.",
+        capitalise(&list_name(&liste.nom)),
         spoken_count(liste.elements.len(), "élément", "éléments", false),
         if liste.elements.len() > 1 { "s" } else { "" }
     )
@@ -294,6 +315,16 @@ pub fn spoken_reminder_deleted(r: &Rappel, now: DateTime<Utc>, tz: Tz) -> String
         r.texte,
         fr::spoken_datetime(r.echeance, now, tz)
     )
+}
+
+/// « la liste de courses », « la liste d'anniversaire »: a list named as French says it.
+pub fn list_name(nom: &str) -> String {
+    let first = arthur_french::fold::fold(nom).chars().next().unwrap_or('x');
+    if "aeiouyh".contains(first) {
+        format!("la liste d'{nom}")
+    } else {
+        format!("la liste de {nom}")
+    }
 }
 
 fn names(ms: &[Minuteur]) -> String {
@@ -337,7 +368,8 @@ pub mod refusal {
     }
     pub fn items_ambiguous(liste: &str, elements: &[String]) -> String {
         format!(
-            "plusieurs éléments de la liste {liste} correspondent ({}) : dis lequel.",
+            "plusieurs éléments de {} correspondent ({}) : dis lequel.",
+            list_name(liste),
             elements.iter().map(|e| format!("« {e} »")).collect::<Vec<_>>().join(", ")
         )
     }
@@ -374,6 +406,6 @@ pub mod spoken_refusal {
         )
     }
     pub fn items_ambiguous(liste: &str, elements: &[String]) -> String {
-        format!("plusieurs éléments de la liste {liste} correspondent, {}, dis lequel.", elements.join(", "))
+        format!("plusieurs éléments de {} correspondent, {}, dis lequel.", list_name(liste), elements.join(", "))
     }
 }

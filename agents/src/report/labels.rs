@@ -36,6 +36,13 @@ pub fn action(tool: &str) -> &'static str {
         "vider_liste" => "vider la liste",
         "supprimer_rappel" => "supprimer le rappel",
         "supprimer_note" => "supprimer la note",
+        "creer_rappel_recurrent" => "créer le rappel répété",
+        "deplacer_rappel" => "déplacer le rappel",
+        "arreter_rappel_recurrent" => "arrêter le rappel répété",
+        "creer_reveil" => "régler le réveil",
+        "lister_reveils" => "lire tes réveils",
+        "annuler_reveil" => "annuler le réveil",
+        "lister_souvenirs" => "lire tes souvenirs",
         _ => "faire cette action",
     }
 }
@@ -64,6 +71,10 @@ pub fn field(name: &str) -> &'static str {
         "liste" => "la liste",
         "tous" => "le choix de tous les arrêter",
         "element" => "l'élément",
+        "frequence" => "la fréquence",
+        "intervalle" => "l'intervalle",
+        "heure" => "l'heure du réveil",
+        "derniers" => "le nombre des derniers",
         _ => "une donnée de la demande",
     }
 }
@@ -109,6 +120,6 @@ mod tests {
                 assert_ne!(field(arg), "une donnée de la demande", "{}.{arg}", d.name);
             }
         }
-        assert_eq!(seen, 31);
+        assert_eq!(seen, 38);
     }
 }

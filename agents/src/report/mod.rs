@@ -4,6 +4,7 @@
 
 mod basics;
 pub mod labels;
+mod repeats;
 
 use chrono_tz::Tz;
 
@@ -31,14 +32,17 @@ pub fn compose_written(tool: &str, outcome: &Outcome, tz: Tz) -> String {
 }
 
 fn rappel_line(r: &Rappel, tz: Tz, now: Option<chrono::DateTime<chrono::Utc>>) -> String {
-    let state = if r.fait {
+    let state = if r.fait && r.is_recurring() {
+        " (série arrêtée)"
+    } else if r.fait {
         " (fait)"
     } else if now.is_some_and(|n| r.echeance < n) {
         " (en retard)"
     } else {
         ""
     };
-    format!("n°{} « {} » pour le {}{state}", r.id, r.texte, fr::datetime(r.echeance, tz))
+    let rule = r.repetition.as_ref().map(|p| format!(", {}", p.label())).unwrap_or_default();
+    format!("n°{} « {} » pour le {}{rule}{state}", r.id, r.texte, fr::datetime(r.echeance, tz))
 }
 
 /// " dus du lundi 1er au … contenant « banque »", for the header of a filtered list.
@@ -101,11 +105,12 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
             Some(p) => format!("Note n°{} enregistrée pour le projet {p} : « {} ».", note.id, note.texte),
             None => format!("Note n°{} enregistrée : « {} ».", note.id, note.texte),
         },
-        Receipt::Notes { projet, contient, notes } => {
+        Receipt::Notes { projet, contient, notes, portee } => {
             let scope = format!(
-                "{}{}",
+                "{}{}{}",
                 projet.as_deref().map(|p| format!(" pour le projet {p}")).unwrap_or_default(),
-                contient.as_deref().map(|w| format!(" contenant « {w} »")).unwrap_or_default()
+                contient.as_deref().map(|w| format!(" contenant « {w} »")).unwrap_or_default(),
+                repeats::scope(portee, "les dernières :")
             );
             let empty = format!("Aucune note{scope}.");
             list(notes, &empty, &format!("Notes{scope}"), |n| match (&n.projet, projet) {
@@ -122,8 +127,8 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
                 fr::datetime(rappel.echeance, tz)
             )
         }
-        Receipt::Reminders { include_done, filter, rappels, now } => {
-            let scope = reminder_scope(filter);
+        Receipt::Reminders { include_done, filter, rappels, now, portee } => {
+            let scope = format!("{}{}", reminder_scope(filter), repeats::scope(portee, "les derniers :"));
             let empty =
                 if *include_done { format!("Aucun rappel{scope}.") } else { format!("Aucun rappel à faire{scope}.") };
             let header = if *include_done { format!("Rappels{scope}") } else { format!("Rappels à faire{scope}") };
@@ -140,8 +145,13 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
             };
             let until = if *until_now { " (jusqu'à maintenant)" } else { "" };
             let scope = projet.as_deref().map(|p| format!(" sur {p}")).unwrap_or_default();
-            let mut out = if totals.total_secs == 0 {
+            let mut out = if totals.total_secs == 0 && totals.sessions == 0 {
                 format!("Aucune session de travail{scope} {range}{until} : 0 minute mesurée.")
+            } else if totals.total_secs < 60 {
+                format!(
+                    "Temps de travail{scope} {range}{until} : moins d'une minute ({}).",
+                    fr::count(i64::from(totals.sessions), "session", "sessions")
+                )
             } else {
                 format!("Temps de travail{scope} {range}{until} : {}.", format_duration(totals.total_secs))
             };
@@ -163,8 +173,14 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
                 fr::count(i64::from(*active), "active", "actives")
             )
         }
-        Receipt::Preferences { preferences, active, cap } => {
-            let list = list(preferences, "Aucune préférence.", "Préférences", preference_line);
+        Receipt::Preferences { preferences, active, cap, portee } => {
+            let scope = repeats::scope(portee, "les dernières :");
+            let list = list(
+                preferences,
+                &format!("Aucune préférence{scope}."),
+                &format!("Préférences{scope}"),
+                preference_line,
+            );
             format!("{list}\n{} sur {cap} au maximum.", fr::count(i64::from(*active), "active", "actives"))
         }
         Receipt::PreferenceDeactivated { preference } => {
@@ -259,10 +275,19 @@ pub fn describe_receipt(receipt: &Receipt, tz: Tz) -> String {
         Receipt::ListItemRemoved { liste, element } => basics::item_removed(liste, element),
         Receipt::List { liste } => basics::list(liste),
         Receipt::ListCleared { liste } => basics::list_cleared(liste),
+        Receipt::RecurringReminderCreated { rappel } => repeats::recurring_created(rappel, tz),
+        Receipt::ReminderOccurrenceDone { before, after } => repeats::occurrence_done(before, after, tz),
+        Receipt::ReminderMoved { before, after } => repeats::moved(before, after, tz),
+        Receipt::ReminderSeriesStopped { rappel } => repeats::series_stopped(rappel, tz),
+        Receipt::AlarmSet { reveil } => repeats::alarm_set(reveil, tz),
+        Receipt::Alarms { reveils, now } => repeats::alarms(reveils, *now, tz),
+        Receipt::AlarmsCancelled { reveils } => repeats::alarms_cancelled(reveils, tz),
+        Receipt::Souvenirs { portee, souvenirs } => repeats::souvenirs(portee, souvenirs),
     }
 }
 
-pub use basics::{spoken_timer_label, timer_label};
+pub use basics::{list_name, spoken_timer_label, timer_label};
+pub use repeats::{acknowledged, alarm_label, ringing_label, snoozed, spoken_ringing_label};
 
 /// What was wrong in the request, said with what the argument holds (« le texte est
 /// vide »), never its internal name.
@@ -343,9 +368,20 @@ pub fn describe_refusal(refusal: &Refusal, tz: Tz) -> String {
         }
         Refusal::TimerWouldEnd { minuteur, remaining } => basics::refusal::would_end(minuteur, *remaining),
         Refusal::ListUnknown { nom } => format!("aucune liste nommée « {nom} »."),
-        Refusal::ListItemAlreadyThere { liste, element } => format!("« {element} » est déjà sur la liste {liste}."),
-        Refusal::ListItemNotThere { liste, element } => format!("« {element} » n'est pas sur la liste {liste}."),
+        Refusal::ListItemAlreadyThere { liste, element } => {
+            format!("« {element} » est déjà sur {}.", basics::list_name(liste))
+        }
+        Refusal::ListItemNotThere { liste, element } => {
+            format!("« {element} » n'est pas sur {}.", basics::list_name(liste))
+        }
         Refusal::ListItemsAmbiguous { liste, elements } => basics::refusal::items_ambiguous(liste, elements),
+        Refusal::SouvenirUnknown { id } => format!("aucun souvenir n°{id}."),
+        Refusal::ReminderNotRecurring { rappel } => repeats::refusal::not_recurring(rappel),
+        Refusal::ReminderSeriesAlreadyStopped { rappel } => repeats::refusal::already_stopped(rappel),
+        Refusal::ReminderSameTime { rappel } => repeats::refusal::same_time(rappel, tz),
+        Refusal::AlarmSameTime { reveil } => repeats::refusal::alarm_same_time(reveil, tz),
+        Refusal::NoAlarm { id } => repeats::refusal::no_alarm(*id),
+        Refusal::AlarmsAmbiguous { reveils } => repeats::refusal::alarms_ambiguous(reveils, tz),
     }
 }
 
@@ -403,11 +439,12 @@ pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chron
                 Some(p) => format!("Note {} enregistrée pour le projet {p} : {}.", sid(note.id), note.texte),
                 None => format!("Note {} enregistrée : {}.", sid(note.id), note.texte),
             },
-            Receipt::Notes { projet, contient, notes } => {
+            Receipt::Notes { projet, contient, notes, portee } => {
                 let scope = format!(
-                    "{}{}",
+                    "{}{}{}",
                     projet.as_deref().map(|p| format!(" pour le projet {p}")).unwrap_or_default(),
-                    contient.as_deref().map(|w| format!(" contenant {w}")).unwrap_or_default()
+                    contient.as_deref().map(|w| format!(" contenant {w}")).unwrap_or_default(),
+                    repeats::spoken_scope(portee, "les dernières :")
                 );
                 if notes.is_empty() {
                     format!("Tu n'as aucune note{scope}.")
@@ -432,8 +469,12 @@ pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chron
                     rappel.texte
                 )
             }
-            Receipt::Reminders { include_done, filter, rappels, .. } => {
-                let scope = spoken_reminder_scope(filter, today);
+            Receipt::Reminders { include_done, filter, rappels, portee, .. } => {
+                let scope = format!(
+                    "{}{}",
+                    spoken_reminder_scope(filter, today),
+                    repeats::spoken_scope(portee, "les derniers :")
+                );
                 let what = if *include_done { "" } else { " à faire" };
                 if rappels.is_empty() {
                     format!("Tu n'as aucun rappel{what}{scope}.")
@@ -442,14 +483,18 @@ pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chron
                         "{}{what}{scope} : {}.",
                         capitalise(&spoken_count(rappels.len(), "rappel", "rappels")),
                         spoken_list(rappels, |r| {
-                            let state = if r.fait {
+                            let state = if r.fait && r.is_recurring() {
+                                ", série arrêtée"
+                            } else if r.fait {
                                 ", fait"
                             } else if r.echeance < now {
                                 ", en retard"
                             } else {
                                 ""
                             };
-                            format!("{}, {}, {}{state}", sid(r.id), r.texte, when(r.echeance, now, tz))
+                            let rule =
+                                r.repetition.as_ref().map(|p| format!(", {}", p.spoken_label())).unwrap_or_default();
+                            format!("{}, {}, {}{rule}{state}", sid(r.id), r.texte, when(r.echeance, now, tz))
                         })
                     )
                 }
@@ -465,8 +510,16 @@ pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chron
                 };
                 let scope = projet.as_deref().map(|p| format!(" sur {p}")).unwrap_or_default();
                 let until = if *until_now { ", jusqu'à maintenant" } else { "" };
-                let mut out = if totals.total_secs == 0 {
+                let mut out = if totals.total_secs == 0 && totals.sessions == 0 {
                     format!("Aucune session de travail{scope}, {range}{until} : zéro minute mesurée.")
+                } else if totals.total_secs < 60 {
+                    let n = totals.sessions;
+                    let count = if n == 1 {
+                        "une session".to_string()
+                    } else {
+                        format!("{} sessions", fr::number(i64::from(n)))
+                    };
+                    format!("Temps de travail{scope}, {range}{until} : moins d'une minute ({count}).")
                 } else {
                     format!("Temps de travail{scope}, {range}{until} : {}.", dur(totals.total_secs))
                 };
@@ -492,17 +545,18 @@ pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chron
                 capitalise(&fr::spoken_count(i64::from(*active), "active", "actives", true)),
                 n(i64::from(*cap))
             ),
-            Receipt::Preferences { preferences, active, cap } => {
+            Receipt::Preferences { preferences, active, cap, portee } => {
+                let scope = repeats::spoken_scope(portee, "les dernières :");
                 let counts = format!(
                     "{} sur {} au maximum",
                     capitalise(&fr::spoken_count(i64::from(*active), "active", "actives", true)),
                     n(i64::from(*cap))
                 );
                 if preferences.is_empty() {
-                    format!("Aucune préférence. {counts}.")
+                    format!("Aucune préférence{scope}. {counts}.")
                 } else {
                     format!(
-                        "{} : {}. {counts}.",
+                        "{}{scope} : {}. {counts}.",
                         capitalise(&spoken_count(preferences.len(), "préférence", "préférences")),
                         spoken_list(preferences, |p| {
                             let state = if p.active { "" } else { ", désactivée" };
@@ -625,6 +679,16 @@ pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chron
             Receipt::ListItemRemoved { liste, element } => basics::spoken_item_removed(liste, element),
             Receipt::List { liste } => basics::spoken_list(liste),
             Receipt::ListCleared { liste } => basics::spoken_list_cleared(liste),
+            Receipt::RecurringReminderCreated { rappel } => repeats::spoken_recurring_created(rappel, now, tz),
+            Receipt::ReminderOccurrenceDone { before, after } => {
+                repeats::spoken_occurrence_done(before, after, now, tz)
+            }
+            Receipt::ReminderMoved { before, after } => repeats::spoken_moved(before, after, now, tz),
+            Receipt::ReminderSeriesStopped { rappel } => repeats::spoken_series_stopped(rappel, now, tz),
+            Receipt::AlarmSet { reveil } => repeats::spoken_alarm_set(reveil, now, tz),
+            Receipt::Alarms { reveils, now } => repeats::spoken_alarms(reveils, *now, tz),
+            Receipt::AlarmsCancelled { reveils } => repeats::spoken_alarms_cancelled(reveils, now, tz),
+            Receipt::Souvenirs { portee, souvenirs } => repeats::spoken_souvenirs(portee, souvenirs),
         },
         Outcome::Refused(refusal) => format!("Je n'ai rien écrit : {}", spoken_refusal(refusal, now, tz)),
         Outcome::Failed(failure) if crate::tools::WRITE_TOOLS.contains(&tool) => format!(
@@ -725,9 +789,20 @@ fn spoken_refusal(refusal: &Refusal, now: chrono::DateTime<chrono::Utc>, tz: Tz)
         }
         Refusal::TimerWouldEnd { minuteur, remaining } => basics::spoken_refusal::would_end(minuteur, *remaining),
         Refusal::ListUnknown { nom } => format!("je ne connais pas de liste {nom}."),
-        Refusal::ListItemAlreadyThere { liste, element } => format!("{element} est déjà sur la liste {liste}."),
-        Refusal::ListItemNotThere { liste, element } => format!("{element} n'est pas sur la liste {liste}."),
+        Refusal::ListItemAlreadyThere { liste, element } => {
+            format!("{element} est déjà sur {}.", basics::list_name(liste))
+        }
+        Refusal::ListItemNotThere { liste, element } => {
+            format!("{element} n'est pas sur {}.", basics::list_name(liste))
+        }
         Refusal::ListItemsAmbiguous { liste, elements } => basics::spoken_refusal::items_ambiguous(liste, elements),
+        Refusal::SouvenirUnknown { id } => format!("il n'y a pas de souvenir {}.", sid(*id)),
+        Refusal::ReminderNotRecurring { rappel } => repeats::spoken_refusal::not_recurring(rappel),
+        Refusal::ReminderSeriesAlreadyStopped { rappel } => repeats::spoken_refusal::already_stopped(rappel),
+        Refusal::ReminderSameTime { rappel } => repeats::spoken_refusal::same_time(rappel, now, tz),
+        Refusal::AlarmSameTime { reveil } => repeats::spoken_refusal::alarm_same_time(reveil, now, tz),
+        Refusal::NoAlarm { id } => repeats::spoken_refusal::no_alarm(*id),
+        Refusal::AlarmsAmbiguous { reveils } => repeats::spoken_refusal::alarms_ambiguous(reveils, now, tz),
     }
 }
 

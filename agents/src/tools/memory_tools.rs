@@ -70,7 +70,12 @@ impl Tool for CreerNote {
 }
 
 tool_args! {
-    pub struct ListerNotesArgs { projet: OptName, contient: OptName }
+    pub struct ListerNotesArgs {
+        projet: OptName,
+        contient: OptName,
+        id: super::repeat_tools::OptId,
+        derniers: super::repeat_tools::Derniers,
+    }
 }
 
 pub struct ListerNotes;
@@ -82,12 +87,12 @@ impl Tool for ListerNotes {
     type Args = ListerNotesArgs;
 
     fn description(&self) -> &'static str {
-        "Liste les notes (filtres : projet, mots)."
+        "Liste les notes (filtres : projet, mots ; une par son numéro avec id ; les dernières avec derniers)."
     }
     async fn run(
         &self,
         ctx: &ToolContext,
-        ListerNotesArgs { projet, contient }: Self::Args,
+        ListerNotesArgs { projet, contient, id, derniers }: Self::Args,
     ) -> Result<Outcome, StoreError> {
         let (projet_id, projet) = match projet {
             None => (None, None),
@@ -100,7 +105,11 @@ impl Tool for ListerNotes {
         if let Some(words) = &contient {
             notes.retain(|n| contains_words(&n.texte, words));
         }
-        Ok(Outcome::Done(Receipt::Notes { projet, contient, notes }))
+        let (portee, notes) = super::repeat_tools::limit(notes, id, None, derniers, |n| n.id, |n| n.texte.as_str());
+        if let (Some(id), true) = (id, notes.is_empty()) {
+            return Ok(Outcome::Refused(Refusal::NoteUnknown { id }));
+        }
+        Ok(Outcome::Done(Receipt::Notes { projet, contient, notes, portee }))
     }
 }
 
@@ -137,6 +146,8 @@ tool_args! {
         fin: OptDate = "AAAA-MM-JJ",
         contient: OptName,
         inclure_faits: Flag,
+        id: super::repeat_tools::OptId,
+        derniers: super::repeat_tools::Derniers,
     }
 }
 
@@ -149,10 +160,12 @@ impl Tool for ListerRappels {
     type Args = ListerRappelsArgs;
 
     fn description(&self) -> &'static str {
-        "Liste les rappels à faire (filtres : échéance entre debut et fin, mots)."
+        "Liste les rappels à faire (filtres : échéance entre debut et fin, mots ; un par son numéro avec id ; les derniers créés avec derniers)."
     }
     async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<Outcome, StoreError> {
-        let ListerRappelsArgs { debut, fin, contient, inclure_faits: include_done } = args;
+        let ListerRappelsArgs { debut, fin, contient, inclure_faits, id, derniers } = args;
+        // One by its number is found whether done or not.
+        let include_done = inclure_faits || id.is_some();
         let filter = ReminderFilter { debut, fin, contient };
         if let (Some(debut), Some(fin)) = (filter.debut, filter.fin) {
             if fin.0 < debut.0 {
@@ -166,7 +179,15 @@ impl Tool for ListerRappels {
                 && filter.fin.is_none_or(|f| day <= f.0)
                 && filter.contient.as_deref().is_none_or(|w| contains_words(&r.texte, w))
         });
-        Ok(Outcome::Done(Receipt::Reminders { include_done, filter, rappels, now: ctx.now() }))
+        // « les derniers »: the last ones created.
+        if derniers.is_some() {
+            rappels.sort_by_key(|r| r.id);
+        }
+        let (portee, rappels) = super::repeat_tools::limit(rappels, id, None, derniers, |r| r.id, |r| r.texte.as_str());
+        if let (Some(id), true) = (id, rappels.is_empty()) {
+            return Ok(Outcome::Refused(Refusal::ReminderUnknown { id }));
+        }
+        Ok(Outcome::Done(Receipt::Reminders { include_done, filter, rappels, now: ctx.now(), portee }))
     }
 }
 
@@ -186,6 +207,9 @@ impl Tool for MarquerRappelFait {
             MarkDone::Marked(rappel) => Outcome::Done(Receipt::ReminderDone { rappel }),
             MarkDone::NotFound => Outcome::Refused(Refusal::ReminderUnknown { id }),
             MarkDone::AlreadyDone(rappel) => Outcome::Refused(Refusal::ReminderAlreadyDone { rappel }),
+            MarkDone::Advanced { before, after } => {
+                Outcome::Done(Receipt::ReminderOccurrenceDone { before: *before, after: *after })
+            }
         })
     }
 }
@@ -312,15 +336,21 @@ pub struct ListerPreferences;
 impl Tool for ListerPreferences {
     const NAME: &'static str = "lister_preferences";
     const PAGE: Page = Page::Preferences;
-    type Args = ();
+    type Args = super::repeat_tools::LectureArgs;
 
     fn description(&self) -> &'static str {
-        "Liste les préférences avec leur numéro."
+        "Liste les préférences avec leur numéro : toutes, une par son numéro (id), celles qui contiennent des mots, ou les dernières."
     }
-    async fn run(&self, ctx: &ToolContext, (): Self::Args) -> Result<Outcome, StoreError> {
-        let preferences = ctx.store.list_preferences().await?;
-        let active = u32::try_from(preferences.iter().filter(|p| p.active).count()).unwrap_or(u32::MAX);
-        Ok(Outcome::Done(Receipt::Preferences { preferences, active, cap: ctx.preferences_cap }))
+    async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<Outcome, StoreError> {
+        let super::repeat_tools::LectureArgs { id, contient, derniers } = args;
+        let all = ctx.store.list_preferences().await?;
+        let active = u32::try_from(all.iter().filter(|p| p.active).count()).unwrap_or(u32::MAX);
+        let (portee, preferences) =
+            super::repeat_tools::limit(all, id, contient, derniers, |p| p.id, |p| p.texte.as_str());
+        if let (Some(id), true) = (id, preferences.is_empty()) {
+            return Ok(Outcome::Refused(Refusal::PreferenceUnknown { id }));
+        }
+        Ok(Outcome::Done(Receipt::Preferences { preferences, active, cap: ctx.preferences_cap, portee }))
     }
 }
 

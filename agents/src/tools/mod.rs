@@ -1,4 +1,4 @@
-//! The 31 tools (the seed's 21 and the everyday basics): a typed trait (name, JSON Schema, typed arguments, typed outcome), the
+//! The 38 tools (the seed's 21, the everyday basics, repeats, moves and alarms): a typed trait (name, JSON Schema, typed arguments, typed outcome), the
 //! registry that turns a model's call into an [`Outcome`] whatever happens, and the table
 //! of which agent may use which tool.
 
@@ -8,6 +8,7 @@ pub mod outcome;
 mod basics_tools;
 mod memory_tools;
 mod project_tools;
+mod repeat_tools;
 mod session_tools;
 #[cfg(test)]
 mod snapshot;
@@ -23,9 +24,10 @@ use serde_json::Value;
 pub use args::{ArgError, ArgProblem, Args, Expected, ToolArgs};
 pub use memory_tools::{contains_words, cosine};
 pub use outcome::{
-    Briefing, BriefingKind, Failure, KeywordReason, Outcome, Page, Receipt, Refusal, ReminderFilter, SearchHit,
+    Briefing, BriefingKind, Failure, KeywordReason, Outcome, Page, Portee, Receipt, Refusal, ReminderFilter, SearchHit,
     SearchMode,
 };
+pub use repeat_tools::MAX_DERNIERS;
 
 use crate::llm::embeddings::Embedder;
 use crate::memory::{MemoryStore, StoreError};
@@ -127,8 +129,8 @@ impl AgentKind {
 }
 
 /// Tools of the Intendant only (docs/interface.md §4): the seed's three and the everyday
-/// basics (timers, lists, deleting a reminder).
-pub const INTENDANT_OWN: [&str; 12] = [
+/// basics (timers, lists, deleting a reminder; repeating and moving one, alarms).
+pub const INTENDANT_OWN: [&str; 18] = [
     "lister_rappels",
     "marquer_rappel_fait",
     "lire_briefing_hebdo",
@@ -141,12 +143,18 @@ pub const INTENDANT_OWN: [&str; 12] = [
     "retirer_de_liste",
     "lire_liste",
     "vider_liste",
+    "creer_rappel_recurrent",
+    "deplacer_rappel",
+    "arreter_rappel_recurrent",
+    "creer_reveil",
+    "lister_reveils",
+    "annuler_reveil",
 ];
 /// Tools of the Mentor only.
 pub const MENTOR_OWN: [&str; 6] =
     ["lister_projets", "lire_projet", "creer_projet", "modifier_projet", "acter_decision", "memoriser_souvenir"];
 /// Tools given to both: routing is stochastic, so duplication beats a routing battle.
-pub const SHARED: [&str; 13] = [
+pub const SHARED: [&str; 14] = [
     "creer_note",
     "lister_notes",
     "supprimer_note",
@@ -156,6 +164,7 @@ pub const SHARED: [&str; 13] = [
     "lister_preferences",
     "desactiver_preference",
     "chercher_dans_memoire",
+    "lister_souvenirs",
     "demarrer_session",
     "suspendre_session",
     "reprendre_session",
@@ -163,7 +172,12 @@ pub const SHARED: [&str; 13] = [
 ];
 
 /// Tools that write to the store: a failure of one of them leaves the effect unknown.
-pub const WRITE_TOOLS: [&str; 21] = [
+pub const WRITE_TOOLS: [&str; 26] = [
+    "creer_rappel_recurrent",
+    "deplacer_rappel",
+    "arreter_rappel_recurrent",
+    "creer_reveil",
+    "annuler_reveil",
     "supprimer_note",
     "supprimer_rappel",
     "demarrer_minuteur",
@@ -205,6 +219,7 @@ impl ToolBox {
         basics_tools::register(&mut tools);
         project_tools::register(&mut tools);
         session_tools::register(&mut tools);
+        repeat_tools::register(&mut tools);
         Self { tools }
     }
 

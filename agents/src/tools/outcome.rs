@@ -146,6 +146,9 @@ pub enum Receipt {
         /// The words the model asked for, if any.
         contient: Option<String>,
         notes: Vec<Note>,
+        /// One number or the last ones, when the read was limited to them.
+        #[serde(skip_serializing_if = "Portee::is_all")]
+        portee: Portee,
     },
     /// `bare_date`: the due date had no time, so the default hour was used.
     ReminderCreated {
@@ -157,6 +160,9 @@ pub enum Receipt {
         filter: ReminderFilter,
         rappels: Vec<Rappel>,
         now: DateTime<Utc>,
+        /// One number or the last ones, when the read was limited to them.
+        #[serde(skip_serializing_if = "Portee::is_all")]
+        portee: Portee,
     },
     ReminderDone {
         rappel: Rappel,
@@ -179,6 +185,9 @@ pub enum Receipt {
         preferences: Vec<Preference>,
         active: u32,
         cap: u32,
+        /// What the read was limited to (everything by default).
+        #[serde(skip_serializing_if = "Portee::is_all")]
+        portee: Portee,
     },
     PreferenceDeactivated {
         preference: Preference,
@@ -261,6 +270,55 @@ pub enum Receipt {
     ListCleared {
         liste: Liste,
     },
+    /// A recurring reminder, as stored (its rule in `rappel.repetition`).
+    RecurringReminderCreated {
+        rappel: Rappel,
+    },
+    /// One occurrence of a recurring reminder done: the reminder before, and moved to its
+    /// next occurrence.
+    ReminderOccurrenceDone {
+        before: Rappel,
+        after: Rappel,
+    },
+    ReminderMoved {
+        before: Rappel,
+        after: Rappel,
+    },
+    ReminderSeriesStopped {
+        rappel: Rappel,
+    },
+    AlarmSet {
+        reveil: Minuteur,
+    },
+    /// The alarms set or ringing, read at `now`.
+    Alarms {
+        reveils: Vec<Minuteur>,
+        now: DateTime<Utc>,
+    },
+    AlarmsCancelled {
+        reveils: Vec<Minuteur>,
+    },
+    /// The souvenirs asked for (by number, words, or the last ones).
+    Souvenirs {
+        portee: Portee,
+        souvenirs: Vec<Souvenir>,
+    },
+}
+
+/// What a read was limited to: one number, words, or the last ones; `total` is how many
+/// items of that kind there are in all.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Portee {
+    pub numero: Option<i64>,
+    pub contient: Option<String>,
+    pub derniers: Option<u32>,
+    pub total: usize,
+}
+
+impl Portee {
+    pub fn is_all(&self) -> bool {
+        self.numero.is_none() && self.contient.is_none() && self.derniers.is_none()
+    }
 }
 
 /// The filters of `lister_rappels`: due between two days (included), words in the text.
@@ -386,5 +444,32 @@ pub enum Refusal {
     ListItemsAmbiguous {
         liste: String,
         elements: Vec<String>,
+    },
+    SouvenirUnknown {
+        id: i64,
+    },
+    /// Stopping the series of a reminder that does not repeat.
+    ReminderNotRecurring {
+        rappel: Rappel,
+    },
+    /// Its series was already stopped.
+    ReminderSeriesAlreadyStopped {
+        rappel: Rappel,
+    },
+    /// Moving a reminder to the time it already has.
+    ReminderSameTime {
+        rappel: Rappel,
+    },
+    /// An alarm already rings at that time.
+    AlarmSameTime {
+        reveil: Minuteur,
+    },
+    /// No alarm set (with that number).
+    NoAlarm {
+        id: Option<i64>,
+    },
+    /// « annule le réveil » while several are set.
+    AlarmsAmbiguous {
+        reveils: Vec<Minuteur>,
     },
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use serde_json::Value;
 
-use super::claims::{claim, sentences, ClaimKind};
+use super::claims::{explain_for, sentences, ClaimKind, Request};
 use super::supervisor::ExpectedAction;
 use crate::llm::ToolCall;
 use crate::report::{compose_spoken, compose_written, spoken_text};
@@ -73,7 +73,56 @@ pub(crate) fn code(written: String, spoken: String) -> AnswerPart {
 }
 
 pub(crate) fn fixed(text: &str) -> AnswerPart {
-    code(text.to_string(), spoken_text(&ids_in_words(text)))
+    code(text.to_string(), spoken_text(&numbers_in_words(&ids_in_words(text))))
+}
+
+/// A written sentence's times, durations and numbers said in words (« 9 h 00 » is « neuf
+/// heures », « 10 min » is « dix minutes », « 1er » is « premier »): questions and fixed
+/// sentences are written with digits, as receipts are, and spoken in words.
+fn numbers_in_words(text: &str) -> String {
+    use std::sync::LazyLock;
+    static TIME: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"\b(\d{1,2}) h (\d{2})\b").expect("a valid pattern"));
+    static UNIT: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"\b(\d{1,4}) (min|s)\b").expect("a valid pattern"));
+    static NUMBER: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"\b(\d{1,6})(er)?\b").expect("a valid pattern"));
+    let n = |s: &str| s.parse::<i64>().map(crate::fr::number).unwrap_or_else(|_| s.to_string());
+    let text = TIME.replace_all(text, |c: &regex::Captures| {
+        let (h, m) = (c[1].parse::<i64>().unwrap_or(0), c[2].parse::<i64>().unwrap_or(0));
+        let hours = match h {
+            0 => "minuit".to_string(),
+            12 => "midi".to_string(),
+            1 => "une heure".to_string(),
+            h => format!("{} heures", crate::fr::number(h)),
+        };
+        if m == 0 {
+            hours
+        } else {
+            format!("{hours} {}", crate::fr::number(m))
+        }
+    });
+    let text = UNIT.replace_all(&text, |c: &regex::Captures| {
+        let unit = match (&c[2], &c[1]) {
+            ("min", "1") => "minute",
+            ("min", _) => "minutes",
+            (_, "1") => "seconde",
+            _ => "secondes",
+        };
+        format!("{} {unit}", n(&c[1]))
+    });
+    NUMBER
+        .replace_all(
+            &text,
+            |c: &regex::Captures| {
+                if c.get(2).is_some() && &c[1] == "1" {
+                    "premier".to_string()
+                } else {
+                    n(&c[1])
+                }
+            },
+        )
+        .into_owned()
 }
 
 /// "le rappel n°3" said "le rappel numéro trois".
@@ -125,6 +174,8 @@ pub struct Signals<'a> {
     pub expected: Option<ExpectedAction>,
     /// The write the user's words asked for, if the grammar is sure of one.
     pub asked_write: Option<&'a Witness>,
+    /// What the request was, decided on the words and the router before any model text.
+    pub request: Request,
 }
 
 /// The answer of a turn.
@@ -208,6 +259,17 @@ fn not_done(tool: &str, args: &Value) -> String {
         "creer_projet" => "aucun projet n'a été créé".to_string(),
         "modifier_projet" => "le projet n'a pas été modifié".to_string(),
         "acter_decision" => "aucune décision n'a été actée".to_string(),
+        "creer_rappel_recurrent" => "aucun rappel répété n'a été créé".to_string(),
+        "deplacer_rappel" => match arg_id(args) {
+            Some(id) => format!("le rappel n°{id} n'a pas été déplacé"),
+            None => "aucun rappel n'a été déplacé".to_string(),
+        },
+        "arreter_rappel_recurrent" => match arg_id(args) {
+            Some(id) => format!("le rappel répété n°{id} n'a pas été arrêté"),
+            None => "aucun rappel répété n'a été arrêté".to_string(),
+        },
+        "creer_reveil" => "aucun réveil n'a été réglé".to_string(),
+        "annuler_reveil" => "aucun réveil n'a été annulé".to_string(),
         _ => "rien n'a été fait".to_string(),
     }
 }
@@ -275,7 +337,7 @@ pub fn compose(
                 let mut kept = Vec::new();
                 let (mut acted, mut told) = (false, false);
                 for sentence in all {
-                    match claim(&sentence) {
+                    match explain_for(&sentence, signals.request).map(|v| v.kind) {
                         Some(ClaimKind::StoredFact) => {
                             told = true;
                             withheld.push(sentence);
@@ -372,6 +434,7 @@ mod tests {
             fait: false,
             fait_le: None,
             created_at: now(),
+            repetition: None,
         };
         prop_oneof![
             Just((call("creer_note", "{}"), note_done())),
@@ -386,7 +449,12 @@ mod tests {
             Just((call("creer_note", "{}"), Outcome::Failed(Failure { page: Page::Notes, error: "disk".into() }))),
             Just((
                 call("lister_notes", "{}"),
-                Outcome::Done(Receipt::Notes { projet: None, contient: None, notes: vec![] })
+                Outcome::Done(Receipt::Notes {
+                    projet: None,
+                    contient: None,
+                    notes: vec![],
+                    portee: Default::default()
+                })
             )),
             Just((
                 call("lister_rappels", "{}"),
@@ -394,7 +462,8 @@ mod tests {
                     include_done: false,
                     filter: ReminderFilter::default(),
                     rappels: vec![rappel],
-                    now: now()
+                    now: now(),
+                    portee: Default::default(),
                 })
             )),
         ]
@@ -421,7 +490,7 @@ mod tests {
             let text: String = chosen.iter().map(|(_, s)| s.as_str()).collect::<Vec<_>>().join(" ");
             let has_incident = outcomes.iter().any(|(_, o)| o.is_incident());
             let end = if has_incident { End::Incident } else { End::Answered(text.clone()) };
-            let signals = Signals { expected, asked_write: None };
+            let signals = Signals { expected, asked_write: None, ..Default::default() };
             let composed = compose(&outcomes, &end, signals, now(), chrono_tz::Europe::Paris);
             let written: String = composed.parts.iter().map(|p| p.written.as_str()).collect::<Vec<_>>().join("\n");
             let spoken: String = composed.parts.iter().map(|p| p.spoken.as_str()).collect::<Vec<_>>().join(" ");
@@ -517,7 +586,8 @@ mod tests {
             args: serde_json::json!({"texte": "appeler la banque", "echeance": "2026-12-01T09:00"}),
             question: "Tu veux que je crée le rappel « appeler la banque » pour demain à neuf heures ?".into(),
         };
-        let signals = Signals { expected: Some(ExpectedAction::Conversation), asked_write: Some(&w) };
+        let signals =
+            Signals { expected: Some(ExpectedAction::Conversation), asked_write: Some(&w), ..Default::default() };
         let c = answered("Parfait, c'est calé pour mardi, je t'y ferai penser.", signals);
         assert!(c.offered);
         let written: Vec<&str> = c.parts.iter().map(|p| p.written.as_str()).collect();
@@ -541,6 +611,7 @@ mod tests {
             fait: true,
             fait_le: Some(now()),
             created_at: now(),
+            repetition: None,
         };
         let executed = [(call("marquer_rappel_fait", r#"{"id": 4}"#), Outcome::Done(Receipt::ReminderDone { rappel }))];
         let signals = Signals { asked_write: Some(&w), ..Default::default() };

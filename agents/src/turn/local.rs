@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::compose::{code, fixed, AnswerPart};
 use crate::fr;
-use crate::understand::{Courtesy, Doubt, Periode, Target, TimerAction, Told, ToolCommand};
+use crate::report::list_name;
+use crate::understand::{Courtesy, Doubt, Lecture, Periode, Quand, Target, TimerAction, Told, ToolCommand};
 
 /// Said when the grammar did not recognise a command and no model can answer.
 pub const NOT_UNDERSTOOD_OFFLINE: &str =
@@ -59,6 +60,8 @@ fn quoted(s: &str) -> String {
 /// What a command would do, after « que je »: "crée le rappel « … » pour demain à 9 h 00".
 pub fn describe(cmd: &ToolCommand, now: DateTime<Utc>, tz: Tz) -> String {
     use ToolCommand as T;
+    // Written with digits whatever `now`: the spoken form is made from it.
+    let _ = now;
     let local_to_utc = |naive: chrono::NaiveDateTime| {
         crate::time::DueAt::parse(&naive.format("%Y-%m-%dT%H:%M").to_string(), tz).map(|d| d.0)
     };
@@ -71,11 +74,10 @@ pub fn describe(cmd: &ToolCommand, now: DateTime<Utc>, tz: Tz) -> String {
         T::CreerNote { texte, projet: None } => format!("crée la note {}", quoted(texte)),
         T::ListerNotes { .. } => "lise tes notes".into(),
         T::SupprimerNote { target } => format!("supprime {}", id_of(target, "la note")),
+        // Written with digits, as receipts are (`compose::fixed` says them in words).
         T::CreerRappel { texte, echeance } => {
-            let when = local_to_utc(*echeance)
-                .map(|at| fr::spoken_datetime(at, now, tz))
-                .unwrap_or_else(|| echeance.to_string());
-            format!("crée le rappel {} pour {when}", quoted(texte))
+            let when = local_to_utc(*echeance).map(|at| fr::datetime(at, tz)).unwrap_or_else(|| echeance.to_string());
+            format!("crée le rappel {} pour le {when}", quoted(texte))
         }
         T::ListerRappels { .. } => "lise tes rappels".into(),
         T::MarquerRappelFait { target } => format!("marque {} comme fait", id_of(target, "le rappel")),
@@ -118,26 +120,80 @@ pub fn describe(cmd: &ToolCommand, now: DateTime<Utc>, tz: Tz) -> String {
         T::AnnulerMinuteur { tous: true, .. } => "annule tous les minuteurs".into(),
         T::AnnulerMinuteur { nom: Some(n), .. } => format!("annule le minuteur {}", quoted(n)),
         T::AnnulerMinuteur { .. } => "annule le minuteur".into(),
-        T::AjouterAListe { liste, element } => format!("ajoute {} à la liste {liste}", quoted(element)),
-        T::RetirerDeListe { liste, element } => format!("retire {} de la liste {liste}", quoted(element)),
-        T::LireListe { liste } => format!("lise la liste {liste}"),
-        T::ViderListe { liste } => format!("vide la liste {liste}"),
+        T::AjouterAListe { liste, element } => format!("ajoute {} à {}", quoted(element), list_name(liste)),
+        T::Several(each) => {
+            let said: Vec<String> = each.iter().map(|c| describe(c, now, tz)).collect();
+            match said.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{}, et {last}", rest.join(", ")),
+                _ => said.join(""),
+            }
+        }
+        T::RetirerDeListe { liste, element } => format!("retire {} de {}", quoted(element), list_name(liste)),
+        T::LireListe { liste } => format!("lise {}", list_name(liste)),
+        T::ViderListe { liste } => format!("vide {}", list_name(liste)),
+        T::CreerRappelRecurrent { texte, echeance, frequence, intervalle } => {
+            let rule = crate::memory::Repetition::new(*frequence, *intervalle, *echeance, tz);
+            let when = local_to_utc(*echeance).map(|at| fr::datetime(at, tz)).unwrap_or_else(|| echeance.to_string());
+            format!("crée le rappel répété {} {}, à partir du {when}", quoted(texte), rule.label())
+        }
+        T::DeplacerRappel { target, quand } => {
+            let which = match target {
+                Target::Id(id) => format!("le rappel n°{id}"),
+                Target::This => "ce rappel".to_string(),
+                _ => "le rappel que tu as décrit".to_string(),
+            };
+            match quand {
+                Quand::At(at) => {
+                    let when = local_to_utc(*at).map(|u| fr::datetime(u, tz)).unwrap_or_else(|| at.to_string());
+                    format!("déplace {which} au {when}")
+                }
+                Quand::Day(d) => format!("déplace {which} au {}, à la même heure", fr::date(*d)),
+                Quand::Shift(s) if *s < 0 => format!("avance {which} de {}", written_duration(*s)),
+                Quand::Shift(s) => format!("décale {which} de {}", written_duration(*s)),
+            }
+        }
+        T::ArreterRappelRecurrent { target } => format!("arrête {}", id_of(target, "le rappel répété")),
+        T::CreerReveil { heure, nom } => {
+            let when = local_to_utc(*heure).map(|u| fr::datetime(u, tz)).unwrap_or_else(|| heure.to_string());
+            match nom {
+                Some(n) => format!("règle le réveil {} pour le {when}", quoted(n)),
+                None => format!("règle un réveil pour le {when}"),
+            }
+        }
+        T::ListerReveils => "lise tes réveils".into(),
+        T::AnnulerReveil { tous: true, .. } => "annule tous les réveils".into(),
+        T::AnnulerReveil { id: Some(id), .. } => format!("annule le réveil n°{id}"),
+        T::AnnulerReveil { .. } => "annule le réveil".into(),
+        T::Lire { lecture: Lecture::Souvenirs, .. } => "lise tes souvenirs".into(),
+        T::Lire { lecture: Lecture::Preferences, .. } => "lise tes préférences".into(),
+        T::Lire { lecture: Lecture::Notes, .. } => "lise tes notes".into(),
+        T::Lire { lecture: Lecture::Rappels, .. } => "lise tes rappels".into(),
+    }
+}
+
+/// « que je crée », « que j'arrête », « que j'ajoute ».
+pub fn que_je(what: &str) -> String {
+    let first = arthur_french::fold::fold(what).chars().next().unwrap_or('x');
+    if "aeiouh".contains(first) {
+        format!("que j'{what}")
+    } else {
+        format!("que je {what}")
     }
 }
 
 /// The question asked before an unsure command.
 pub fn question(cmd: &ToolCommand, doubt: Doubt, now: DateTime<Utc>, tz: Tz) -> String {
-    let what = describe(cmd, now, tz);
+    let what = que_je(&describe(cmd, now, tz));
     match (cmd, doubt) {
-        (ToolCommand::CreerRappel { .. }, Doubt::Rolled) => {
-            format!("Cette heure est déjà passée aujourd'hui. Tu veux que je {what} ?")
+        (ToolCommand::CreerRappel { .. } | ToolCommand::DeplacerRappel { .. }, Doubt::Rolled) => {
+            format!("Cette heure est déjà passée aujourd'hui. Tu veux {what} ?")
         }
         (ToolCommand::CreerRappel { .. }, Doubt::TextHoldsMoment) => {
-            format!("Je ne suis pas sûr d'avoir bien coupé la date. Tu veux que je {what} ?")
+            format!("Je ne suis pas sûr d'avoir bien coupé la date. Tu veux {what} ?")
         }
-        (_, Doubt::Misheard) => format!("J'ai peut-être mal entendu. Tu veux que je {what} ?"),
-        (_, Doubt::TooLong) => format!("C'est long. Tu veux vraiment que je {what} ?"),
-        _ => format!("Tu veux que je {what} ?"),
+        (_, Doubt::Misheard) => format!("J'ai peut-être mal entendu. Tu veux {what} ?"),
+        (_, Doubt::TooLong) => format!("C'est long. Tu veux vraiment {what} ?"),
+        _ => format!("Tu veux {what} ?"),
     }
 }
 
@@ -153,9 +209,27 @@ pub fn incomplete(intent: &str, doubt: Doubt) -> String {
         ("creer_rappel", Doubt::Past | Doubt::NotPositive) => {
             "Ce moment est déjà passé : je n'ai pas créé le rappel. Redis-moi quand.".into()
         }
+        ("creer_rappel" | "creer_rappel_recurrent", Doubt::Vague | Doubt::TooLong) => {
+            "Je n'ai pas compris quand ce rappel doit revenir : je n'ai rien créé. Dis par exemple : rappelle-moi tous les lundis à 19 h de sortir les poubelles.".into()
+        }
+        ("creer_rappel_recurrent", _) => {
+            "Qu'est-ce que je dois te rappeler, et quand ? Dis par exemple : rappelle-moi tous les lundis à 19 h de sortir les poubelles.".into()
+        }
         ("creer_rappel", _) => {
             "Qu'est-ce que je dois te rappeler, et quand ? Dis par exemple : rappelle-moi demain à 9 h d'appeler Luc.".into()
         }
+        ("creer_reveil", Doubt::Impossible) => "Cette heure n'existe pas : je n'ai réglé aucun réveil. Redis-moi l'heure.".into(),
+        ("creer_reveil", Doubt::Past | Doubt::NotPositive) => {
+            "Cette heure est déjà passée : je n'ai réglé aucun réveil. Redis-moi quand.".into()
+        }
+        ("creer_reveil", _) => "À quelle heure ? Dis par exemple : réveille-moi demain à 7 h.".into(),
+        ("deplacer_rappel", Doubt::Impossible) => "Cette date ou cette heure n'existe pas : je n'ai pas déplacé le rappel.".into(),
+        ("deplacer_rappel", Doubt::Past | Doubt::NotPositive) => {
+            "Ce moment est déjà passé : je n'ai pas déplacé le rappel. Redis-moi quand.".into()
+        }
+        ("deplacer_rappel", _) => "Quel rappel, et à quand ? Dis par exemple : décale le rappel 3 à 11 h.".into(),
+        ("arreter_rappel_recurrent", _) => "Quel rappel répété ? Dis son numéro, par exemple : arrête le rappel 3.".into(),
+        ("annuler_reveil", _) => "Quel réveil ? « Quels sont mes réveils ? » te les donne avec leur numéro.".into(),
         ("creer_note", _) => "Qu'est-ce que je dois noter ? Dis par exemple : note que le code du portail est 4512.".into(),
         ("demarrer_minuteur", Doubt::NotPositive) => {
             "Un minuteur doit durer plus que zéro seconde : je n'ai rien lancé. Redis-moi la durée.".into()
@@ -170,7 +244,8 @@ pub fn incomplete(intent: &str, doubt: Doubt) -> String {
         }
         ("creer_projet", _) => "Quel nom pour le projet ? Dis par exemple : crée le projet Jardin.".into(),
         ("supprimer_note", Doubt::Impossible) | ("supprimer_rappel", Doubt::Impossible) | ("marquer_rappel_fait", Doubt::Impossible) | ("desactiver_preference", Doubt::Impossible) => {
-            "Ce numéro n'existe pas : je n'ai rien fait.".into()
+            // Said of the number, not of the store: numbers start at 1.
+            "Les numéros commencent à 1 : je n'ai rien fait. Redis-moi le numéro.".into()
         }
         ("supprimer_note", _) => "Quelle note ? Dis son numéro, par exemple : supprime la note 3.".into(),
         ("supprimer_rappel", _) => "Quel rappel ? Dis son numéro, par exemple : supprime le rappel 3.".into(),
@@ -194,12 +269,14 @@ pub fn help(online: bool) -> AnswerPart {
     let written = format!(
         "Voici ce que je sais faire{} :\n\
          - rappels : « rappelle-moi demain à 9 h d'appeler Luc », « quels sont mes rappels de demain ? », « le rappel 3 est fait », « supprime le rappel 3 »\n\
+         - rappels répétés et déplacés : « rappelle-moi tous les lundis à 19 h de sortir les poubelles », « arrête le rappel des poubelles », « décale le rappel 3 à 11 h », « rappelle-le-moi dans dix minutes »\n\
          - notes : « note que le code du portail est 4512 », « lis mes notes », « supprime la note 2 »\n\
          - listes : « ajoute du lait à la liste de courses », « lis la liste des tâches », « retire le lait de la liste »\n\
          - minuteurs : « minuteur pâtes de 10 minutes », « combien de temps reste-t-il ? », « ajoute 2 minutes », « annule le minuteur »\n\
+         - réveils : « réveille-moi à 7 h », « quels sont mes réveils ? » ; quand il sonne : « c'est bon » ou « encore cinq minutes »\n\
          - l'heure et la date : « quelle heure est-il ? », « on est le combien ? »\n\
          - travail : « je commence à travailler sur Atlas », « pause », « j'arrête », « combien j'ai travaillé cette semaine ? », « briefing de la semaine »\n\
-         - projets, décisions, préférences et souvenirs : « crée le projet Jardin », « retiens que… », « cherche dans ma mémoire… »{}",
+         - projets, décisions, préférences et souvenirs : « crée le projet Jardin », « retiens que… », « cherche dans ma mémoire… », « quels sont mes souvenirs ? », « la préférence 2 »{}",
         if online { "" } else { " (même hors ligne)" },
         if online {
             "\nPour le reste, pose-moi ta question : un modèle de langage y répond."
@@ -208,7 +285,7 @@ pub fn help(online: bool) -> AnswerPart {
         }
     );
     let spoken = format!(
-        "Je sais créer des rappels et des notes, tenir des listes, lancer des minuteurs, te donner l'heure et la date, chronométrer ton travail et retenir tes préférences et tes souvenirs. Dis par exemple : rappelle-moi demain à neuf heures d'appeler Luc, ou : minuteur de dix minutes.{}",
+        "Je sais créer des rappels, même répétés, et des notes, tenir des listes, lancer des minuteurs et des réveils, te donner l'heure et la date, chronométrer ton travail et retenir tes préférences et tes souvenirs. Dis par exemple : rappelle-moi demain à neuf heures d'appeler Luc, ou : minuteur de dix minutes.{}",
         if online { "" } else { " Sans modèle de langage, je ne réponds pas aux questions libres." }
     );
     code(written, spoken)
@@ -247,7 +324,7 @@ pub fn told(t: Told, now: DateTime<Utc>, tz: Tz, online: bool, had_pending: bool
         Told::Courtesy(Courtesy::Thanks) => vec![fixed("Avec plaisir.")],
         Told::Courtesy(Courtesy::Goodbye) => vec![fixed("À bientôt !")],
         Told::Cancel if had_pending => vec![fixed("D'accord, j'oublie : je n'ai rien fait.")],
-        Told::Cancel => vec![fixed("D'accord.")],
+        Told::Cancel => vec![fixed("Je n'ai rien annulé.")],
     }
 }
 
@@ -261,8 +338,10 @@ pub fn question_from_call(name: &str, args: &Value, now: DateTime<Utc>, tz: Tz) 
                 .get("echeance")
                 .and_then(Value::as_str)
                 .and_then(|e| crate::time::DueAt::parse(e, tz))
-                .map(|d| crate::fr::spoken_datetime(d.0, now, tz))
+                .map(|d| format!("le {}", crate::fr::datetime(d.0, tz)))
                 .unwrap_or_default();
+            // Written with digits, as the receipt would be; said in words (`compose::fixed`).
+            let _ = now;
             format!("Tu veux que je crée le rappel « {texte} » pour {when} ?")
         }
         "memoriser_preference" => format!("Tu veux que je retienne la préférence « {texte} » ?"),
@@ -286,6 +365,25 @@ pub fn question_from_call(name: &str, args: &Value, now: DateTime<Utc>, tz: Tz) 
         "suspendre_session" => "Tu veux que je mette la session de travail en pause ?".to_string(),
         "reprendre_session" => "Tu veux que je reprenne la session de travail ?".to_string(),
         "arreter_session" => "Tu veux que j'arrête la session de travail ?".to_string(),
+        "creer_rappel_recurrent" => format!("Tu veux que je crée le rappel répété « {texte} » ?"),
+        "deplacer_rappel" => match args.get("id").and_then(Value::as_i64) {
+            Some(id) => format!("Tu veux que je déplace le rappel n°{id} ?"),
+            None => "Tu veux que je déplace un rappel ?".to_string(),
+        },
+        "arreter_rappel_recurrent" => match args.get("id").and_then(Value::as_i64) {
+            Some(id) => format!("Tu veux que j'arrête le rappel répété n°{id} ?"),
+            None => "Tu veux que j'arrête un rappel répété ?".to_string(),
+        },
+        "creer_reveil" => {
+            let when = args
+                .get("heure")
+                .and_then(Value::as_str)
+                .and_then(|e| crate::time::DueAt::parse(e, tz))
+                .map(|d| crate::fr::datetime(d.0, tz))
+                .unwrap_or_default();
+            format!("Tu veux que je règle un réveil pour le {when} ?")
+        }
+        "annuler_reveil" => "Tu veux que j'annule le réveil ?".to_string(),
         other => format!("Tu veux que j'exécute {other} ?"),
     }
 }

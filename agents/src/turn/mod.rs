@@ -4,9 +4,12 @@
 
 pub mod claims;
 pub mod compose;
+pub mod frame;
 pub mod local;
+pub mod recall;
 pub mod supervisor;
 pub mod trace;
+pub mod undo;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -20,7 +23,7 @@ use crate::llm::{ChatModel, ChatRequest, Message, ModelRole, ToolCall, ToolSpec}
 use crate::memory::{LabelSource, StoreError};
 use crate::report::compose_written;
 use crate::tools::{AgentKind, Outcome, ToolBox, ToolContext};
-use crate::understand::{understand, Command, Doubt, Reading, Target, Told, ToolCommand, Understanding};
+use crate::understand::{understand, understand_as, Command, Doubt, Reading, Target, Told, ToolCommand, Understanding};
 pub use compose::{AnswerPart, Composed, End, PartSource, Signals, Witness};
 pub use supervisor::{Domain, ExpectedAction, RouterDecision};
 use trace::{CallTrace, ReadingTrace, ToolTrace, TurnTrace, WitnessTrace};
@@ -95,6 +98,18 @@ impl TurnResult {
     }
 }
 
+/// How the words of a turn reached it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Source {
+    /// Typed (terminal, web): a free text is stored character for character.
+    #[default]
+    Typed,
+    /// A transcript (the voice loop, Home Assistant): a free text loses its hesitations.
+    Heard,
+    /// A transcript the ears doubted: a write is asked first.
+    Doubted,
+}
+
 /// How a turn ended, as `arthur ask` exits: 0, 3 or 4, like `arthur tool`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TurnStatus {
@@ -160,7 +175,7 @@ fn tool_specs(tools: &ToolBox, agent: AgentKind) -> Vec<ToolSpec> {
 pub const PENDING_TTL_MINUTES: i64 = 5;
 
 /// The agent whose list holds a tool (shared tools go to the Intendant).
-fn agent_for(tool: &str) -> AgentKind {
+pub(crate) fn agent_for(tool: &str) -> AgentKind {
     if crate::tools::MENTOR_OWN.contains(&tool) {
         AgentKind::Mentor
     } else {
@@ -198,6 +213,13 @@ struct TurnState {
     reading: Option<ReadingTrace>,
     /// The language model's state as this turn met it (see [`TurnTrace::connectivity`]).
     connectivity: Option<&'static str>,
+    /// A question about the memory (see [`TurnTrace::memory`]).
+    memory: Option<recall::MemoryTrace>,
+    /// The turn « annule » took back.
+    undid: Option<i64>,
+    /// The words of the turn, and whether they were heard (a transcript).
+    said: String,
+    heard: bool,
 }
 
 impl TurnState {
@@ -232,9 +254,12 @@ const CONNECTIVITY_LOOKBACK: u32 = 50;
 /// Chrono tools a bare word ("stop", "pause") may stand for.
 const CHRONO_TOOLS: [&str; 3] = ["suspendre_session", "reprendre_session", "arreter_session"];
 
-/// What the user's words say, read by code before any model: the grammar's reading.
+/// What the user's words say, read by code before any model: the grammar's reading, and
+/// whether they ask about the user's own memory.
 struct Heard {
     understanding: Understanding,
+    topic: Option<arthur_french::topic::Topic>,
+    memory: Option<recall::MemoryAsk>,
 }
 
 impl Heard {
@@ -347,11 +372,37 @@ impl TurnEngine {
         outcome
     }
 
-    /// Runs one turn in `conversation` (a new one when `None`).
+    /// Runs one turn in `conversation` (a new one when `None`) on typed words.
     pub async fn run(
         &self,
         conversation: Option<&str>,
         text: &str,
+        events: Option<EventSink<'_>>,
+    ) -> Result<TurnResult, StoreError> {
+        self.run_from(conversation, text, Source::Typed, events).await
+    }
+
+    /// [`Self::run`] on a transcript: a free text it stores loses its hesitations
+    /// (« euh »), never a word of content. `misheard`: the ears heard it with doubt (whisper
+    /// itself weighed some word of it low, `crate::ears::Confidence`): a command that would
+    /// write is asked first (« J'ai peut-être mal entendu. Tu veux que je… ? »), never run.
+    pub async fn run_heard(
+        &self,
+        conversation: Option<&str>,
+        text: &str,
+        misheard: bool,
+        events: Option<EventSink<'_>>,
+    ) -> Result<TurnResult, StoreError> {
+        let source = if misheard { Source::Doubted } else { Source::Heard };
+        self.run_from(conversation, text, source, events).await
+    }
+
+    /// Runs one turn on words typed or heard.
+    pub async fn run_from(
+        &self,
+        conversation: Option<&str>,
+        text: &str,
+        source: Source,
         events: Option<EventSink<'_>>,
     ) -> Result<TurnResult, StoreError> {
         let started = Instant::now();
@@ -363,22 +414,41 @@ impl TurnEngine {
         let _cleanup = LockCleanup { engine: self, conversation: conversation_id.clone() };
         store.create_conversation(&conversation_id, now).await?;
         let turn_id = store.begin_turn(&conversation_id, text, now).await?;
-        let mut state = TurnState::default();
+        let mut state = TurnState { said: text.to_string(), heard: source != Source::Typed, ..TurnState::default() };
 
         // A write awaiting confirmation is answered first, deterministically; any other
         // message drops it.
         let taken = store.take_pending(&conversation_id).await?;
         let had_pending =
             taken.as_ref().is_some_and(|p| now - p.created_at <= chrono::Duration::minutes(PENDING_TTL_MINUTES));
+        let local_now = now.with_timezone(&self.ctx.tz).naive_local();
+        let lexicon = self.lexicon().await?;
+        // The frame of Arthur's last question (or of the write just done): the words may
+        // answer it; anything else is a new turn.
         let pending = match taken {
             Some(p) if now - p.created_at <= chrono::Duration::minutes(PENDING_TTL_MINUTES) => {
-                crate::understand::yes_no(text).map(|yes| (p, yes))
+                let f = frame::Frame::from_pending(&p.tool, &p.arguments);
+                match frame::reply(&f, text, source != Source::Typed, local_now, &lexicon) {
+                    frame::Reply::Other => None,
+                    answer => Some((f, answer)),
+                }
             }
             _ => None,
         };
 
         let t_read = Instant::now();
-        let reading = Heard { understanding: self.understand(text).await? };
+        let heard = source != Source::Typed;
+        let mut understanding = understand_as(text, heard, now, self.ctx.tz, &lexicon);
+        if source == Source::Doubted {
+            understanding.reading = crate::ears::doubted(understanding.reading);
+        }
+        let topic = arthur_french::topic::topic(
+            &arthur_french::Words::new(text),
+            now.with_timezone(&self.ctx.tz).naive_local(),
+            &lexicon,
+        );
+        let memory = recall::MemoryAsk::of(text, &understanding, topic.clone());
+        let reading = Heard { understanding, topic, memory };
         state.reading = Some(ReadingTrace::of(&reading.understanding, t_read.elapsed().as_micros() as u64));
         let local = self.local_first || self.llm.is_none();
         let mut label = LabelSource::Fallback;
@@ -392,38 +462,24 @@ impl TurnEngine {
             }
             d
         };
-        // A timer ringing is stopped by « c'est bon », « stop »…, before anything else.
-        let ringing = if crate::understand::acknowledges(text) { store.ringing_timers().await? } else { Vec::new() };
+        // A timer or an alarm ringing is stopped by « c'est bon », « stop »…, or said again
+        // later on « encore cinq minutes », before anything else.
+        let ringing = if crate::understand::acknowledges(text) || crate::understand::snooze(text).is_some() {
+            store.ringing_timers().await?
+        } else {
+            Vec::new()
+        };
         let (decision, flow) = match (pending, &self.llm) {
             (_, _) if !ringing.is_empty() => {
-                let done = store.acknowledge_timers(None, now).await?;
-                let labels: Vec<String> = done.iter().map(crate::report::timer_label).collect();
-                let spoken: Vec<String> = done.iter().map(crate::report::spoken_timer_label).collect();
-                let part = if done.len() == 1 {
-                    compose::code(format!("Minuteur {} arrêté.", labels[0]), format!("Minuteur {} arrêté.", spoken[0]))
-                } else {
-                    compose::code(
-                        format!("Minuteurs arrêtés : {}.", labels.join(", ")),
-                        format!("Minuteurs arrêtés : {}.", spoken.join(", ")),
-                    )
-                };
-                (local_decision(supervisor::FallbackReason::Local), Flow::Direct(vec![part], "acknowledged"))
+                let (part, label) = self.answer_ringing(text).await?;
+                (local_decision(supervisor::FallbackReason::Local), Flow::Direct(vec![part], label))
             }
-            (Some((p, yes)), _) => {
+            (Some((f, answer)), _) => {
                 let mut decision =
-                    supervisor::fallback(&p.question, supervisor::FallbackReason::Confirmation, String::new(), None);
-                decision.agent = agent_for(&p.tool);
-                if yes {
-                    let call = ToolCall {
-                        id: "confirmation".into(),
-                        name: p.tool.clone(),
-                        arguments: p.arguments.to_string(),
-                    };
-                    let outcome = self.run_tool(decision.agent, &call, &mut state).await;
-                    (decision, Flow::Direct(vec![compose::report_part(&call, &outcome, now, self.ctx.tz)], "confirmed"))
-                } else {
-                    (decision, Flow::Direct(vec![compose::fixed(compose::CANCELLED)], "cancelled"))
-                }
+                    supervisor::fallback(text, supervisor::FallbackReason::Confirmation, String::new(), None);
+                decision.agent = agent_for(&f.tool);
+                let flow = self.answer_frame(&conversation_id, turn_id, f, answer, &mut state).await?;
+                (decision, flow)
             }
             (None, _) if reading.bare_chrono().is_some() => {
                 // "stop", "pause": may be meant for the speech; the chrono is asked first.
@@ -431,6 +487,12 @@ impl TurnEngine {
                 let decision = supervisor::fallback(text, supervisor::FallbackReason::BareCommand, String::new(), None);
                 let flow = self.ask_before_chrono(&conversation_id, tool, &mut state).await?;
                 (decision, flow)
+            }
+            // « annule », « oublie ça » with no question pending: the last write is taken
+            // back, or code says plainly that nothing was.
+            (None, _) if matches!(reading.understanding.sure(), Some(Command::Told(Told::Cancel))) => {
+                let flow = self.undo_last(&conversation_id, turn_id, &mut state).await?;
+                (local_decision(supervisor::FallbackReason::Local), flow)
             }
             // The clock and help are told by code, never by a model; courtesy too when the
             // grammar goes first.
@@ -444,9 +506,28 @@ impl TurnEngine {
                 let parts = local::told(*t, now, self.ctx.tz, self.llm.is_some(), had_pending);
                 (local_decision(supervisor::FallbackReason::Local), Flow::Direct(parts, "told"))
             }
-            (None, _) if local && reading.understanding.is_command() => {
+            (None, _) if local && reading.understanding.is_command() && reading.memory.is_none() => {
                 let flow = self.run_understood(&conversation_id, &reading.understanding, &mut state).await?;
                 (local_decision(supervisor::FallbackReason::Local), flow)
+            }
+            // The memory asked about, and the grammar sure of its read, or no model: code
+            // reads and tells.
+            (None, llm)
+                if reading.memory.as_ref().is_some_and(|m| {
+                    llm.is_none()
+                        || (local
+                            && matches!(m.asked, recall::Asked::Grammar(_))
+                            && reading.understanding.sure().is_some())
+                }) =>
+            {
+                if llm.is_none() {
+                    state.connectivity = Some(OFFLINE);
+                }
+                let ask = reading.memory.clone().expect("matched above");
+                let mut decision = local_decision(supervisor::FallbackReason::Local);
+                decision.agent = ask.agent(decision.agent);
+                let flow = self.recall_by_code(&ask, "code", &mut state).await?;
+                (decision, flow)
             }
             (None, None) => {
                 state.connectivity = Some(OFFLINE);
@@ -510,6 +591,9 @@ impl TurnEngine {
             overhead_us,
             connectivity: state.connectivity,
             connectivity_told,
+            memory: state.memory,
+            undo: undo::steps(&state.executed),
+            undid: state.undid,
         };
         let trace_json = serde_json::to_value(&trace).unwrap_or(Value::Null);
         store.append_message(&conversation_id, "user", text, now).await?;
@@ -588,6 +672,19 @@ impl TurnEngine {
             return Ok((decision, flow));
         }
 
+        // A question about the user's memory, from the words, or the router's `lecture`
+        // when the words said nothing else: answered by a read, never by the model's text.
+        let router_said_read = decision.action == Some(ExpectedAction::Lecture);
+        let memory = reading.memory.clone().or_else(|| {
+            router_said_read
+                .then(|| recall::MemoryAsk::from_router(text, &reading.understanding, reading.topic.clone()))
+                .flatten()
+        });
+        if let Some(ask) = memory {
+            let flow = self.recall_online(llm, conversation_id, text, &ask, &decision, now, events, state).await?;
+            return Ok((decision, flow));
+        }
+
         let history = store.recent_messages(conversation_id, HISTORY_MESSAGES).await?;
         let preferences = store.active_preferences(self.ctx.preferences_cap).await?;
         let mut messages =
@@ -605,6 +702,7 @@ impl TurnEngine {
                 messages: messages.clone(),
                 tools: specs.clone(),
                 json_mode: false,
+                tool_choice: Default::default(),
                 temperature: Some(0.3),
                 max_tokens: Some(800),
             };
@@ -659,6 +757,169 @@ impl TurnEngine {
         Ok((decision, Flow::Loop(End::CallCap)))
     }
 
+    /// A question about the memory, online: the model chooses among the read tools (and
+    /// must choose one); its text never reaches the user. When it reads nothing, code
+    /// reads; when no model answers, code reads too.
+    #[allow(clippy::too_many_arguments)]
+    async fn recall_online(
+        &self,
+        llm: &dyn ChatModel,
+        conversation_id: &str,
+        text: &str,
+        ask: &recall::MemoryAsk,
+        decision: &RouterDecision,
+        now: DateTime<Utc>,
+        events: Option<EventSink<'_>>,
+        state: &mut TurnState,
+    ) -> Result<Flow, StoreError> {
+        let store = self.ctx.store.as_ref();
+        if let Some(sink) = events {
+            sink(TurnEvent::Status("lecture de ta mémoire".into()));
+        }
+        let agent = ask.agent(decision.agent);
+        let history = store.recent_messages(conversation_id, HISTORY_MESSAGES).await?;
+        let preferences = store.active_preferences(self.ctx.preferences_cap).await?;
+        let mut messages = vec![Message::system(crate::prompts::specialist(agent, now, self.ctx.tz, &preferences))];
+        for (role, content) in history {
+            messages.push(if role == "user" { Message::user(content) } else { Message::assistant(content, vec![]) });
+        }
+        messages.push(Message::user(text));
+        let specs: Vec<ToolSpec> =
+            tool_specs(&self.tools, agent).into_iter().filter(|t| recall::is_read(&t.name)).collect();
+        let request = ChatRequest {
+            role: ModelRole::Chat,
+            messages,
+            tools: specs,
+            json_mode: false,
+            tool_choice: crate::llm::ToolChoice::Required,
+            temperature: Some(0.3),
+            max_tokens: Some(800),
+        };
+        let t = Instant::now();
+        let result = llm.chat(&request, None).await;
+        state.model_time_us += t.elapsed().as_micros() as u64;
+        let response = match result {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(error = %e, "specialist model call failed");
+                state.calls.push(CallTrace::from_error(&e));
+                state.connectivity = Some(UNREACHABLE);
+                return self.recall_by_code(ask, "code", state).await;
+            }
+        };
+        state.calls.push(CallTrace::from_response(&response));
+        if response.tool_calls.is_empty() {
+            // Text where a read was required: never shown; code reads instead.
+            if !response.content.trim().is_empty() {
+                state.withdrawn_drafts.push(response.content.clone());
+            }
+            return self.recall_by_code(ask, "code", state).await;
+        }
+        if !response.content.trim().is_empty() {
+            state.withdrawn_drafts.push(response.content.clone());
+        }
+        for call in &response.tool_calls {
+            if let Some(sink) = events {
+                sink(TurnEvent::Tool(call.name.clone()));
+            }
+            if recall::is_read(&call.name) || self.tools.get(&call.name).is_none() {
+                self.run_tool(agent, call, state).await;
+            } else {
+                // A write asked in answer to a question: not run.
+                let name = self.tools.get(&call.name).map(|t| t.name()).unwrap_or("outil");
+                let refused = Outcome::Refused(crate::tools::Refusal::ToolNotAllowed { name, agent: agent.as_str() });
+                state.record(call.clone(), refused, 0);
+            }
+        }
+        state.memory = Some(ask.trace("model"));
+        Ok(self.tell_reads(ask, state))
+    }
+
+    /// Code runs the reads of a memory question itself and tells what they found.
+    async fn recall_by_code(
+        &self,
+        ask: &recall::MemoryAsk,
+        reads_by: &'static str,
+        state: &mut TurnState,
+    ) -> Result<Flow, StoreError> {
+        for (name, args) in ask.code_reads(self.ctx.now(), self.ctx.tz) {
+            let call = ToolCall { id: "memory".into(), name: name.to_string(), arguments: args.to_string() };
+            self.run_tool(agent_for(name), &call, state).await;
+        }
+        state.memory = Some(ask.trace(reads_by));
+        Ok(self.tell_reads(ask, state))
+    }
+
+    /// What the reads of a memory question found, told by code; when they found nothing,
+    /// or nothing could be read, code says so.
+    fn tell_reads(&self, ask: &recall::MemoryAsk, state: &TurnState) -> Flow {
+        let now = self.ctx.now();
+        let tz = self.ctx.tz;
+        let mut parts: Vec<AnswerPart> =
+            state.executed.iter().map(|(c, o)| compose::report_part(c, o, now, tz)).collect();
+        let found: Vec<Option<bool>> = state.executed.iter().map(|(_, o)| recall::found_nothing(o)).collect();
+        // A listing the grammar read says « aucun … » on its own; a question the words or
+        // the router made gets one sentence more, about what was asked.
+        let asked_of_the_words = !matches!(ask.asked, recall::Asked::Grammar(_));
+        if state.executed.is_empty() {
+            parts.push(compose::fixed(&ask.nothing(false)));
+        } else if asked_of_the_words && found.iter().all(|f| *f == Some(true)) {
+            parts.push(compose::fixed(&ask.nothing(true)));
+        }
+        Flow::Direct(parts, "memory")
+    }
+
+    /// « annule » with no question pending: the writes of the turn just before (in this
+    /// conversation, else the last turn of all), within [`undo::UNDO_WINDOW_MINUTES`], are
+    /// taken back by the steps that turn recorded; what cannot be is said to be still there.
+    async fn undo_last(&self, conversation_id: &str, turn_id: i64, state: &mut TurnState) -> Result<Flow, StoreError> {
+        let now = self.ctx.now();
+        let tz = self.ctx.tz;
+        let say = |text: &str| Ok(Flow::Direct(vec![compose::fixed(text)], "undo"));
+        let turns = self.ctx.store.list_turns(20).await?;
+        let previous: Vec<&crate::memory::TurnRecord> =
+            turns.iter().filter(|t| t.id != turn_id && t.status == "complete").collect();
+        let last = previous.iter().find(|t| t.conversation_id == conversation_id).or(previous.first());
+        let Some(last) = last else {
+            return say("Rien à annuler : je n'ai encore rien fait.");
+        };
+        if last.trace.get("undid").and_then(Value::as_i64).is_some() {
+            return say("Je viens déjà d'annuler ta dernière action : il n'y a rien d'autre à annuler.");
+        }
+        let steps: Vec<undo::UndoStep> =
+            last.trace.get("undo").cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
+        if steps.is_empty() {
+            return say("Rien à annuler : ta dernière demande n'a rien enregistré ni modifié.");
+        }
+        let recent = last.finished_at.is_some_and(|f| now - f <= chrono::Duration::minutes(undo::UNDO_WINDOW_MINUTES));
+        if !recent {
+            return say(
+                "Je n'ai rien annulé : ta dernière action date de plus de cinq minutes. Dis-moi précisément quoi supprimer.",
+            );
+        }
+        state.undid = Some(last.id);
+        let mut kept = Vec::new();
+        for step in steps {
+            match step {
+                undo::UndoStep::Call { tool, args } => {
+                    let call = ToolCall { id: "undo".into(), name: tool.clone(), arguments: args.to_string() };
+                    self.run_tool(agent_for(&tool), &call, state).await;
+                }
+                undo::UndoStep::Kept { what, how } => kept.push((what, how)),
+            }
+        }
+        let mut parts = Vec::new();
+        if !state.executed.is_empty() {
+            parts.push(compose::fixed("J'annule ce que je viens de faire :"));
+            parts.extend(state.executed.iter().map(|(c, o)| compose::report_part(c, o, now, tz)));
+        }
+        for (what, how) in kept {
+            let lead = if state.executed.is_empty() { "Je n'ai rien annulé" } else { "Je n'ai pas pu tout annuler" };
+            parts.push(compose::fixed(&format!("{lead} : {what}. {how}")));
+        }
+        Ok(Flow::Direct(parts, "undo"))
+    }
+
     /// Records a write awaiting "oui" in this conversation.
     async fn set_pending(
         &self,
@@ -667,16 +928,227 @@ impl TurnEngine {
         arguments: Value,
         question: &str,
     ) -> Result<(), StoreError> {
+        self.set_frame(conversation_id, &frame::Frame::new(tool, arguments, None), question).await
+    }
+
+    /// Keeps the frame of a question (or of a write just done) for the next utterance.
+    async fn set_frame(&self, conversation_id: &str, f: &frame::Frame, question: &str) -> Result<(), StoreError> {
         self.ctx
             .store
             .set_pending(&crate::memory::PendingAction {
                 conversation_id: conversation_id.to_string(),
-                tool: tool.to_string(),
-                arguments,
+                tool: f.tool.clone(),
+                arguments: f.to_pending(),
                 question: question.to_string(),
                 created_at: self.ctx.now(),
             })
             .await
+    }
+
+    /// What the next utterance did to the frame of the last question.
+    async fn answer_frame(
+        &self,
+        conversation_id: &str,
+        turn_id: i64,
+        f: frame::Frame,
+        answer: frame::Reply,
+        state: &mut TurnState,
+    ) -> Result<Flow, StoreError> {
+        match answer {
+            frame::Reply::Yes if f.complete() => self.run_frame(conversation_id, f, state).await,
+            frame::Reply::Yes => self.ask_again(conversation_id, f).await,
+            frame::Reply::No | frame::Reply::Other => {
+                Ok(Flow::Direct(vec![compose::fixed(compose::CANCELLED)], "cancelled"))
+            }
+            frame::Reply::Fill(next) if next.done => self.correct_done(conversation_id, turn_id, next, state).await,
+            // « non, je voulais dire verger » to « je crée le projet jardin et je démarre une
+            // session ? »: the session goes to the project named, created only if it is new.
+            frame::Reply::Fill(mut next)
+                if next.tool == "creer_projet" && next.then.iter().any(|c| c.tool == "demarrer_session") =>
+            {
+                let nom = next.args.get("nom").and_then(Value::as_str).unwrap_or_default().to_string();
+                for call in &mut next.then {
+                    call.args["projet"] = json!(nom);
+                }
+                match self.ctx.store.find_projet(&nom).await? {
+                    Some(p) => {
+                        let start = frame::Frame::new("demarrer_session", json!({ "projet": p.nom }), None);
+                        self.run_frame(conversation_id, start, state).await
+                    }
+                    None => self.ask_again(conversation_id, next).await,
+                }
+            }
+            frame::Reply::Fill(next) if next.complete() => {
+                // A hint about a reminder's hour that was only proposed by default is asked
+                // again with what was said; anything else given is run.
+                if next.tool == "creer_rappel" && !next.time_said && f.asking.as_deref() != Some("texte") {
+                    return self.ask_again(conversation_id, next).await;
+                }
+                self.run_frame(conversation_id, next, state).await
+            }
+            frame::Reply::Fill(next) => self.ask_again(conversation_id, next).await,
+            frame::Reply::Describe(words) => self.describe_target(conversation_id, f, &words, state).await,
+            frame::Reply::More(more) => self.run_frame(conversation_id, more, state).await,
+            frame::Reply::Choose(first, second) => {
+                let question = format!("Tu veux dire « {first} » ou « {second} » ?");
+                let mut f = f;
+                f.choices = vec![first, second];
+                self.set_frame(conversation_id, &f, &question).await?;
+                Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"))
+            }
+        }
+    }
+
+    /// Runs a frame's call, then what follows it; a write just done leaves a frame for a
+    /// correction (« non, à onze heures »).
+    async fn run_frame(
+        &self,
+        conversation_id: &str,
+        f: frame::Frame,
+        state: &mut TurnState,
+    ) -> Result<Flow, StoreError> {
+        let now = self.ctx.now();
+        let tz = self.ctx.tz;
+        let call = ToolCall { id: "frame".into(), name: f.tool.clone(), arguments: f.args.to_string() };
+        let outcome = self.run_tool(agent_for(&f.tool), &call, state).await;
+        if matches!(outcome, Outcome::Done(_)) {
+            for next in &f.then {
+                let call = ToolCall { id: "frame".into(), name: next.tool.clone(), arguments: next.args.to_string() };
+                let o = self.run_tool(agent_for(&next.tool), &call, state).await;
+                if !matches!(o, Outcome::Done(_)) {
+                    break;
+                }
+            }
+            self.keep_for_correction(conversation_id, state).await?;
+        }
+        Ok(Flow::Direct(state.executed.iter().map(|(c, o)| compose::report_part(c, o, now, tz)).collect(), "confirmed"))
+    }
+
+    /// After one write the user may correct at once (a reminder's day or hour, a timer's
+    /// duration, a list item, a note's text), its frame is kept.
+    async fn keep_for_correction(&self, conversation_id: &str, state: &TurnState) -> Result<(), StoreError> {
+        let writes: Vec<&(ToolCall, Outcome)> = state
+            .executed
+            .iter()
+            .filter(|(c, o)| compose::WRITE_TOOLS.contains(&c.name.as_str()) && matches!(o, Outcome::Done(_)))
+            .collect();
+        if let [(call, _)] = writes.as_slice() {
+            if matches!(call.name.as_str(), "creer_rappel" | "demarrer_minuteur" | "ajouter_a_liste" | "creer_note") {
+                let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+                let f = frame::Frame { done: true, time_said: true, ..frame::Frame::new(&call.name, args, None) };
+                self.set_frame(conversation_id, &f, "").await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A frame still missing something: asked again, the frame kept.
+    async fn ask_again(&self, conversation_id: &str, f: frame::Frame) -> Result<Flow, StoreError> {
+        let now = self.ctx.now();
+        let question = if f.complete() {
+            local::question_from_call(&f.tool, &f.args, now, self.ctx.tz)
+        } else {
+            local::incomplete(&f.tool, Doubt::Missing)
+        };
+        self.set_frame(conversation_id, &f, &question).await?;
+        Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"))
+    }
+
+    /// « non, à onze heures » right after a write: the write is taken back and done again
+    /// with the correction; both receipts are told.
+    async fn correct_done(
+        &self,
+        conversation_id: &str,
+        turn_id: i64,
+        next: frame::Frame,
+        state: &mut TurnState,
+    ) -> Result<Flow, StoreError> {
+        let now = self.ctx.now();
+        let tz = self.ctx.tz;
+        let traces = self.ctx.store.list_turns(5).await?;
+        let last =
+            traces.iter().find(|t| t.id != turn_id && t.conversation_id == conversation_id && t.status == "complete");
+        let steps: Vec<undo::UndoStep> = last
+            .and_then(|t| t.trace.get("undo").cloned())
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default();
+        if steps.is_empty() || steps.iter().any(|s| matches!(s, undo::UndoStep::Kept { .. })) {
+            return Ok(Flow::Direct(
+                vec![compose::fixed(
+                    "Je n'ai rien corrigé : ta dernière demande ne se reprend pas comme ça. Redis-moi tout.",
+                )],
+                "asked",
+            ));
+        }
+        state.undid = last.map(|t| t.id);
+        for step in steps {
+            if let undo::UndoStep::Call { tool, args } = step {
+                let call = ToolCall { id: "correction".into(), name: tool.clone(), arguments: args.to_string() };
+                self.run_tool(agent_for(&tool), &call, state).await;
+            }
+        }
+        if state.executed.iter().all(|(_, o)| matches!(o, Outcome::Done(_))) {
+            let call = ToolCall { id: "correction".into(), name: next.tool.clone(), arguments: next.args.to_string() };
+            self.run_tool(agent_for(&next.tool), &call, state).await;
+            self.keep_for_correction(conversation_id, state).await?;
+        }
+        let mut parts = vec![compose::fixed("Je corrige :")];
+        parts.extend(state.executed.iter().map(|(c, o)| compose::report_part(c, o, now, tz)));
+        Ok(Flow::Direct(parts, "corrected"))
+    }
+
+    /// « celui du dentiste », « le dernier », « celui de lundi » in answer to « Quel rappel ? »:
+    /// the one it names is the user's choice, done; none or several are said.
+    async fn describe_target(
+        &self,
+        conversation_id: &str,
+        f: frame::Frame,
+        words: &str,
+        state: &mut TurnState,
+    ) -> Result<Flow, StoreError> {
+        let now = self.ctx.now();
+        let tz = self.ctx.tz;
+        // A day (« celui de lundi »): the reminder due that day.
+        let folded: Vec<String> =
+            arthur_french::Words::split_only(words).folded().iter().map(|w| w.to_string()).collect();
+        let folded: Vec<&str> = folded.iter().map(String::as_str).collect();
+        let today = now.with_timezone(&tz).date_naive();
+        let day = arthur_french::moment::day(&folded).and_then(|d| d.resolve(today, arthur_french::Direction::Future));
+        if let (Some(day), true) = (day, f.tool != "supprimer_note") {
+            let due: Vec<crate::memory::Rappel> = self
+                .ctx
+                .store
+                .list_rappels(f.tool == "supprimer_rappel")
+                .await?
+                .into_iter()
+                .filter(|r| r.echeance.with_timezone(&tz).date_naive() == day)
+                .collect();
+            if let [one] = due.as_slice() {
+                let mut next = f.clone();
+                next.args = json!({ "id": one.id });
+                return self.run_frame(conversation_id, next, state).await;
+            }
+        }
+        let target = if words == "@dernier" { Target::Last } else { Target::Matching(words.to_string()) };
+        let cmd = match f.tool.as_str() {
+            "supprimer_note" => ToolCommand::SupprimerNote { target },
+            "supprimer_rappel" => ToolCommand::SupprimerRappel { target },
+            "marquer_rappel_fait" => ToolCommand::MarquerRappelFait { target },
+            _ => return Ok(Flow::Direct(vec![compose::fixed(compose::CANCELLED)], "cancelled")),
+        };
+        match self.resolve_target(&cmd).await? {
+            Resolved::Found(ToolCommand::SupprimerNote { target: Target::Id(id) }, _)
+            | Resolved::FoundAmong(ToolCommand::SupprimerNote { target: Target::Id(id) }, _, _)
+            | Resolved::Found(ToolCommand::SupprimerRappel { target: Target::Id(id) }, _)
+            | Resolved::FoundAmong(ToolCommand::SupprimerRappel { target: Target::Id(id) }, _, _)
+            | Resolved::Found(ToolCommand::MarquerRappelFait { target: Target::Id(id) }, _)
+            | Resolved::FoundAmong(ToolCommand::MarquerRappelFait { target: Target::Id(id) }, _, _) => {
+                let mut next = f.clone();
+                next.args = json!({ "id": id });
+                self.run_frame(conversation_id, next, state).await
+            }
+            _ => self.ask_resolving(conversation_id, &cmd, Doubt::GuessedTarget, "").await,
+        }
     }
 
     /// The question that offers a write, naming the running session for the chrono.
@@ -737,7 +1209,14 @@ impl TurnEngine {
             }
             None => None,
         };
-        let signals = Signals { expected: decision.action, asked_write: witness.as_ref() };
+        // Neither the memory nor an action asked, by the words or by the router: the model's
+        // answer is about the world, and its generic « tu » claims nothing.
+        let world = reading.topic.is_none()
+            && reading.memory.is_none()
+            && !reading.understanding.is_command()
+            && !matches!(decision.action, Some(ExpectedAction::Ecriture | ExpectedAction::Lecture));
+        let request = if world { claims::Request::World } else { claims::Request::Unknown };
+        let signals = Signals { expected: decision.action, asked_write: witness.as_ref(), request };
         let mut composed = compose::compose(&state.executed, end, signals, now, tz);
         let told_facts = composed.withheld.iter().any(|s| claims::claim(s) == Some(claims::ClaimKind::StoredFact));
         if let (true, true, Some((tool, args))) = (state.executed.is_empty(), told_facts, reading.read()) {
@@ -766,6 +1245,9 @@ impl TurnEngine {
         reading: &Heard,
         state: &mut TurnState,
     ) -> Result<Flow, StoreError> {
+        if let Some(ask) = &reading.memory {
+            return self.recall_by_code(ask, "code", state).await;
+        }
         if reading.understanding.is_command() {
             return self.run_understood(conversation_id, &reading.understanding, state).await;
         }
@@ -790,12 +1272,25 @@ impl TurnEngine {
             Reading::Sure(Command::Tool(cmd)) => {
                 let calls = cmd.calls();
                 if calls.is_empty() {
-                    return self.ask_resolving(conversation_id, cmd, Doubt::GuessedTarget).await;
+                    if let Some(flow) = self.run_reminder_named(conversation_id, cmd, state).await? {
+                        return Ok(flow);
+                    }
+                    return self.ask_resolving(conversation_id, cmd, Doubt::GuessedTarget, &state.said).await;
                 }
                 for (name, args) in calls {
                     let call = ToolCall { id: "local".into(), name: name.to_string(), arguments: args.to_string() };
                     let agent = if ToolBox::names_for(agent).contains(&name) { agent } else { agent_for(name) };
                     self.run_tool(agent, &call, state).await;
+                }
+                self.keep_for_correction(conversation_id, state).await?;
+                // « plusieurs minuteurs sont en cours : dis lequel » — the next words may name it.
+                if let Some((call, Outcome::Refused(crate::tools::Refusal::TimersAmbiguous { minuteurs }))) =
+                    state.executed.last()
+                {
+                    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(json!({}));
+                    let mut f = frame::Frame::new(&call.name, args, Some("nom"));
+                    f.choices = minuteurs.iter().filter_map(|m| m.nom.clone()).collect();
+                    self.set_frame(conversation_id, &f, "").await?;
                 }
                 Ok(Flow::Direct(
                     state.executed.iter().map(|(c, o)| compose::report_part(c, o, now, tz)).collect(),
@@ -806,13 +1301,63 @@ impl TurnEngine {
                 Ok(Flow::Direct(local::told(*t, now, tz, self.llm.is_some(), false), "told"))
             }
             Reading::Unsure { command: Command::Tool(cmd), doubt } => {
-                self.ask_resolving(conversation_id, cmd, *doubt).await
+                self.ask_resolving(conversation_id, cmd, *doubt, &state.said.clone()).await
             }
             Reading::Unsure { command: Command::Told(t), .. } => {
                 Ok(Flow::Direct(local::told(*t, now, tz, self.llm.is_some(), false), "told"))
             }
             Reading::Incomplete { intent, doubt } => {
-                Ok(Flow::Direct(vec![compose::fixed(&local::incomplete(intent, *doubt))], "incomplete"))
+                let said = local::incomplete(intent, *doubt);
+                // « mets un minuteur », « crée une note », « rappelle-moi »: the piece asked for
+                // may come next.
+                let missing = match (intent.as_str(), doubt) {
+                    ("creer_note" | "memoriser_souvenir" | "memoriser_preference", Doubt::Missing) => {
+                        Some(("texte", json!({})))
+                    }
+                    ("creer_rappel", Doubt::Missing) => Some(("texte", json!({}))),
+                    ("demarrer_minuteur", Doubt::Missing | Doubt::NotPositive) => Some(("duree_secondes", json!({}))),
+                    ("demarrer_session", Doubt::Missing) => Some(("projet", json!({}))),
+                    ("ajouter_a_liste" | "retirer_de_liste", Doubt::Missing) => {
+                        Some(("element", json!({ "liste": crate::understand::DEFAULT_LIST })))
+                    }
+                    ("lire_liste" | "vider_liste", Doubt::Missing) => Some(("liste", json!({}))),
+                    ("supprimer_note" | "supprimer_rappel" | "marquer_rappel_fait", Doubt::Missing) => {
+                        Some(("id", json!({})))
+                    }
+                    ("creer_projet", Doubt::Missing) => Some(("nom", json!({}))),
+                    ("acter_decision", Doubt::Missing | Doubt::UnknownName) => Some(("projet", json!({}))),
+                    _ => None,
+                };
+                if let Some((slot, mut args)) = missing {
+                    // What was already said stays (« mets un rappel demain à 9 h » → the text).
+                    let lexicon = self.lexicon().await?;
+                    let known = crate::understand::partial_args(
+                        &state.said,
+                        state.heard,
+                        intent,
+                        self.ctx.now(),
+                        self.ctx.tz,
+                        &lexicon,
+                    );
+                    let time_said = known.get("_time_said").is_some();
+                    if let (Some(a), Some(k)) = (args.as_object_mut(), known.as_object()) {
+                        for (key, v) in k.iter().filter(|(key, _)| !key.starts_with('_')) {
+                            a.insert(key.clone(), v.clone());
+                        }
+                    }
+                    let mut f = frame::Frame { time_said, ..frame::Frame::new(intent, args, Some(slot)) };
+                    // « Quel rappel ? » → « le deuxième »: counted in the order they are listed.
+                    f.candidates = match intent.as_str() {
+                        "supprimer_note" => self.ctx.store.list_notes(None).await?.iter().map(|n| n.id).collect(),
+                        "supprimer_rappel" => self.ctx.store.list_rappels(true).await?.iter().map(|r| r.id).collect(),
+                        "marquer_rappel_fait" => {
+                            self.ctx.store.list_rappels(false).await?.iter().map(|r| r.id).collect()
+                        }
+                        _ => Vec::new(),
+                    };
+                    self.set_frame(conversation_id, &f, &said).await?;
+                }
+                Ok(Flow::Direct(vec![compose::fixed(&said)], "incomplete"))
             }
             Reading::NotCommand => {
                 Ok(Flow::Direct(vec![compose::fixed(local::NOT_UNDERSTOOD_OFFLINE)], "offline_unsupported"))
@@ -822,45 +1367,106 @@ impl TurnEngine {
 
     /// Asks before an unsure command; a target described instead of numbered is looked up
     /// first, so the question names the note or reminder it would touch.
-    async fn ask_resolving(&self, conversation_id: &str, cmd: &ToolCommand, doubt: Doubt) -> Result<Flow, StoreError> {
+    async fn ask_resolving(
+        &self,
+        conversation_id: &str,
+        cmd: &ToolCommand,
+        doubt: Doubt,
+        said: &str,
+    ) -> Result<Flow, StoreError> {
         let now = self.ctx.now();
         let tz = self.ctx.tz;
-        let (cmd, named) = match self.resolve_target(cmd).await? {
+        let resolved = match self.resolve_reminder(conversation_id, cmd).await? {
+            Some(r) => r,
+            None => self.resolve_target(cmd).await?,
+        };
+        let mut among = Vec::new();
+        let (cmd, named) = match resolved {
             Resolved::Found(c, named) => (c, named),
+            Resolved::FoundAmong(c, named, others) => {
+                among = others;
+                (c, named)
+            }
             Resolved::Say(text) => return Ok(Flow::Direct(vec![compose::fixed(&text)], "asked")),
+            // « Quel rappel ? », « Plusieurs notes correspondent… »: the next words may name it.
+            Resolved::Which(text, candidates) => {
+                let mut f = frame::Frame::new(cmd.name(), json!({}), Some("id"));
+                f.candidates = candidates;
+                self.set_frame(conversation_id, &f, &text).await?;
+                return Ok(Flow::Direct(vec![compose::fixed(&text)], "asked"));
+            }
         };
         if let Some(texte) = named {
             // The target was guessed from a description: the question says which one.
-            let question = format!("Tu veux que je {} « {texte} » ?", local::describe(&cmd, now, tz));
+            let described = local::describe(&cmd, now, tz);
+            let question = match cmd.arguments().and_then(|a| a["id"].as_i64()) {
+                Some(id) if described.contains(&format!("n°{id}")) => format!(
+                    "Tu veux {} ?",
+                    local::que_je(&described.replacen(&format!("n°{id}"), &format!("n°{id} « {texte} »"), 1))
+                ),
+                _ => format!("Tu veux {} « {texte} » ?", local::que_je(&described)),
+            };
             if let Some(args) = cmd.arguments() {
-                self.set_pending(conversation_id, cmd.name(), args, &question).await?;
+                let mut f = frame::Frame::new(cmd.name(), args, Some("id"));
+                f.candidates = among;
+                self.set_frame(conversation_id, &f, &question).await?;
             }
             return Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"));
         }
-        if let ToolCommand::CreerRappel { .. } = cmd {
+        if let ToolCommand::CreerRappel { texte, .. } = &cmd {
             if matches!(doubt, Doubt::Past | Doubt::NotPositive) {
-                return Ok(Flow::Direct(vec![compose::fixed(&local::incomplete("creer_rappel", doubt))], "incomplete"));
+                // The text is kept: « Redis-moi quand » is answered by the moment alone.
+                let said = local::incomplete("creer_rappel", doubt);
+                let f = frame::Frame::new("creer_rappel", json!({ "texte": texte }), Some("echeance"));
+                self.set_frame(conversation_id, &frame::Frame { time_said: true, ..f }, &said).await?;
+                return Ok(Flow::Direct(vec![compose::fixed(&said)], "incomplete"));
             }
         }
         if let ToolCommand::DemarrerSession { projet } = &cmd {
-            if doubt == Doubt::UnknownName {
+            // « n'existe pas » is said of the store's answer, not of how the name was heard.
+            if doubt == Doubt::UnknownName && self.ctx.store.find_projet(projet).await?.is_none() {
                 // A project the store does not know: offered to be created first.
                 let create = ToolCommand::CreerProjet { nom: projet.clone(), description: None, phase: None };
                 let question = format!(
-                    "Le projet « {projet} » n'existe pas encore. Tu veux que je le crée ? Tu pourras ensuite démarrer une session dessus."
+                    "Le projet « {projet} » n'existe pas encore. Tu veux que je le crée et que je démarre une session dessus ?"
                 );
                 if let Some(args) = create.arguments() {
-                    self.set_pending(conversation_id, create.name(), args, &question).await?;
+                    // « oui » does what was asked in the first place: the session starts once
+                    // the project exists.
+                    let mut f = frame::Frame::new(create.name(), args, Some("nom"));
+                    f.then = vec![frame::Call { tool: "demarrer_session".into(), args: json!({ "projet": projet }) }];
+                    self.set_frame(conversation_id, &f, &question).await?;
                 }
                 return Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"));
             }
         }
-        if let ToolCommand::CreerProjet { nom, .. } = &cmd {
+        if let ToolCommand::CreerProjet { nom, description, .. } = &cmd {
             if doubt == Doubt::Ambiguous {
-                return Ok(Flow::Direct(
-                    vec![compose::fixed(&format!("Le projet {nom} existe déjà : je n'ai rien créé."))],
-                    "asked",
-                ));
+                // « existe déjà » only from the row that exists.
+                if let Some(p) = self.ctx.store.find_projet(nom).await? {
+                    return Ok(Flow::Direct(
+                        vec![compose::fixed(&format!("Le projet {} existe déjà : je n'ai rien créé.", p.nom))],
+                        "asked",
+                    ));
+                }
+                // Where the name ends was not sure (« nouveau projet rénovation de la salle de
+                // bain »): the whole of it is offered as the name.
+                let whole = match description {
+                    Some(d) => format!("{nom} {d}"),
+                    None => nom.clone(),
+                };
+                if let Some(p) = self.ctx.store.find_projet(&whole).await? {
+                    return Ok(Flow::Direct(
+                        vec![compose::fixed(&format!("Le projet {} existe déjà : je n'ai rien créé.", p.nom))],
+                        "asked",
+                    ));
+                }
+                let create = ToolCommand::CreerProjet { nom: whole, description: None, phase: None };
+                let question = local::question(&create, Doubt::Ambiguous, now, tz);
+                if let Some(args) = create.arguments() {
+                    self.set_pending(conversation_id, create.name(), args, &question).await?;
+                }
+                return Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"));
             }
         }
         let question = if CHRONO_TOOLS.contains(&cmd.name()) {
@@ -876,7 +1482,10 @@ impl TurnEngine {
                 }
                 Some(l) if l.elements.is_empty() => {
                     return Ok(Flow::Direct(
-                        vec![compose::fixed(&format!("La liste {} est déjà vide : je n'ai rien fait.", l.nom))],
+                        vec![compose::fixed(&format!(
+                            "La{} est déjà vide : je n'ai rien fait.",
+                            &crate::report::list_name(&l.nom)[2..]
+                        ))],
                         "asked",
                     ))
                 }
@@ -884,17 +1493,35 @@ impl TurnEngine {
                     let n = l.elements.len();
                     let (s, verb) = if n > 1 { ("s", "seraient") } else { ("", "serait") };
                     format!(
-                        "Tu veux que je vide la liste {} ? {n} élément{s} en {verb} retiré{s} : {}.",
-                        l.nom,
+                        "Tu veux que je vide {} ? {n} élément{s} en {verb} retiré{s} : {}.",
+                        crate::report::list_name(&l.nom),
                         l.elements.iter().take(5).map(|e| e.texte.as_str()).collect::<Vec<_>>().join(", ")
                     )
                 }
             }
+        } else if let (Doubt::Alternatives, Some((first, second))) = (doubt, alternatives(said)) {
+            format!("Tu veux dire « {first} » ou « {second} » ?")
         } else {
             local::question(&cmd, doubt, now, tz)
         };
         if let Some(args) = cmd.arguments() {
-            self.set_pending(conversation_id, cmd.name(), args, &question).await?;
+            let mut f = frame::Frame::new(cmd.name(), args, asking_for(cmd.name(), doubt));
+            f.time_said = !matches!(doubt, Doubt::DefaultTime);
+            // Several at once: the frame runs the others after the first.
+            if let ToolCommand::Several(each) = &cmd {
+                f.then = each
+                    .iter()
+                    .skip(1)
+                    .flat_map(|c| c.calls())
+                    .map(|(tool, args)| frame::Call { tool: tool.into(), args })
+                    .collect();
+            }
+            if doubt == Doubt::Alternatives {
+                if let Some((first, second)) = alternatives(said) {
+                    f.choices = vec![first, second];
+                }
+            }
+            self.set_frame(conversation_id, &f, &question).await?;
         }
         Ok(Flow::Direct(vec![compose::fixed(&question)], "asked"))
     }
@@ -929,8 +1556,10 @@ impl TurnEngine {
                 "Je ne supprime qu'un {what} à la fois, et je demande avant : dis-moi son numéro. Je n'ai rien fait."
             )))
             }
-            Target::Unnamed => {
-                return Ok(Resolved::Say(local::incomplete(cmd.name(), Doubt::Missing)));
+            Target::Unnamed | Target::This => {
+                // « le deuxième » then counts in the order they are listed.
+                let all = items.iter().map(|(i, _)| *i).collect();
+                return Ok(Resolved::Which(local::incomplete(cmd.name(), Doubt::Missing), all));
             }
         };
         let label = if note { "note" } else { "rappel" };
@@ -941,21 +1570,224 @@ impl TurnEngine {
                 }
                 _ => format!("Il n'y a aucun{} {label} : je n'ai rien fait.", if note { "e" } else { "" }),
             })),
-            [(id, texte)] => Ok(Resolved::Found(with_id(*id), Some(texte.clone()))),
+            [(id, texte)] => {
+                // With two in all, « l'autre » names the one not proposed.
+                let all: Vec<i64> = items.iter().map(|(i, _)| *i).collect();
+                Ok(Resolved::Found(with_id(*id), Some(texte.clone())).with_others(if all.len() == 2 {
+                    all
+                } else {
+                    Vec::new()
+                }))
+            }
             many => {
                 let list = many.iter().take(5).map(|(id, t)| format!("n°{id} « {t} »")).collect::<Vec<_>>().join(", ");
                 let which = if note { "laquelle" } else { "lequel" };
-                Ok(Resolved::Say(format!(
-                    "Plusieurs {label}s correspondent : {list}. Dis-moi {which} par son numéro ; je n'ai rien fait."
+                Ok(Resolved::Which(
+                    format!("Plusieurs {label}s correspondent : {list}. Dis-moi {which} par son numéro ; je n'ai rien fait."),
+                    many.iter().map(|(id, _)| *id).collect(),
+                ))
+            }
+        }
+    }
+}
+
+/// How long after it was said a reminder is still « le », « ça » (« repousse-le »).
+const JUST_SAID_MINUTES: i64 = 15;
+
+impl TurnEngine {
+    /// « c'est bon » stops what rings; « encore cinq minutes » makes it ring again later.
+    async fn answer_ringing(&self, text: &str) -> Result<(AnswerPart, &'static str), StoreError> {
+        let store = self.ctx.store.as_ref();
+        let (now, tz) = (self.ctx.now(), self.ctx.tz);
+        if let Some(secs) = crate::understand::snooze(text) {
+            let snoozed = store.snooze_ringing(secs, now).await?;
+            let (w, s) = crate::report::snoozed(&snoozed, secs, tz);
+            return Ok((compose::code(w, s), "snoozed"));
+        }
+        let done = store.acknowledge_timers(None, now).await?;
+        let (w, s) = crate::report::acknowledged(&done, tz);
+        Ok((compose::code(w, s), "acknowledged"))
+    }
+
+    /// The reminder « le » or « ça » stands for: the one announced last (in the last
+    /// minutes), else the one this conversation's last turn was about.
+    async fn reminder_just_said(&self, conversation_id: &str) -> Result<Option<crate::memory::Rappel>, StoreError> {
+        let store = self.ctx.store.as_ref();
+        let since = self.ctx.now() - chrono::Duration::minutes(JUST_SAID_MINUTES);
+        if let Some((r, _)) = store.announced_since(since).await?.into_iter().next() {
+            return Ok(Some(r));
+        }
+        let traces = store.conversation_traces(conversation_id, 1).await?;
+        let id = traces.first().and_then(|t| {
+            t["tools"].as_array()?.iter().rev().find_map(|tool| {
+                let d = &tool["detail"]["detail"];
+                d["rappel"]["id"]
+                    .as_i64()
+                    .or_else(|| d["after"]["id"].as_i64())
+                    .filter(|_| d["rappel"].is_object() || d["after"]["texte"].is_string())
+            })
+        });
+        match id {
+            Some(id) => Ok(store.get_rappel(id).await?.filter(|r| !r.fait)),
+            None => Ok(None),
+        }
+    }
+
+    /// A reminder to move or whose series to stop, looked up: by its number, « le » (the
+    /// one just said), or a description (then `Found` carries its text: to be asked). The
+    /// new time is computed from its own (« à demain » keeps its hour). `None`: not one of
+    /// these commands.
+    async fn resolve_reminder(&self, conversation_id: &str, cmd: &ToolCommand) -> Result<Option<Resolved>, StoreError> {
+        use crate::understand::Quand;
+        let (target, quand) = match cmd {
+            ToolCommand::DeplacerRappel { target, quand } => (target, Some(*quand)),
+            ToolCommand::ArreterRappelRecurrent { target } => (target, None),
+            _ => return Ok(None),
+        };
+        let store = self.ctx.store.as_ref();
+        let tz = self.ctx.tz;
+        let stop = quand.is_none();
+        let (rappel, guessed) = match target {
+            Target::Id(id) => match store.get_rappel(*id).await? {
+                Some(r) => (r, false),
+                // Unknown: the tool refuses it, naming the number.
+                None if stop => return Ok(Some(Resolved::Found(cmd.clone(), None))),
+                None => {
+                    let now = self.ctx.now();
+                    let placeholder = ToolCommand::DeplacerRappel {
+                        target: Target::Id(*id),
+                        quand: Quand::At(now.with_timezone(&tz).naive_local() + chrono::Duration::hours(1)),
+                    };
+                    return Ok(Some(Resolved::Found(placeholder, None)));
+                }
+            },
+            Target::This => match self.reminder_just_said(conversation_id).await? {
+                Some(r) => (r, false),
+                None => {
+                    return Ok(Some(Resolved::Say(
+                        "Je ne sais pas de quel rappel tu parles : dis son numéro, par exemple : décale le rappel 3 à 11 h. Je n'ai rien fait."
+                            .to_string(),
+                    )))
+                }
+            },
+            Target::Matching(words) => {
+                let found: Vec<crate::memory::Rappel> = store
+                    .list_rappels(false)
+                    .await?
+                    .into_iter()
+                    .filter(|r| crate::tools::contains_words(&r.texte, words) && (!stop || r.is_recurring()))
+                    .collect();
+                let what = if stop { "rappel répété" } else { "rappel" };
+                match found.as_slice() {
+                    [] => {
+                        return Ok(Some(Resolved::Say(format!(
+                            "Aucun {what} ne parle de « {words} » : je n'ai rien fait."
+                        ))))
+                    }
+                    [one] => (one.clone(), true),
+                    many => {
+                        let list = many
+                            .iter()
+                            .take(5)
+                            .map(|r| format!("n°{} « {} »", r.id, r.texte))
+                            .collect::<Vec<_>>()
+                            .join(", ");
+                        return Ok(Some(Resolved::Say(format!(
+                            "Plusieurs {what}s correspondent : {list}. Dis-moi lequel par son numéro ; je n'ai rien fait."
+                        ))));
+                    }
+                }
+            }
+            Target::Last | Target::All | Target::Unnamed => {
+                return Ok(Some(Resolved::Say(local::incomplete(cmd.name(), Doubt::Missing))))
+            }
+        };
+        let concrete = match quand {
+            None => ToolCommand::ArreterRappelRecurrent { target: Target::Id(rappel.id) },
+            Some(q) => {
+                let due = rappel.echeance.with_timezone(&tz).naive_local();
+                let at = match q {
+                    Quand::At(at) => at,
+                    Quand::Day(d) => d.and_time(due.time()),
+                    Quand::Shift(secs) => due + chrono::Duration::seconds(secs),
+                };
+                ToolCommand::DeplacerRappel { target: Target::Id(rappel.id), quand: Quand::At(at) }
+            }
+        };
+        Ok(Some(Resolved::Found(concrete, guessed.then_some(rappel.texte))))
+    }
+
+    /// A sure move or stop whose reminder was named (by number or « le »): run once its
+    /// time is known. A described one is asked instead (`None`).
+    async fn run_reminder_named(
+        &self,
+        conversation_id: &str,
+        cmd: &ToolCommand,
+        state: &mut TurnState,
+    ) -> Result<Option<Flow>, StoreError> {
+        let (now, tz) = (self.ctx.now(), self.ctx.tz);
+        match self.resolve_reminder(conversation_id, cmd).await? {
+            Some(Resolved::Say(text)) => Ok(Some(Flow::Direct(vec![compose::fixed(&text)], "asked"))),
+            Some(Resolved::Found(c, None)) => {
+                let Some(args) = c.arguments() else { return Ok(None) };
+                let call = ToolCall { id: "local".into(), name: c.name().to_string(), arguments: args.to_string() };
+                self.run_tool(AgentKind::Intendant, &call, state).await;
+                Ok(Some(Flow::Direct(
+                    state.executed.iter().map(|(c, o)| compose::report_part(c, o, now, tz)).collect(),
+                    "local",
                 )))
             }
+            _ => Ok(None),
+        }
+    }
+}
+
+impl Resolved {
+    fn with_others(self, others: Vec<i64>) -> Self {
+        match self {
+            Resolved::Found(c, n) if !others.is_empty() => Resolved::FoundAmong(c, n, others),
+            other => other,
         }
     }
 }
 
 /// A described target, looked up.
 enum Resolved {
+    /// As `Found`, with the others it could have been (« l'autre »).
+    FoundAmong(ToolCommand, Option<String>, Vec<i64>),
     /// The command with its target's number, and the target's text when it was guessed.
     Found(ToolCommand, Option<String>),
     Say(String),
+    /// None named, or several: the question, and the numbers that matched.
+    Which(String, Vec<i64>),
+}
+
+/// The argument an unsure command's doubt is about: what the next words may give.
+fn asking_for(tool: &str, doubt: Doubt) -> Option<&'static str> {
+    match (tool, doubt) {
+        (
+            "creer_rappel",
+            Doubt::DefaultTime
+            | Doubt::Rolled
+            | Doubt::Past
+            | Doubt::Vague
+            | Doubt::TextHoldsMoment
+            | Doubt::Alternatives,
+        ) => Some("echeance"),
+        ("ajouter_a_liste" | "retirer_de_liste", Doubt::Alternatives) => Some("element"),
+        (_, Doubt::GuessedTarget) => Some("id"),
+        ("demarrer_session" | "acter_decision", Doubt::UnknownName) => Some("projet"),
+        ("creer_note", Doubt::UnknownName) => Some("projet"),
+        ("demarrer_minuteur", Doubt::TooLong | Doubt::NotPositive | Doubt::Alternatives) => Some("duree_secondes"),
+        ("creer_projet", Doubt::Ambiguous) => Some("nom"),
+        _ => None,
+    }
+}
+
+/// The two of « mardi ou mercredi » in the words, if they hold an alternative.
+fn alternatives(text: &str) -> Option<(String, String)> {
+    match arthur_french::repair::repair(text, chrono::Utc::now().naive_utc()) {
+        arthur_french::repair::Repair::Alternatives { first, second, .. } => Some((first, second)),
+        _ => None,
+    }
 }

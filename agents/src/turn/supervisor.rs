@@ -137,6 +137,7 @@ pub async fn route(llm: &dyn ChatModel, text: &str) -> RouterDecision {
         messages: vec![Message::system(crate::prompts::SUPERVISOR.trim()), Message::user(text)],
         tools: Vec::new(),
         json_mode: true,
+        tool_choice: Default::default(),
         temperature: Some(0.0),
         max_tokens: Some(60),
     };

@@ -99,6 +99,15 @@ pub struct TurnTrace {
     /// when it changes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub connectivity_told: Option<&'static str>,
+    /// A question about the user's memory: what decided it, and who chose the reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<super::recall::MemoryTrace>,
+    /// What would take this turn's writes back, last first (« annule » reads it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub undo: Vec<super::undo::UndoStep>,
+    /// The turn this one took back (« annule »).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undid: Option<i64>,
 }
 
 /// The grammar's reading of the user's words: `sure`, `unsure` or `none`, the intent, the

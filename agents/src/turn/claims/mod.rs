@@ -108,6 +108,102 @@ pub fn claim(sentence: &str) -> Option<ClaimKind> {
     explain(sentence).map(|v| v.kind)
 }
 
+/// What the request was, as code decided it before any model text: the detector weighs an
+/// answer by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Request {
+    /// Nothing decided (the detector's full rules).
+    #[default]
+    Unknown,
+    /// Knowledge, advice, a plan, a poem: neither the memory nor an action was asked, by
+    /// the words nor by the router.
+    World,
+}
+
+/// Verbs of what Arthur does to the memory (stems, folded): « noté », « ajouté »,
+/// « programmé », « je te rappellerai ».
+const MEMORY_ACTION_STEMS: [&str; 24] = [
+    "not",
+    "enregistr",
+    "ajout",
+    "rajout",
+    "program",
+    "memoris",
+    "retenu",
+    "retiens",
+    "retiendr",
+    "supprim",
+    "effac",
+    "annul",
+    "planifi",
+    "inscri",
+    "sauvegard",
+    "rappel",
+    "cree",
+    "creer",
+    "lance",
+    "demarr",
+    "arrete",
+    "coch",
+    "raye",
+    "barre",
+];
+
+/// [`explain`], weighed by the request. In an answer to a request about the world, the
+/// second person is the generic one of instructions, advice and encouragement (« tu
+/// travailles 25 minutes, puis tu fais 5 minutes de pause », « fais-toi une omelette, c'est
+/// prêt en 10 minutes »): a sentence is still a claim only when it names the memory or one of
+/// its kinds (a reminder, an appointment, a list, a code…), an action on it (« c'est
+/// noté »), or the user's work time with a figure.
+pub fn explain_for(sentence: &str, request: Request) -> Option<Verdict> {
+    let v = explain(sentence)?;
+    if request == Request::Unknown || v.rule == "receipt.mark" {
+        return Some(v);
+    }
+    // What the user is told to do (« Note les dîners sur une feuille », « fais ta liste de
+    // courses ») names their things without stating them.
+    let clauses: Vec<Clause> = clause::clauses(sentence).into_iter().filter(|c| !user::imperative_led(c)).collect();
+    let memory = clauses.iter().any(|c| {
+        c.words.iter().enumerate().any(|(i, w)| {
+            let w = w.folded.as_str();
+            // « tes tâches », « your tasks »: in advice, any task.
+            let generic = matches!(w, "tache" | "taches" | "task" | "tasks");
+            let named =
+                (is_memory_word(w) || LEX.secrets.has(w) || matches!(w, "rendezvous" | "rdv" | "rendez")) && !generic;
+            // « comme un rendez-vous », « sur une seule tâche »: any such thing, not the
+            // user's; « tu as une réunion » is the user's.
+            let any = (1..=3).any(|back| {
+                i >= back && matches!(c.folded(i - back), "un" | "une" | "des" | "comme" | "a" | "an" | "like")
+            }) || (i >= 2 && c.folded(i - 2) == "de" && c.folded(i.saturating_sub(3)) == "comme");
+            // « Note de ton côté… », « Note les dîners… »: the verb, told to the user.
+            let told_to = i == 0
+                && matches!(c.folded(1), "de" | "les" | "le" | "la" | "tes" | "ton" | "ta" | "tout" | "ca" | "bien");
+            let owned = c.words.iter().any(|x| matches!(x.folded.as_str(), "tu" | "t'" | "you"))
+                && c.words.iter().any(|x| matches!(x.folded.as_str(), "as" | "avais" | "auras" | "have" | "had"));
+            named && !told_to && (!any || owned)
+        })
+    });
+    let words: Vec<&str> = clauses.iter().flat_map(|c| c.words.iter().map(|w| w.folded.as_str())).collect();
+    let acted = clauses.iter().any(|c| {
+        c.words.iter().enumerate().any(|(i, w)| {
+            let told_to = i == 0
+                && matches!(c.folded(1), "de" | "les" | "le" | "la" | "tes" | "ton" | "ta" | "tout" | "ca" | "bien");
+            !told_to && MEMORY_ACTION_STEMS.iter().any(|s| w.folded.starts_with(s))
+        })
+    });
+    // « tu as travaillé 6 h »: the user's work time; « tu travailles 25 minutes, puis… » is
+    // how a method goes.
+    let worked = words.windows(2).any(|w| {
+        matches!(w[0], "as" | "avez" | "a" | "ai" | "t'as")
+            && (w[1].starts_with("travaille") || w[1].starts_with("bosse"))
+    }) && clauses.iter().any(has_number);
+    let kept = match v.kind {
+        ClaimKind::Receipt | ClaimKind::Action | ClaimKind::Promise | ClaimKind::Denial => memory || acted,
+        ClaimKind::StoredFact | ClaimKind::ThirdParty => memory || worked,
+    };
+    kept.then_some(v)
+}
+
 /// Does this sentence claim anything, and by which rule?
 pub fn explain(sentence: &str) -> Option<Verdict> {
     // A check mark, a pin, a bell: a receipt's signature.

@@ -146,7 +146,7 @@ fn defined_after(words: &[super::clause::Word], k: usize) -> bool {
 
 /// Led by a verb with no subject: an instruction ("Avance ton réveil de 15 minutes",
 /// "Shift your schedule by an hour"), whose object is not stated but acted on.
-fn imperative_led(c: &Clause) -> bool {
+pub(super) fn imperative_led(c: &Clause) -> bool {
     let head = c.folded(0);
     let owned = c.words.iter().position(|w| LEX.user_possessives.has(&w.folded)).unwrap_or(c.words.len());
     let subject =
