@@ -231,11 +231,11 @@ pub fn templates(source: &str, lexicon: &Lexicon) -> Result<Vec<Vec<Part>>, Stri
     for intent in &data.intent {
         for s in intent.sentences.iter().chain(&intent.ask) {
             let parts = parse(s, &data.rules, 0, &|kind| match kind {
-                "quand" | "jour" | "periode" | "duree" | "numero" | "nombre" => Some(SlotWords::Moment),
+                "quand" | "jour" | "periode" | "duree" | "numero" | "nombre" | "recurrence" => Some(SlotWords::Moment),
                 "projet_connu" => Some(names(&lexicon.projects)),
                 "liste_connue" => Some(names(&lexicon.lists)),
                 "minuteur_connu" => Some(names(&lexicon.timers)),
-                "texte" | "nom" | "projet" | "liste" | "minuteur" => Some(SlotWords::Free),
+                "texte" | "nom" | "projet" | "liste" | "minuteur" | "type" => Some(SlotWords::Free),
                 _ => None,
             })
             .map_err(|e| format!("template {s:?}: {e}"))?;
