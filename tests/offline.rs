@@ -178,3 +178,65 @@ async fn unsupported_requests_are_refused_honestly_offline() {
     assert_eq!(v["tools"], serde_json::json!([]));
     assert_eq!(v["incident"], Value::Null);
 }
+
+/// A question opens a frame that the next `arthur ask --conversation` answers (issue 39,
+/// docs/interface.md §3.8): a fill runs the command asked, a « oui » runs what followed it
+/// too, a correction right after a write redoes it, another command closes the frame.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_is_answered_by_the_next_ask_of_its_conversation() {
+    let home = Home::new();
+    let export = |home: &Home| -> Value {
+        let out = home.command().args(["export", "--json"]).output().unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+
+    // A missing duration asked, then given alone.
+    let ask = home.ask(None, &["mets un minuteur"]);
+    assert_eq!(ask["tools"], serde_json::json!([]), "{ask}");
+    assert!(ask["written"].as_str().unwrap().contains('?'), "a question: {ask}");
+    let conversation = ask["_conversation"].as_str().unwrap().to_string();
+    let fill = home.ask(None, &["--conversation", &conversation, "cinq minutes"]);
+    assert_eq!(fill["tools"], serde_json::json!([{"name": "demarrer_minuteur", "outcome": "done"}]), "{fill}");
+
+    // The same reply in another conversation fills nothing.
+    let ask = home.ask(None, &["mets un minuteur"]);
+    let elsewhere = home.ask(None, &["--conversation", "une-autre", "cinq minutes"]);
+    assert_eq!(elsewhere["tools"], serde_json::json!([]), "{elsewhere}");
+    // Another command closes the frame: the time is told, nothing started, and the frame is gone.
+    let conversation = ask["_conversation"].as_str().unwrap().to_string();
+    let other = home.ask(None, &["--conversation", &conversation, "quelle heure est-il ?"]);
+    assert!(other["written"].as_str().unwrap().starts_with("Il est "), "{other}");
+    let late = home.ask(None, &["--conversation", &conversation, "cinq minutes"]);
+    assert_eq!(late["tools"], serde_json::json!([]), "the frame was closed: {late}");
+
+    // « oui » to creating a project runs the session that was asked in the first place.
+    let ask = home.ask(None, &["démarre une session sur le projet potager"]);
+    assert_eq!(ask["tools"], serde_json::json!([]), "{ask}");
+    let conversation = ask["_conversation"].as_str().unwrap().to_string();
+    let yes = home.ask(None, &["--conversation", &conversation, "oui"]);
+    assert_eq!(
+        yes["tools"],
+        serde_json::json!([{"name": "creer_projet", "outcome": "done"}, {"name": "demarrer_session", "outcome": "done"}]),
+        "{yes}"
+    );
+    let store = export(&home);
+    assert!(store["projets"].to_string().contains("potager"), "{store}");
+    assert!(store["sessions"].to_string().contains("potager"), "{store}");
+
+    // A correction right after a reminder is written redoes it: one reminder, at 11 h.
+    let first = home.ask(None, &["rappelle-moi d'appeler le plombier le 3 décembre 2099 à 10 h"]);
+    assert_eq!(first["tools"], serde_json::json!([{"name": "creer_rappel", "outcome": "done"}]), "{first}");
+    let conversation = first["_conversation"].as_str().unwrap().to_string();
+    let fixed = home.ask(None, &["--conversation", &conversation, "non, à onze heures"]);
+    assert!(fixed["written"].as_str().unwrap().starts_with("Je corrige :"), "{fixed}");
+    let rappels: Vec<Value> = export(&home)["rappels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["texte"] == "appeler le plombier")
+        .cloned()
+        .collect();
+    assert_eq!(rappels.len(), 1, "{rappels:?}");
+    // Stored in UTC: 11 h in Paris in December.
+    assert_eq!(rappels[0]["echeance"], "2099-12-03T10:00:00Z", "{rappels:?}");
+}

@@ -408,3 +408,22 @@ for ev in cal.walk("VEVENT"):
     assert!(by_name(&api, "thé").is_none(), "acknowledged: no longer shown");
     assert_eq!(w.post_json(&format!("/api/minuteurs/{id}/acquitter"), json!({})).await.status(), 409);
 }
+
+/// The web chat carries a frame from one message to the next of its conversation (issue 39,
+/// §3.8): « mets un minuteur » asks, « cinq minutes » starts it; the model is never called.
+#[tokio::test]
+async fn the_web_chat_takes_the_answer_to_its_own_question() {
+    let w = common::spawn_web_app_with(false, None, true).await;
+    let asked = w.chat("mets un minuteur", Some("web-frame")).await;
+    let last = asked.last().unwrap();
+    assert_eq!(last["tools"], json!([]), "{asked:?}");
+    assert!(last["written"].as_str().unwrap().contains('?'), "{asked:?}");
+    let filled = w.chat("cinq minutes", Some("web-frame")).await;
+    let last = filled.last().unwrap();
+    assert_eq!(last["tools"], json!([{"name": "demarrer_minuteur", "outcome": "done"}]), "{filled:?}");
+    assert!(last["parts"].as_array().unwrap().iter().all(|p| p["source"] == "code"), "{last}");
+    let timers = w.turn.app.ctx.store.all_timers().await.unwrap();
+    assert_eq!(timers.len(), 1, "{timers:?}");
+    assert_eq!(timers[0].duree_secondes, 300, "{timers:?}");
+    assert_eq!(w.turn.llm.requests().len(), 0, "the grammar and the frame, no model");
+}

@@ -235,6 +235,17 @@ async fn home_assistants_integration_flow_with_the_reference_client() {
     let rappels = export["rappels"].as_array().unwrap();
     assert_eq!(rappels.len(), 1, "{export}");
     assert_eq!(rappels[0]["texte"], "appeler la banque");
+    // A question asked over `handle` takes its answer from the next transcript of the same
+    // conversation id, and only of that one (issue 39, §3.8).
+    assert_eq!(r["frame_ask"]["type"], "handled", "{r}");
+    assert!(r["frame_ask"]["text"].as_str().unwrap().contains('?'), "{r}");
+    assert_ne!(r["frame_elsewhere"]["text"], r["frame_fill"]["text"], "{r}");
+    assert_eq!(r["frame_fill"]["type"], "handled", "{r}");
+    assert_eq!(r["frame_fill"]["context"]["conversation_id"], "ha-conversation-2");
+    let timers: Vec<Value> =
+        get_json(&format!("{web}/api/export")).await["minuteurs"].as_array().cloned().unwrap_or_default();
+    assert_eq!(timers.len(), 1, "one timer, from the conversation that asked: {timers:?}");
+    assert_eq!(timers[0]["duree_secondes"], 300, "{timers:?}");
 
     // A careless peer: a format that does not exist is an error and the connection goes on;
     // a line that is no event is an error and the connection ends.

@@ -181,6 +181,12 @@ pub struct WebApp {
 
 /// The web router over a test app and a scripted model, listening on 127.0.0.1:0.
 pub async fn spawn_web_app(demo: bool, token: Option<&str>) -> WebApp {
+    spawn_web_app_with(demo, token, false).await
+}
+
+/// The web app as `arthur serve` runs it when `local_first` is true: the grammar before the
+/// model.
+pub async fn spawn_web_app_with(demo: bool, token: Option<&str>, local_first: bool) -> WebApp {
     let turn = spawn_turn_app().await;
     let engine = Arc::new(
         TurnEngine::new(
@@ -194,7 +200,7 @@ pub async fn spawn_web_app(demo: bool, token: Option<&str>) -> WebApp {
             )),
             turn.app.ctx.clone(),
         )
-        .with_local_first(false),
+        .with_local_first(local_first),
     );
     let state = Arc::new(arthur::web::WebState {
         engine,

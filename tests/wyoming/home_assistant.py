@@ -188,6 +188,10 @@ async def main():
 
     report["handled"] = await handle("rappelle-moi d'appeler la banque demain à 9 h", "ha-conversation-1")
     report["not_handled"] = await handle("le rappel 42 est fait", "ha-conversation-1")
+    # A question answered by the next transcript of the same conversation (a frame).
+    report["frame_ask"] = await handle("mets un minuteur", "ha-conversation-2")
+    report["frame_elsewhere"] = await handle("cinq minutes", "ha-conversation-3")
+    report["frame_fill"] = await handle("cinq minutes", "ha-conversation-2")
     report["careless"] = await careless_peer()
     print(json.dumps(report, ensure_ascii=False))
 
