@@ -40,6 +40,14 @@ fn write_then_kill(data_dir: &std::path::Path, lines: usize) -> Vec<String> {
     }
     child.kill().expect("SIGKILL"); // Child::kill is SIGKILL on Unix.
     child.wait().unwrap();
+    // The loop ran on between the last line read and the kill (a loaded machine lets it run
+    // far ahead): what it printed before dying was confirmed too, and waits in the pipe.
+    for rest in reader.lines() {
+        let Ok(rest) = rest else { break };
+        if !rest.trim().is_empty() {
+            confirmed.push(rest.trim().to_string());
+        }
+    }
     confirmed
 }
 
