@@ -150,7 +150,7 @@ async fn play(s: &Scenario) -> Outcome {
         // Hesitations come from speech: such a turn is a transcript.
         let heard = text.split(|c: char| !c.is_alphanumeric()).any(|w| matches!(w, "euh" | "ben" | "bah" | "heu"));
         let r = if heard {
-            engine.run_heard(conversation.as_deref(), text, None).await.unwrap()
+            engine.run_heard(conversation.as_deref(), text, false, None).await.unwrap()
         } else {
             engine.run(conversation.as_deref(), text, None).await.unwrap()
         };

@@ -51,7 +51,7 @@ async fn a_transcript_loses_its_hesitations_only() {
         let mut words: Vec<&str> = text.split(' ').collect();
         words.insert(1, "euh");
         let heard = format!("Arthur, note : {}", words.join(" "));
-        o.engine.run_heard(None, &heard, None).await.unwrap();
+        o.engine.run_heard(None, &heard, false, None).await.unwrap();
         let notes = o.app.store.list_notes(None).await.unwrap();
         let last = notes.iter().max_by_key(|n| n.id).unwrap();
         assert_eq!(last.texte, text, "heard: {heard}");

@@ -759,6 +759,24 @@ async fn a_sure_command_makes_no_model_call() {
     assert_eq!(t.llm.requests().len(), 0);
 }
 
+/// A write the ears heard with doubt (issue 40: whisper itself weighed a word low) is asked,
+/// never run: nothing is written before « oui », and « oui » writes exactly what was asked.
+/// What writes nothing (the time, a list read) is answered as usual.
+#[tokio::test]
+async fn a_write_heard_with_doubt_is_asked_first() {
+    let t = common::spawn_local_first_app().await;
+    let before = t.app.snapshot().await;
+    let r = t.engine.run_heard(None, "rappelle-moi d'appeler Luc demain à 10 h", true, None).await.unwrap();
+    assert!(r.written.starts_with("J'ai peut-être mal entendu. Tu veux que je "), "{}", r.written);
+    assert!(r.written.contains("appeler Luc") && r.written.ends_with(" ?"), "{}", r.written);
+    assert_eq!(t.app.snapshot().await, before, "nothing written before « oui »");
+    let r = t.engine.run(Some(&r.conversation_id), "oui", None).await.unwrap();
+    assert_eq!(r.written, "Rappel n°1 enregistré : « appeler Luc » pour le mardi 1er décembre 2026 à 10 h 00.");
+    let r = t.engine.run_heard(None, "quels sont mes rappels ?", true, None).await.unwrap();
+    assert!(r.written.contains("appeler Luc") && !r.written.ends_with('?'), "{}", r.written);
+    assert_eq!(t.llm.requests().len(), 0);
+}
+
 /// What the grammar is not sure of is asked, naming what would be done, or said to be
 /// wrong; nothing is written before « oui », and no model is called.
 #[tokio::test]

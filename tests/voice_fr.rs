@@ -2,6 +2,7 @@
 //! recording (MBROLA's French voice, `common::french_speech`) goes through whisper and the
 //! grammar, the list and the timer land in the database, the time is told by code, the
 //! timer rings with its bell and stops on « c'est bon ».
+//! The same road is walked by the natural French test voice (Kokoro, issue 40).
 
 use crate::common;
 
@@ -101,4 +102,75 @@ async fn the_basics_said_in_french_run_offline_and_the_timer_stops_on_cest_bon()
     assert!(turns.iter().all(|t| t.trace["calls"].as_array().is_none_or(|c| c.is_empty())), "no model call");
     let said = wav::read_wav_16k_mono(&output).expect("the answers were written at the stop");
     assert!(wav::rms(&said) > 0.01);
+}
+
+/// The natural French test voice (issue 40: Kokoro, `common::kokoro_speech`) through
+/// `arthur serve --input` offline: the item said lands on the list, the time is told by
+/// code. What MBROLA's diphone voice proves above, a voice that sounds like a person proves
+/// here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_item_said_by_the_natural_french_voice_lands_on_the_list() {
+    let _voice = common::one_voice_at_a_time().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = silence(0.5);
+    input.extend(common::kokoro_speech("Arthur, ajoute des pommes à la liste de courses.", &dir.path().join("a.wav")));
+    input.extend(silence(6.0));
+    input.extend(common::kokoro_speech("Arthur, quelle heure est-il ?", &dir.path().join("b.wav")));
+    input.extend(silence(6.0));
+    let input_path = dir.path().join("mic.wav");
+    wav::write_wav(&input_path, &input, 16_000).unwrap();
+    let model = arthur::config::default_model_dir().unwrap().join("ggml-base.bin");
+    assert!(model.is_file(), "run models/fetch --offline");
+    let config = dir.path().join("arthur.toml");
+    std::fs::write(&config, "").unwrap();
+    let output = dir.path().join("arthur.wav");
+    let child = crate::common::arthur_command()
+        .args(["serve", "--input"])
+        .arg(&input_path)
+        .arg("--output")
+        .arg(&output)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("ARTHUR_CONFIG", &config)
+        .env("ARTHUR_DATA_DIR", dir.path().join("data"))
+        .env("ARTHUR_WEB_ADDR", "127.0.0.1:0")
+        .env("ARTHUR_STT_LANG", "fr")
+        .env("ARTHUR_WHISPER_MODEL", &model)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Killed(child);
+    let lines = lines_of(&mut child.0);
+    let mut seen = Vec::new();
+    let web_line = wait_line(&lines, &mut seen, "interface web sur http://", Duration::from_secs(30));
+    let base = web_line.split("sur ").nth(1).unwrap().trim().to_string();
+    wait_line(&lines, &mut seen, "à l'écoute", Duration::from_secs(60));
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let store_path = dir.path().join("data/arthur.db");
+    use arthur_agents::memory::MemoryStore;
+    loop {
+        let export: serde_json::Value =
+            http.get(format!("{base}/api/export")).send().await.unwrap().json().await.unwrap();
+        let listed = export["listes"]
+            .as_array()
+            .and_then(|l| l.iter().find(|l| l["nom"] == "courses"))
+            .is_some_and(|l| l["elements"].to_string().contains("pommes"));
+        let store = arthur_agents::memory::sqlite::SqliteStore::open_path(&store_path).await.unwrap();
+        let told = store
+            .list_turns(20)
+            .await
+            .unwrap()
+            .iter()
+            .any(|t| t.written.as_deref().is_some_and(|w| w.starts_with("Il est ")));
+        if listed && told {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not done in time: {export:#}\n{seen:#?}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    sigterm(&child.0);
+    assert!(wait_exit(&mut child.0, Duration::from_secs(15)).await.success());
 }

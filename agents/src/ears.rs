@@ -202,6 +202,196 @@ pub fn hear<E>(
     })
 }
 
+/// The grammar's sentences as a network of words, for the recogniser to decode a command
+/// as a phrase (issue 40, `arthur_audio::phrases`): the wake word, words that may come
+/// before a request, one template of the grammar, polite words after it. Free slots take
+/// any words; moments, durations and numbers take their own words and digits; known
+/// names take the user's names. States are numbered from 0, the start.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WordNet {
+    pub states: u32,
+    pub moves: Vec<(u32, u32, Move)>,
+    /// Closed classes of words (folded), and whether words with digits belong to each.
+    pub classes: Vec<(Vec<String>, bool)>,
+}
+
+/// A move of a [`WordNet`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Move {
+    /// Takes no word.
+    Epsilon,
+    /// Takes this folded word.
+    Word(String),
+    /// Takes any one word.
+    Any,
+    /// Takes one word of class `n`.
+    Class(usize),
+}
+
+impl WordNet {
+    fn state(&mut self) -> u32 {
+        self.states += 1;
+        self.states - 1
+    }
+
+    fn add(&mut self, from: u32, to: u32, m: Move) {
+        self.moves.push((from, to, m));
+    }
+
+    /// One or more words taken by `one` (a move), from `from`; returns the state after.
+    fn several(&mut self, from: u32, one: Move) -> u32 {
+        let (mid, end) = (self.state(), self.state());
+        self.add(from, mid, one.clone());
+        self.add(mid, mid, one);
+        self.add(mid, end, Move::Epsilon);
+        end
+    }
+
+    /// `parts` from `from`; returns the state after them.
+    fn parts(&mut self, from: u32, parts: &[arthur_french::candidates::Part], moment: usize) -> u32 {
+        use arthur_french::candidates::{Part, SlotWords};
+        let mut at = from;
+        for part in parts {
+            at = match part {
+                Part::Word(w) => {
+                    let to = self.state();
+                    self.add(at, to, Move::Word(w.clone()));
+                    to
+                }
+                Part::Alt(alts) => {
+                    let to = self.state();
+                    for alt in alts {
+                        let end = self.parts(at, alt, moment);
+                        self.add(end, to, Move::Epsilon);
+                    }
+                    to
+                }
+                Part::Opt(inner) => {
+                    let end = self.parts(at, inner, moment);
+                    self.add(at, end, Move::Epsilon);
+                    end
+                }
+                Part::Slot(SlotWords::Free) => self.several(at, Move::Any),
+                Part::Slot(SlotWords::Moment) => self.several(at, Move::Class(moment)),
+                Part::Slot(SlotWords::Names(names)) => {
+                    let words: Vec<String> = names.iter().flat_map(|n| phrase_words(n)).collect();
+                    self.classes.push((words, false));
+                    let class = self.classes.len() - 1;
+                    self.several(at, Move::Class(class))
+                }
+            };
+        }
+        at
+    }
+}
+
+/// Whether `parts` may begin with a free slot.
+fn starts_free(parts: &[arthur_french::candidates::Part]) -> bool {
+    use arthur_french::candidates::{Part, SlotWords};
+    match parts.split_first() {
+        None => false,
+        Some((Part::Slot(SlotWords::Free), _)) => true,
+        Some((Part::Slot(_) | Part::Word(_), _)) => false,
+        Some((Part::Opt(inner), rest)) => starts_free(inner) || starts_free(rest),
+        Some((Part::Alt(alts), rest)) => alts.iter().any(|a| starts_free(a) || (a.is_empty() && starts_free(rest))),
+    }
+}
+
+/// Folded words of a name or phrase, as the phrase network reads them.
+fn phrase_words(text: &str) -> Vec<String> {
+    arthur_french::Words::split_only(text).words.into_iter().map(|w| w.folded).collect()
+}
+
+/// The network of the French grammar's sentences after `wake_word`, with `lexicon`'s names.
+pub fn phrase_net(wake_word: &str, lexicon: &Lexicon) -> WordNet {
+    use arthur_french::candidates::{french_templates, AROUND_WORDS, MOMENT_WORDS};
+    let mut net = WordNet::default();
+    let start = net.state();
+    net.classes.push((MOMENT_WORDS.iter().map(|w| w.to_string()).collect(), true));
+    net.classes.push((AROUND_WORDS.iter().map(|w| w.to_string()).collect(), false));
+    let (moment, around) = (0, 1);
+    // The wake word, said or not (the recogniser hears it in front of the command).
+    let mut at = start;
+    for w in phrase_words(wake_word) {
+        let to = net.state();
+        net.add(at, to, Move::Word(w));
+        at = to;
+    }
+    let woken = net.state();
+    net.add(at, woken, Move::Epsilon);
+    net.add(start, woken, Move::Epsilon);
+    // Hesitations, openers and polite heads, then one template, then polite tails.
+    let head = net.several(woken, Move::Class(around));
+    net.add(woken, head, Move::Epsilon);
+    let end = net.state();
+    // A template that may start with free text (« {texte} désormais ») would leave every
+    // sentence free from its first word: it is left out (the grammar still reads it).
+    for template in french_templates(lexicon).into_iter().filter(|t| !starts_free(t)) {
+        let after = net.parts(head, &template, moment);
+        net.add(after, end, Move::Epsilon);
+    }
+    net.several(end, Move::Class(around));
+    net
+}
+
+/// How much whisper must have believed a reading for a command it holds to run unasked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Confidence {
+    /// A word token whisper gave a lower log-probability than this is a guess.
+    pub min_logprob: f32,
+    /// A token chosen this many logits below whisper's own first choice (the favoured
+    /// words or the phrase network pulled it in) is a guess too.
+    pub max_gap: f32,
+}
+
+impl Confidence {
+    /// Chosen on the `ears-fr` figures (issue 40).
+    pub const MEASURED: Self = Self { min_logprob: -2.3, max_gap: 2.0 };
+
+    /// Whether a reading holds a guess: a token of a word (not the wake word, not
+    /// punctuation) whisper itself weighed below these bounds. `tokens` are (text,
+    /// log-probability, gap) in order.
+    pub fn doubts<'a>(&self, tokens: impl IntoIterator<Item = (&'a str, f32, f32)>, wake_word: &str) -> bool {
+        let wake: Vec<String> = phrase_words(wake_word);
+        let mut text = String::new();
+        for (piece, logprob, gap) in tokens {
+            text.push_str(piece);
+            if !piece.chars().any(char::is_alphanumeric) {
+                continue;
+            }
+            // Tokens of the wake word, at the very start, are the wake word's business.
+            let words = phrase_words(&text);
+            let in_wake = words.len() <= wake.len() && words.iter().zip(&wake).all(|(a, b)| b.starts_with(a.as_str()));
+            if in_wake {
+                continue;
+            }
+            if logprob < self.min_logprob || gap > self.max_gap {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// A command that would write heard with doubt reads as unsure: the turn asks
+/// (« J'ai peut-être mal entendu. Tu veux que je… ? ») instead of running it. Other
+/// readings stay as they are (a question asked, a reading, free speech).
+pub fn doubted(reading: Reading) -> Reading {
+    use crate::understand::{Command, Doubt};
+    match reading {
+        Reading::Sure(Command::Tool(command)) if writes(&command) => {
+            Reading::Unsure { command: Command::Tool(command), doubt: Doubt::Misheard }
+        }
+        other => other,
+    }
+}
+
+/// Whether a command changes the store (reading a list or the time does not).
+pub fn writes(command: &crate::understand::ToolCommand) -> bool {
+    let name = command.name();
+    !(name.starts_with("lister_") || name.starts_with("lire_") || name.starts_with("chercher_"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,5 +506,90 @@ mod tests {
         let failed =
             hear(|_| Err::<String, _>("whisper"), None, None, SecondReading::UnlessSure, id, now(), tz, &lexicon);
         assert_eq!(failed, Err("whisper"));
+    }
+
+    /// Walks `net` over `words` (a small interpreter of the moves, for the tests): whether
+    /// some sentence of the network starts with them.
+    fn walk(net: &WordNet, words: &[&str]) -> bool {
+        let closure = |mut set: Vec<u32>| {
+            let mut i = 0;
+            while i < set.len() {
+                for (f, t, m) in &net.moves {
+                    if *f == set[i] && *m == Move::Epsilon && !set.contains(t) {
+                        set.push(*t);
+                    }
+                }
+                i += 1;
+            }
+            set
+        };
+        let mut set = closure(vec![0]);
+        for w in words {
+            let mut next = Vec::new();
+            for (f, t, m) in &net.moves {
+                let takes = match m {
+                    Move::Epsilon => false,
+                    Move::Word(x) => x == w,
+                    Move::Any => true,
+                    Move::Class(c) => {
+                        let (words, digits) = &net.classes[*c];
+                        words.iter().any(|x| x == w) || (*digits && w.chars().any(|c| c.is_ascii_digit()))
+                    }
+                };
+                if set.contains(f) && takes && !next.contains(t) {
+                    next.push(*t);
+                }
+            }
+            set = closure(next);
+            if set.is_empty() {
+                return false;
+            }
+        }
+        true
+    }
+
+    #[test]
+    fn the_phrase_net_holds_the_grammar_sentences_and_free_slots() {
+        let lexicon = Lexicon { projects: vec!["Jardin potager".into()], ..Default::default() };
+        let net = phrase_net("Arthur", &lexicon);
+        let ok = |s: &str| {
+            let words: Vec<String> = phrase_words(s);
+            walk(&net, &words.iter().map(String::as_str).collect::<Vec<_>>())
+        };
+        assert!(ok("Arthur, rappelle-moi demain à neuf heures d'appeler la banque"));
+        assert!(ok("rappelle-moi d'appeler le plombier vendredi à 18 h"), "without the wake word, digits");
+        assert!(ok("Arthur, quels sont mes rappels"));
+        assert!(ok("Arthur, euh, crée le projet cuisine"));
+        assert!(ok("Arthur, note pour jardin potager : semer"), "a known name");
+        assert!(!ok("Arthur, qu'elles sont mérapelles"), "a misheard frame leaves the network");
+        assert!(!ok("Arthur, crès le projet cuisine"));
+        assert!(ok("Arthur, fais-moi le bilan de la semaine"));
+        assert!(!ok("Arthur, fais-moi le bilan de la jodi"), "a closed slot takes its own words");
+    }
+
+    #[test]
+    fn a_reading_whisper_weighed_low_is_doubted_past_the_wake_word() {
+        let c = Confidence { min_logprob: -2.0, max_gap: 1.0 };
+        let sure = [(" Arthur", -0.1, 0.0), (",", -0.1, 0.0), (" quelle", -0.2, 0.0), (" heure", -0.3, 0.0)];
+        assert!(!c.doubts(sure, "Arthur"));
+        let low = [(" Arthur", -0.1, 0.0), (" neuf", -2.5, 0.0)];
+        assert!(c.doubts(low, "Arthur"));
+        let pulled = [(" Arthur", -0.1, 0.0), (" jeudi", -0.5, 1.5)];
+        assert!(c.doubts(pulled, "Arthur"), "steered far from whisper's own choice");
+        let wake = [(" Ar", -3.0, 0.0), ("thur", -0.1, 2.0), (",", -4.0, 0.0), (" pause", -0.1, 0.0)];
+        assert!(!c.doubts(wake, "Arthur"), "the wake word and punctuation are not judged");
+    }
+
+    #[test]
+    fn only_writes_are_made_unsure() {
+        let lexicon = Lexicon::default();
+        let tz = chrono_tz::Europe::Paris;
+        let write = understand("rappelle-moi demain à 9 h d'appeler la banque", now(), tz, &lexicon).reading;
+        assert!(matches!(doubted(write), Reading::Unsure { doubt: crate::understand::Doubt::Misheard, .. }));
+        let read = understand("quels sont mes rappels", now(), tz, &lexicon).reading;
+        assert!(matches!(doubted(read.clone()), Reading::Sure(_)), "{read:?}");
+        let time = understand("quelle heure est-il", now(), tz, &lexicon).reading;
+        assert_eq!(doubted(time.clone()), time);
+        assert_eq!(doubted(Reading::NotCommand), Reading::NotCommand);
     }
 }

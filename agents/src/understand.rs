@@ -1003,9 +1003,7 @@ pub fn several_items(raw: &str) -> Vec<String> {
                 // « du du papier »: an article said twice opens nothing.
                 && !ARTICLES.contains(&prev.as_str())
                 && k > start;
-            if opens && matches!(w.as_str(), "du" | "des" | "un" | "une" | "quelques")
-                || opens && two.starts_with("de l")
-            {
+            if opens && (matches!(w.as_str(), "du" | "des" | "un" | "une" | "quelques") || two.starts_with("de l")) {
                 items.push(words[start..k].join(" "));
                 start = k;
             }
@@ -1041,7 +1039,7 @@ pub fn bare_item(raw: &str) -> String {
     // « du du papier toilette »: an article said twice.
     let again = bare_item_once(&item);
     let first = |s: &str| s.split_whitespace().next().map(arthur_french::fold::fold).unwrap_or_default();
-    if again != item && first(&raw.trim()[..raw.trim().len() - item.len()].trim()) == first(&item) {
+    if again != item && first(raw.trim()[..raw.trim().len() - item.len()].trim()) == first(&item) {
         again
     } else {
         item

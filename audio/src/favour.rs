@@ -184,6 +184,43 @@ pub(crate) fn install(params: &mut whisper_rs::FullParams<'_, '_>, vocabulary: &
     }
 }
 
+/// Sets `params` to run `steer` at each decoding step (favoured words, the phrase network,
+/// the model's own weights: [`crate::phrases::Steer`]). `steer` must outlive the `full` call.
+pub(crate) fn install_steer(params: &mut whisper_rs::FullParams<'_, '_>, steer: &crate::phrases::Steer<'_>) {
+    // SAFETY: as in `install`: called only inside `whisper_full`, while the caller keeps
+    // `steer` borrowed; `Steer` is Sync (its record is behind a mutex).
+    unsafe {
+        params.set_filter_logits_callback(Some(steer_logits));
+        params.set_filter_logits_callback_user_data(steer as *const crate::phrases::Steer<'_> as *mut c_void);
+    }
+}
+
+/// whisper.cpp's logits filter for [`install_steer`]. Never panics.
+unsafe extern "C" fn steer_logits(
+    _ctx: *mut whisper_context,
+    _state: *mut whisper_state,
+    tokens: *const whisper_token_data,
+    n_tokens: c_int,
+    logits: *mut f32,
+    user_data: *mut c_void,
+) {
+    if user_data.is_null() || logits.is_null() {
+        return;
+    }
+    // SAFETY: `user_data` is the `&Steer` `install_steer` set, alive for the whole call.
+    let steer = unsafe { &*(user_data as *const crate::phrases::Steer<'_>) };
+    let decoded: Vec<i32> = match usize::try_from(n_tokens) {
+        // SAFETY: whisper.cpp passes its `tokens_cur` vector: `n_tokens` valid elements.
+        Ok(n) if n > 0 && !tokens.is_null() => {
+            unsafe { std::slice::from_raw_parts(tokens, n) }.iter().map(|t| t.id).collect()
+        }
+        _ => Vec::new(),
+    };
+    // SAFETY: whisper.cpp's `decoder.logits` holds exactly n_vocab floats.
+    let logits = unsafe { std::slice::from_raw_parts_mut(logits, steer.table.n_vocab()) };
+    steer.steer(&decoded, logits);
+}
+
 /// whisper.cpp's logits filter: `tokens` are the reading's tokens so far, `logits` the
 /// next token's (n_vocab of them). Never panics (a panic cannot cross the C boundary).
 unsafe extern "C" fn favour_logits(

@@ -13,6 +13,7 @@ pub mod earcon;
 pub mod echo;
 pub mod favour;
 pub mod hearing;
+pub mod phrases;
 pub mod piper;
 pub mod playback;
 pub mod quiet;

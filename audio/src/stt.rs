@@ -129,6 +129,8 @@ pub struct Transcriber {
     options: SttOptions,
     /// [`SttOptions::favour`], tokenized for this model.
     favour: Option<Vocabulary>,
+    /// The model's tokens as pieces of words, for the phrase network (built on first use).
+    tokens: std::sync::OnceLock<crate::phrases::TokenTable>,
 }
 
 impl std::fmt::Debug for Transcriber {
@@ -183,7 +185,7 @@ impl Transcriber {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "whisper model loaded"
         );
-        let mut t = Self { ctx, state: Mutex::new(state), options, favour: None };
+        let mut t = Self { ctx, state: Mutex::new(state), options, favour: None, tokens: Default::default() };
         if !t.options.favour.is_empty() {
             let phrases: Vec<&str> = t.options.favour.iter().map(String::as_str).collect();
             t.favour = Some(t.vocabulary(&phrases, t.options.favour_bonus)).filter(|v| !v.is_empty());
@@ -242,11 +244,7 @@ impl Transcriber {
         if pcm_16k_mono.len() < crate::SAMPLE_RATE_HZ as usize / 10 {
             return Ok(vec![String::new(); prompts.len()]);
         }
-        let denoise = match self.options.denoise {
-            Denoise::Off => false,
-            Denoise::Always => true,
-            Denoise::BelowSnrDb(limit) => room.is_some_and(|r| r.snr_db() < limit),
-        };
+        let denoise = self.denoises(room);
         let cleaned;
         let pcm = if denoise {
             cleaned = crate::denoise::denoise(pcm_16k_mono);
@@ -258,42 +256,12 @@ impl Transcriber {
         let mut state = self.state.lock().map_err(|_| SttError::Poisoned)?;
         for prompt in prompts {
             let started = Instant::now();
-            let mut params = match self.options.beam_size {
-                Some(width) => {
-                    FullParams::new(SamplingStrategy::BeamSearch { beam_size: width as i32, patience: -1.0 })
-                }
-                None => FullParams::new(SamplingStrategy::Greedy { best_of: 1 }),
-            };
-            params.set_n_threads(self.options.threads as i32);
-            params.set_language(Some(&self.options.language));
-            params.set_translate(false);
-            params.set_no_timestamps(true);
-            params.set_single_segment(true);
-            params.set_no_context(true);
-            params.set_suppress_blank(true);
-            params.set_print_special(false);
-            params.set_print_progress(false);
-            params.set_print_realtime(false);
-            params.set_print_timestamps(false);
-            if let Some(prompt) = prompt.filter(|p| !p.trim().is_empty()) {
-                params.set_initial_prompt(prompt);
-            }
-            match (self.options.audio_ctx, self.options.adaptive_audio_ctx) {
-                (Some(ctx), _) => params.set_audio_ctx(ctx),
-                (None, true) => params.set_audio_ctx(fitted_audio_ctx(pcm.len(), self.options.audio_ctx_floor)),
-                (None, false) => {}
-            }
+            let mut params = self.params(*prompt, pcm.len());
             if let Some(v) = vocabulary.filter(|v| !v.is_empty()) {
                 crate::favour::install(&mut params, v);
             }
             state.full(params, pcm)?;
-            let mut text = String::new();
-            for i in 0..state.full_n_segments() {
-                if let Some(segment) = state.get_segment(i) {
-                    text.push_str(&segment.to_str_lossy()?);
-                }
-            }
-            let text = text.trim().to_owned();
+            let text = segments_text(&state)?;
             let filtered = is_hallucination(&text);
             tracing::debug!(
                 audio_ms = pcm.len() as u64 * 1000 / u64::from(crate::SAMPLE_RATE_HZ),
@@ -309,6 +277,139 @@ impl Transcriber {
         }
         Ok(out)
     }
+
+    /// The decoding parameters for one reading of `samples` samples with `prompt`.
+    fn params(&self, prompt: Option<&str>, samples: usize) -> FullParams<'_, '_> {
+        let mut params = match self.options.beam_size {
+            Some(width) => FullParams::new(SamplingStrategy::BeamSearch { beam_size: width as i32, patience: -1.0 }),
+            None => FullParams::new(SamplingStrategy::Greedy { best_of: 1 }),
+        };
+        params.set_n_threads(self.options.threads as i32);
+        params.set_language(Some(&self.options.language));
+        params.set_translate(false);
+        params.set_no_timestamps(true);
+        params.set_single_segment(true);
+        params.set_no_context(true);
+        params.set_suppress_blank(true);
+        params.set_print_special(false);
+        params.set_print_progress(false);
+        params.set_print_realtime(false);
+        params.set_print_timestamps(false);
+        if let Some(prompt) = prompt.filter(|p| !p.trim().is_empty()) {
+            params.set_initial_prompt(prompt);
+        }
+        match (self.options.audio_ctx, self.options.adaptive_audio_ctx) {
+            (Some(ctx), _) => params.set_audio_ctx(ctx),
+            (None, true) => params.set_audio_ctx(fitted_audio_ctx(samples, self.options.audio_ctx_floor)),
+            (None, false) => {}
+        }
+        params
+    }
+
+    /// The model's tokens as pieces of words (built once, ~50 k tokens).
+    fn token_table(&self) -> &crate::phrases::TokenTable {
+        self.tokens.get_or_init(|| {
+            let n = self.ctx.n_vocab().max(0);
+            let bytes = (0..n).map(|t| self.ctx.token_to_bytes(t).map(<[u8]>::to_vec).unwrap_or_default()).collect();
+            crate::phrases::TokenTable::new(bytes, self.ctx.token_eot())
+        })
+    }
+
+    /// One reading of an utterance, steered: `vocabulary`'s words favoured, and, with
+    /// `net`, the tokens that would leave the phrase network lowered by its penalty
+    /// ([`crate::phrases`]). Returns the text with the weight whisper itself gave each of
+    /// its tokens before any steering (greedy decoding only: with beam search the weights
+    /// are left empty, the decoders' steps being interleaved).
+    pub fn read_steered(
+        &self,
+        pcm_16k_mono: &[f32],
+        room: Option<Room>,
+        prompt: Option<&str>,
+        vocabulary: Option<&Vocabulary>,
+        net: Option<(&crate::phrases::PhraseNet, f32)>,
+    ) -> Result<SteeredReading, SttError> {
+        if pcm_16k_mono.len() < crate::SAMPLE_RATE_HZ as usize / 10 {
+            return Ok(SteeredReading::default());
+        }
+        let cleaned;
+        let pcm = if self.denoises(room) {
+            cleaned = crate::denoise::denoise(pcm_16k_mono);
+            &cleaned[..]
+        } else {
+            pcm_16k_mono
+        };
+        let table = self.token_table();
+        let steer =
+            crate::phrases::Steer::new(vocabulary.filter(|v| !v.is_empty()), net.filter(|(n, _)| !n.is_empty()), table);
+        let started = Instant::now();
+        let mut state = self.state.lock().map_err(|_| SttError::Poisoned)?;
+        let mut params = self.params(prompt, pcm.len());
+        crate::favour::install_steer(&mut params, &steer);
+        state.full(params, pcm)?;
+        let text = segments_text(&state)?;
+        drop(state);
+        let filtered = is_hallucination(&text);
+        let weights = if self.options.beam_size.is_some() { Vec::new() } else { steer.weights() };
+        let mut tokens = Vec::with_capacity(weights.len());
+        for w in weights {
+            let piece =
+                self.ctx.token_to_bytes(w.id).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+            tokens.push(HeardToken { text: piece, logprob: w.logprob, gap: w.gap });
+        }
+        tracing::debug!(
+            audio_ms = pcm.len() as u64 * 1000 / u64::from(crate::SAMPLE_RATE_HZ),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            chars = text.chars().count(),
+            steered_steps = steer.steered_steps(),
+            filtered,
+            "whisper steered transcription"
+        );
+        Ok(if filtered {
+            SteeredReading::default()
+        } else {
+            SteeredReading { text, tokens, steered_steps: steer.steered_steps() }
+        })
+    }
+
+    fn denoises(&self, room: Option<Room>) -> bool {
+        match self.options.denoise {
+            Denoise::Off => false,
+            Denoise::Always => true,
+            Denoise::BelowSnrDb(limit) => room.is_some_and(|r| r.snr_db() < limit),
+        }
+    }
+}
+
+/// A reading and how whisper weighed it ([`Transcriber::read_steered`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SteeredReading {
+    pub text: String,
+    /// The reading's tokens in order (their text concatenated is the reading, give or
+    /// take the spaces `text` was trimmed of).
+    pub tokens: Vec<HeardToken>,
+    /// Decoding steps at which the phrase network lowered some token.
+    pub steered_steps: usize,
+}
+
+/// One token of a reading as whisper weighed it before any steering.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeardToken {
+    pub text: String,
+    /// Its log-probability under the model alone.
+    pub logprob: f32,
+    /// Logits below the model's own first choice at that step (0: whisper's own choice).
+    pub gap: f32,
+}
+
+/// The text of the segments whisper decoded, trimmed.
+fn segments_text(state: &WhisperState) -> Result<String, SttError> {
+    let mut text = String::new();
+    for i in 0..state.full_n_segments() {
+        if let Some(segment) = state.get_segment(i) {
+            text.push_str(&segment.to_str_lossy()?);
+        }
+    }
+    Ok(text.trim().to_owned())
 }
 
 /// Phrases whisper produces on silence or noise (learnt from subtitles), compared after

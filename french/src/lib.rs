@@ -6,6 +6,7 @@
 //! This crate is a leaf: it knows nothing of tools, stores or models. It says which intent
 //! a sentence expresses and with which slot values; the agents decide what that means.
 
+pub mod candidates;
 pub mod duration;
 pub mod fold;
 pub mod grammar;

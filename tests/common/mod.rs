@@ -344,6 +344,23 @@ pub fn french_speech(text: &str, path: &std::path::Path) -> Vec<f32> {
     arthur_audio::wav::read_wav_16k_mono(path).unwrap()
 }
 
+/// French speech said by the natural French test voice (Kokoro-82M, voice ff_siwis:
+/// `scripts/kokoro-say`, installed by `scripts/fetch-french-test-voice`), 16 kHz mono, half a
+/// second of silence on each side. Written to `path`; the samples are returned.
+pub fn kokoro_speech(text: &str, path: &std::path::Path) -> Vec<f32> {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/kokoro-say");
+    let out = std::process::Command::new(&script).arg(text).arg(path).output().expect("scripts/kokoro-say runs");
+    assert!(
+        out.status.success(),
+        "run scripts/fetch-french-test-voice (scripts/setup does): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut samples = vec![0.0; 8_000];
+    samples.extend(arthur_audio::wav::read_wav_16k_mono(path).unwrap());
+    samples.extend(vec![0.0; 8_000]);
+    samples
+}
+
 fn dirs_cache() -> PathBuf {
     std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)

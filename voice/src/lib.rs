@@ -8,6 +8,7 @@
 
 pub mod listen;
 pub mod notifier;
+pub mod phrases;
 pub mod selftest;
 pub mod tally;
 pub mod timers;

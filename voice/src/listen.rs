@@ -941,8 +941,11 @@ impl<'a> VoiceLoop<'a> {
         on_event(&LoopEvent::Heard(command.clone()));
         speaker.enqueue(&earcon_pcm(earcon::listening()))?;
         let turn_started = Instant::now();
-        let result =
-            self.engine.run_heard(s.conversation.as_deref(), &command, None).await.context("running the turn")?;
+        let result = self
+            .engine
+            .run_heard(s.conversation.as_deref(), &command, false, None)
+            .await
+            .context("running the turn")?;
         let turn_ms = turn_started.elapsed().as_millis() as u64;
         s.conversation = Some(result.conversation_id.clone());
         on_event(&LoopEvent::Answer(result.written.clone()));
@@ -1052,7 +1055,7 @@ impl<'a> VoiceLoop<'a> {
                         on_event(&LoopEvent::Heard(transcript.clone()));
                         let result = self
                             .engine
-                            .run_heard(conversation.as_deref(), &transcript, None)
+                            .run_heard(conversation.as_deref(), &transcript, false, None)
                             .await
                             .context("running the turn")?;
                         conversation = Some(result.conversation_id.clone());

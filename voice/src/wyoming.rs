@@ -207,7 +207,7 @@ impl Handler for TurnHandler {
         }
         let result = self
             .engine
-            .run_heard(conversation, text, None)
+            .run_heard(conversation, text, false, None)
             .await
             .map_err(|e| ServiceError::Failed(format!("the turn failed: {e}")))?;
         let handled =

@@ -106,6 +106,8 @@ pub enum Source {
     Typed,
     /// A transcript (the voice loop, Home Assistant): a free text loses its hesitations.
     Heard,
+    /// A transcript the ears doubted: a write is asked first.
+    Doubted,
 }
 
 /// How a turn ended, as `arthur ask` exits: 0, 3 or 4, like `arthur tool`.
@@ -381,14 +383,18 @@ impl TurnEngine {
     }
 
     /// [`Self::run`] on a transcript: a free text it stores loses its hesitations
-    /// (« euh »), never a word of content.
+    /// (« euh »), never a word of content. `misheard`: the ears heard it with doubt (whisper
+    /// itself weighed some word of it low, `crate::ears::Confidence`): a command that would
+    /// write is asked first (« J'ai peut-être mal entendu. Tu veux que je… ? »), never run.
     pub async fn run_heard(
         &self,
         conversation: Option<&str>,
         text: &str,
+        misheard: bool,
         events: Option<EventSink<'_>>,
     ) -> Result<TurnResult, StoreError> {
-        self.run_from(conversation, text, Source::Heard, events).await
+        let source = if misheard { Source::Doubted } else { Source::Heard };
+        self.run_from(conversation, text, source, events).await
     }
 
     /// Runs one turn on words typed or heard.
@@ -408,7 +414,7 @@ impl TurnEngine {
         let _cleanup = LockCleanup { engine: self, conversation: conversation_id.clone() };
         store.create_conversation(&conversation_id, now).await?;
         let turn_id = store.begin_turn(&conversation_id, text, now).await?;
-        let mut state = TurnState { said: text.to_string(), heard: source == Source::Heard, ..TurnState::default() };
+        let mut state = TurnState { said: text.to_string(), heard: source != Source::Typed, ..TurnState::default() };
 
         // A write awaiting confirmation is answered first, deterministically; any other
         // message drops it.
@@ -422,7 +428,7 @@ impl TurnEngine {
         let pending = match taken {
             Some(p) if now - p.created_at <= chrono::Duration::minutes(PENDING_TTL_MINUTES) => {
                 let f = frame::Frame::from_pending(&p.tool, &p.arguments);
-                match frame::reply(&f, text, source == Source::Heard, local_now, &lexicon) {
+                match frame::reply(&f, text, source != Source::Typed, local_now, &lexicon) {
                     frame::Reply::Other => None,
                     answer => Some((f, answer)),
                 }
@@ -431,7 +437,11 @@ impl TurnEngine {
         };
 
         let t_read = Instant::now();
-        let understanding = understand_as(text, source == Source::Heard, now, self.ctx.tz, &lexicon);
+        let heard = source != Source::Typed;
+        let mut understanding = understand_as(text, heard, now, self.ctx.tz, &lexicon);
+        if source == Source::Doubted {
+            understanding.reading = crate::ears::doubted(understanding.reading);
+        }
         let topic = arthur_french::topic::topic(
             &arthur_french::Words::new(text),
             now.with_timezone(&self.ctx.tz).naive_local(),
