@@ -1450,7 +1450,10 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
             if action.is_none() && delta.is_none() {
                 return Some(Built::Incomplete(Doubt::Missing));
             }
-            tool(T::ModifierMinuteur { nom: timer_name(m), duree_initiale_secondes, delta_secondes: delta, action }, None)
+            tool(
+                T::ModifierMinuteur { nom: timer_name(m), duree_initiale_secondes, delta_secondes: delta, action },
+                None,
+            )
         }
         "annuler_minuteur" => {
             let tous = arg("tous") == Some("true");
@@ -1486,12 +1489,13 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
                     {
                         return None;
                     }
-                    // « lait dans la liste », « dans notre »: words of the sentence around the
-                    // item, not an item; never written.
+                    // « lait dans la liste », « dans notre », « achat lait » (« ma liste achat
+                    // lait »): words of the sentence around the item, not an item; never written.
                     let fe = arthur_french::fold::fold(&element);
                     let first = fe.split_whitespace().next().unwrap_or_default();
                     if fe.split_whitespace().any(|w| matches!(w, "liste" | "listes" | "notre" | "nos" | "votre"))
                         || matches!(first, "dans" | "sur" | "a" | "au" | "aux" | "notre" | "nos" | "votre")
+                        || (matches!(first, "achat" | "achats" | "shopping" | "commissions") && fe.contains(' '))
                     {
                         return None;
                     }

@@ -5,7 +5,10 @@
 //! the package holds templates, not test sentences). A sentence passes when the grammar
 //! reads the same action (run when sure, asked when not) with the same duration, item or
 //! list, on the same timer (the one named, the one started for the duration said, or the
-//! only one); a sure write of anything else is a wrong write, and there must be none.
+//! only one); a sure write of anything else is a wrong write, and there must be none. A
+//! few template rules Arthur reads otherwise on purpose are counted apart, each with its
+//! reason (`out_of_scope`). `HA_CORPUS_FILE=path` reads another draw instead, a holdout
+//! (`scripts/ha-sentences --holdout`).
 
 use arthur_agents::understand::{understand, Command, Reading, TimerAction, Told, ToolCommand};
 use arthur_french::Lexicon;
@@ -42,6 +45,35 @@ fn total<'a>(parts: impl Iterator<Item = &'a str>) -> i64 {
         };
     }
     s
+}
+
+/// Why a sentence of Home Assistant's is not Arthur's to read as that intent (`None`: it is).
+/// Each reason stands for one template rule; a wrong write is still counted on these.
+fn out_of_scope(intent: &str, combo: &str, text: &str) -> Option<&'static str> {
+    let f = arthur_french::fold::fold(text).to_lowercase().replace('-', " ");
+    match intent {
+        // HassNevermind's « chut | silence | tais-toi »: Arthur's voice loop takes these as stop
+        // words that only cut its speech, before any grammar (voice/src/words.rs); the
+        // grammar's « laisse tomber » (Told::Cancel) takes back the last write when no question
+        // is pending, which « tais-toi » must never do.
+        "HassNevermind" if matches!(f.as_str(), "chut" | "silence" | "tais toi") => {
+            Some("a stop word, not « laisse tomber »")
+        }
+        // HassCancelTimer's `[<le>|<mon>] <minuteur>` lets « les/mes » and a plural noun name
+        // one timer; in French « annule les minuteurs » is all of them, and Arthur asks whether
+        // to cancel every timer.
+        "HassCancelTimer"
+            if combo == "default"
+                && ["les ", "mes "].iter().any(|d| {
+                    ["minuteurs", "minuteries", "timers", "comptes a rebours", "decomptes"]
+                        .iter()
+                        .any(|n| f.ends_with(&format!("{d}{n}")))
+                }) =>
+        {
+            Some("« les minuteurs » is every timer")
+        }
+        _ => None,
+    }
 }
 
 #[derive(Debug, PartialEq)]
@@ -81,12 +113,20 @@ fn judge(intent: &str, combo: &str, reading: &Reading) -> Verdict {
         ) => *d == -seconds(combo) && aims(nom, duree_initiale_secondes),
         (
             "HassPauseTimer",
-            Some(Command::Tool(T::ModifierMinuteur { action: Some(TimerAction::Pause), nom, duree_initiale_secondes, .. })),
+            Some(Command::Tool(T::ModifierMinuteur {
+                action: Some(TimerAction::Pause),
+                nom,
+                duree_initiale_secondes,
+                ..
+            })),
         ) => aims(nom, duree_initiale_secondes),
         (
             "HassUnpauseTimer",
             Some(Command::Tool(T::ModifierMinuteur {
-                action: Some(TimerAction::Resume), nom, duree_initiale_secondes, ..
+                action: Some(TimerAction::Resume),
+                nom,
+                duree_initiale_secondes,
+                ..
             })),
         ) => aims(nom, duree_initiale_secondes),
         ("HassTimerStatus", Some(Command::Tool(T::ListerMinuteurs { nom, duree_initiale_secondes }))) => {
@@ -130,29 +170,48 @@ fn home_assistant_french_sentences() {
     let now = Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap();
     let lexicon =
         Lexicon { projects: vec![], lists: vec!["courses".into(), "tâches".into()], timers: vec!["pâtes".into()] };
-    let mut per_intent: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    // Per intent: passed, judged, and of the passed, asked before being run.
+    let mut per_intent: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
+    let mut excluded: BTreeMap<&str, usize> = BTreeMap::new();
     let mut wrong = Vec::new();
     let mut misses: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for line in CORPUS.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+    // Another draw of the same templates (a holdout: the committed draw is the one the
+    // grammar was tuned on).
+    let other = std::env::var("HA_CORPUS_FILE").ok().map(|p| std::fs::read_to_string(p).expect("HA_CORPUS_FILE reads"));
+    for line in other.as_deref().unwrap_or(CORPUS).lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
         let mut cols = line.split('\t');
         let (Some(intent), Some(combo), Some(text)) = (cols.next(), cols.next(), cols.next()) else { continue };
         let reading = understand(text, now, chrono_tz::Europe::Paris, &lexicon).reading;
         let verdict = judge(intent, combo, &reading);
+        if verdict != Verdict::WrongWrite {
+            if let Some(why) = out_of_scope(intent, combo, text) {
+                *excluded.entry(why).or_default() += 1;
+                continue;
+            }
+        }
         let e = per_intent.entry(intent).or_default();
         e.1 += 1;
         match verdict {
-            Verdict::Pass => e.0 += 1,
+            Verdict::Pass => {
+                e.0 += 1;
+                e.2 += usize::from(matches!(reading, Reading::Unsure { .. }));
+            }
             Verdict::WrongWrite => wrong.push(format!("{intent} {combo} « {text} » → {reading:?}")),
             Verdict::Miss => misses.entry(intent).or_default().push(text),
         }
     }
-    let (passed, total) = per_intent.values().fold((0, 0), |(p, t), (a, b)| (p + a, t + b));
+    let (passed, total, asked) = per_intent.values().fold((0, 0, 0), |(p, t, q), (a, b, c)| (p + a, t + b, q + c));
+    let left_out: usize = excluded.values().sum();
     println!(
-        "Home Assistant's French sentences: {passed}/{total} pass ({:.1} %)",
+        "Home Assistant's French sentences: {passed}/{total} pass ({:.1} %; {asked} of them asked first), \
+         {left_out} more out of Arthur's scope",
         100.0 * passed as f64 / total as f64
     );
-    for (intent, (p, t)) in &per_intent {
-        println!("  {intent}: {p}/{t}");
+    for (why, n) in &excluded {
+        println!("  excluded: {n} ({why})");
+    }
+    for (intent, (p, t, a)) in &per_intent {
+        println!("  {intent}: {p}/{t} (asked {a})");
     }
     // `HA_CORPUS_ALL=1` prints every miss, not only the first of each intent.
     let shown = if std::env::var_os("HA_CORPUS_ALL").is_some() { usize::MAX } else { 8 };
@@ -165,10 +224,10 @@ fn home_assistant_french_sentences() {
         println!("  WRONG WRITE {w}");
     }
     assert!(wrong.is_empty(), "{} wrong writes", wrong.len());
-    assert!(total > 3000, "the corpus is whole");
-    // The figure measured when this test was written (NOTE: raise it as the grammar learns).
+    assert!(total + left_out > 3000, "the corpus is whole");
+    // A floor on the figure reached (issue 39: every judged sentence, 3296 of them).
     assert!(passed * 100 >= total * MIN_PERCENT, "{passed}/{total} pass, under {MIN_PERCENT} %");
 }
 
 /// The pass rate the grammar must keep on these sentences.
-const MIN_PERCENT: usize = 51;
+const MIN_PERCENT: usize = 100;

@@ -152,7 +152,10 @@ enum Node {
     Misheard(String),
     Alt(Vec<Vec<Node>>),
     Opt(Vec<Node>),
-    Slot { name: String, kind: SlotKind },
+    Slot {
+        name: String,
+        kind: SlotKind,
+    },
 }
 
 #[derive(Debug)]
