@@ -145,16 +145,21 @@ pub enum ToolCommand {
         duree_secondes: i64,
         nom: Option<String>,
     },
+    /// A timer is targeted by its name, or by the duration it was started with
+    /// (`duree_initiale_secondes`: « le minuteur de 5 minutes »), or is the only one.
     ListerMinuteurs {
         nom: Option<String>,
+        duree_initiale_secondes: Option<i64>,
     },
     ModifierMinuteur {
         nom: Option<String>,
+        duree_initiale_secondes: Option<i64>,
         delta_secondes: Option<i64>,
         action: Option<TimerAction>,
     },
     AnnulerMinuteur {
         nom: Option<String>,
+        duree_initiale_secondes: Option<i64>,
         tous: bool,
     },
     AjouterAListe {
@@ -716,8 +721,8 @@ fn understand_words(words: &Words, local: NaiveDateTime, lexicon: &Lexicon) -> U
     // Another reading just as good that would do something else: ask.
     if let Reading::Sure(cmd) = &reading {
         let rival = matches.iter().skip(1).find(|m| {
-            (m.free_words, m.unknown_names, m.fuzzy, m.slot_words)
-                == (best.free_words, best.unknown_names, best.fuzzy, best.slot_words)
+            (m.free_words, m.unknown_names, m.fuzzy, m.misheard, m.slot_words)
+                == (best.free_words, best.unknown_names, best.fuzzy, best.misheard, best.slot_words)
                 && matches!(read(m, local, lexicon), Reading::Sure(ref other) if other != cmd)
         });
         if rival.is_some() {
@@ -750,7 +755,8 @@ fn read(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Reading {
         Built::Ready(c, d) => (c, d),
         Built::Incomplete(d) => return Reading::Incomplete { intent: m.intent.clone(), doubt: d },
     };
-    if m.fuzzy >= 2 {
+    // Two misspelt words, or a word the recogniser writes for another (« mais un minuteur »).
+    if m.fuzzy >= 2 || m.misheard > 0 {
         doubt = doubt.or(Some(Doubt::Misheard));
     }
     if m.ask {
@@ -1097,6 +1103,16 @@ fn timer_name(m: &Match) -> Option<String> {
     name_slot(m, "nom").map(|(n, _)| n)
 }
 
+/// The duration a timer was started with, when the sentence names it so (« le minuteur de
+/// 5 minutes »); a zero or negative one is not a timer's.
+fn started_for(m: &Match) -> Result<Option<i64>, Built> {
+    match m.slots.get("duree_initiale_secondes") {
+        Some(SlotValue::Seconds(s)) if *s <= 0 => Err(Built::Incomplete(Doubt::NotPositive)),
+        Some(SlotValue::Seconds(s)) => Ok(Some(*s)),
+        _ => Ok(None),
+    }
+}
+
 /// A timer's name holds no number or duration (« minuteur vingt cinq minutes » is not a
 /// timer named « vingt »).
 fn plausible_timer_name(name: &str) -> bool {
@@ -1404,8 +1420,18 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
                 _ => Some(Built::Incomplete(Doubt::Missing)),
             }
         }
-        "lister_minuteurs" => tool(T::ListerMinuteurs { nom: timer_name(m) }, None),
+        "lister_minuteurs" => {
+            let duree_initiale_secondes = match started_for(m) {
+                Ok(d) => d,
+                Err(b) => return Some(b),
+            };
+            tool(T::ListerMinuteurs { nom: timer_name(m), duree_initiale_secondes }, None)
+        }
         "modifier_minuteur" => {
+            let duree_initiale_secondes = match started_for(m) {
+                Ok(d) => d,
+                Err(b) => return Some(b),
+            };
             let action = match arg("action") {
                 Some("pause") => Some(TimerAction::Pause),
                 Some("reprendre") => Some(TimerAction::Resume),
@@ -1424,11 +1450,20 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
             if action.is_none() && delta.is_none() {
                 return Some(Built::Incomplete(Doubt::Missing));
             }
-            tool(T::ModifierMinuteur { nom: timer_name(m), delta_secondes: delta, action }, None)
+            tool(
+                T::ModifierMinuteur { nom: timer_name(m), duree_initiale_secondes, delta_secondes: delta, action },
+                None,
+            )
         }
         "annuler_minuteur" => {
             let tous = arg("tous") == Some("true");
-            tool(T::AnnulerMinuteur { nom: if tous { None } else { timer_name(m) }, tous }, None)
+            let duree_initiale_secondes = match started_for(m) {
+                Ok(d) => d,
+                Err(b) => return Some(b),
+            };
+            let (nom, duree_initiale_secondes) =
+                if tous { (None, None) } else { (timer_name(m), duree_initiale_secondes) };
+            tool(T::AnnulerMinuteur { nom, duree_initiale_secondes, tous }, None)
         }
         "ajouter_a_liste" | "retirer_de_liste" | "lire_liste" | "vider_liste" => {
             let liste = match name_slot(m, "liste") {
@@ -1445,12 +1480,22 @@ fn command(m: &Match, now: NaiveDateTime, lexicon: &Lexicon) -> Option<Built> {
                     // « des yaourts des yaourts »: an item said again from its start is one
                     // item (a list item is a name; a note keeps its repeats).
                     let element = bare_item(&restarted(&element));
-                    // « lait dans la liste », « dans notre »: words of the sentence around the
-                    // item, not an item; never written.
+                    // « à la liste de du lait »: an article still in front once one was taken
+                    // away is the sentence's, cut in the wrong place; never written.
+                    let first_of = arthur_french::fold::fold(element.split_whitespace().next().unwrap_or_default());
+                    if matches!(first_of.as_str(), "du" | "de" | "des" | "d'" | "le" | "la" | "les" | "l'")
+                        || first_of.starts_with("d'")
+                        || first_of.starts_with("l'")
+                    {
+                        return None;
+                    }
+                    // « lait dans la liste », « dans notre », « achat lait » (« ma liste achat
+                    // lait »): words of the sentence around the item, not an item; never written.
                     let fe = arthur_french::fold::fold(&element);
                     let first = fe.split_whitespace().next().unwrap_or_default();
                     if fe.split_whitespace().any(|w| matches!(w, "liste" | "listes" | "notre" | "nos" | "votre"))
                         || matches!(first, "dans" | "sur" | "a" | "au" | "aux" | "notre" | "nos" | "votre")
+                        || (matches!(first, "achat" | "achats" | "shopping" | "commissions") && fe.contains(' '))
                     {
                         return None;
                     }
@@ -1762,14 +1807,20 @@ impl ToolCommand {
                     set("nom", json!(n));
                 }
             }
-            T::ListerMinuteurs { nom } => {
+            T::ListerMinuteurs { nom, duree_initiale_secondes } => {
                 if let Some(n) = nom {
                     set("nom", json!(n));
                 }
+                if let Some(d) = duree_initiale_secondes {
+                    set("duree_initiale_secondes", json!(d));
+                }
             }
-            T::ModifierMinuteur { nom, delta_secondes, action } => {
+            T::ModifierMinuteur { nom, duree_initiale_secondes, delta_secondes, action } => {
                 if let Some(n) = nom {
                     set("nom", json!(n));
+                }
+                if let Some(d) = duree_initiale_secondes {
+                    set("duree_initiale_secondes", json!(d));
                 }
                 if let Some(d) = delta_secondes {
                     set("delta_secondes", json!(d));
@@ -1780,9 +1831,12 @@ impl ToolCommand {
                     None => {}
                 }
             }
-            T::AnnulerMinuteur { nom, tous } => {
+            T::AnnulerMinuteur { nom, duree_initiale_secondes, tous } => {
                 if let Some(n) = nom {
                     set("nom", json!(n));
+                }
+                if let Some(d) = duree_initiale_secondes {
+                    set("duree_initiale_secondes", json!(d));
                 }
                 if *tous {
                     set("tous", json!(true));

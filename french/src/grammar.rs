@@ -4,7 +4,9 @@
 //! the whole utterance. Slots parse and validate what they hold (a moment, a duration, a
 //! number, a known project or list) so a sentence matches only when every part of it was
 //! understood; among several matches the one that leaves the fewest words to free text
-//! wins (« appeler Luc hier à 10 h » keeps « hier » in the moment, not in the text).
+//! wins (« appeler Luc hier à 10 h » keeps « hier » in the moment, not in the text). A word
+//! written `~mais` is one speech recognition hears for another (« mais » for « mets »): it
+//! matches, and the reading it is part of is never sure.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -60,6 +62,8 @@ pub struct Match {
     pub free_words: usize,
     pub unknown_names: usize,
     pub fuzzy: usize,
+    /// Words matched as the recogniser's mishearing of a template word (`~mais`).
+    pub misheard: usize,
     /// Words read by typed slots: a template that says them in letters is more specific.
     pub slot_words: usize,
     /// The whole utterance as said (cleaned), for intents that keep it all.
@@ -144,9 +148,14 @@ impl SlotKind {
 #[derive(Debug, Clone)]
 enum Node {
     Word(String),
+    /// A word speech recognition writes for another (`~mais` for « mets »).
+    Misheard(String),
     Alt(Vec<Vec<Node>>),
     Opt(Vec<Node>),
-    Slot { name: String, kind: SlotKind },
+    Slot {
+        name: String,
+        kind: SlotKind,
+    },
 }
 
 #[derive(Debug)]
@@ -204,6 +213,9 @@ pub struct Grammar {
     /// Every word written in a template: a word said exactly like one of them is never
     /// read as a misspelling of another.
     vocabulary: HashSet<String>,
+    /// The words written `~word`: not the grammar's words (never favoured, never offered),
+    /// but never read as misspellings either.
+    misheard: HashSet<String>,
 }
 
 /// The French templates shipped with Arthur.
@@ -224,6 +236,7 @@ impl Grammar {
         let mut intents = Vec::new();
         let mut templates = Vec::new();
         let mut vocabulary: HashSet<String> = data.not_misspellings.iter().map(|w| fold(w)).collect();
+        let mut misheard = HashSet::new();
         for (k, intent) in data.intent.iter().enumerate() {
             intents.push(Intent {
                 name: intent.name.clone(),
@@ -235,13 +248,13 @@ impl Grammar {
                 for s in list {
                     let err = |problem: String| GrammarError::Template { template: s.clone(), problem };
                     let nodes = compile(s, &data.rules, 0).map_err(err)?;
-                    collect_words(&nodes, &mut vocabulary);
+                    collect_words(&nodes, &mut vocabulary, &mut misheard);
                     let required = required_words(&nodes);
                     templates.push(Template { intent: k, source: s.clone(), nodes, ask, required });
                 }
             }
         }
-        Ok(Self { intents, templates, vocabulary })
+        Ok(Self { intents, templates, vocabulary, misheard })
     }
 
     /// Whether `word` (folded) is written in some template: the words a command can be
@@ -282,12 +295,13 @@ impl Grammar {
                 lex: &lex,
                 caps: Vec::new(),
                 fuzzy: 0,
+                misheard: 0,
                 steps: 0,
                 found: Vec::new(),
             };
             let mut stack: Vec<&[Node]> = vec![&t.nodes];
             search.walk(&mut stack, 0);
-            for (caps, fuzzy) in search.found {
+            for (caps, fuzzy, misheard) in search.found {
                 let mut slots = BTreeMap::new();
                 let mut free_words = 0;
                 let mut unknown_names = 0;
@@ -318,13 +332,14 @@ impl Grammar {
                         free_words,
                         unknown_names,
                         fuzzy,
+                        misheard,
                         slot_words,
                         said: words.said_between(0, words.words.len()),
                     },
                 ));
             }
         }
-        out.sort_by_key(|(i, m)| (m.free_words, m.unknown_names, m.fuzzy, m.slot_words, *i));
+        out.sort_by_key(|(i, m)| (m.free_words, m.unknown_names, m.fuzzy, m.misheard, m.slot_words, *i));
         out.into_iter().map(|(_, m)| m).collect()
     }
 
@@ -343,6 +358,7 @@ impl Grammar {
         literal.chars().count() >= 6
             && said.chars().count() >= 5
             && !self.vocabulary.contains(said)
+            && !self.misheard.contains(said)
             && !said.chars().any(|c| c.is_ascii_digit())
             && edit_distance_within(literal, said, 1).is_some()
     }
@@ -443,8 +459,9 @@ struct Search<'g, 'w> {
     lex: &'w FoldedLexicon<'w>,
     caps: Vec<Capture>,
     fuzzy: usize,
+    misheard: usize,
     steps: usize,
-    found: Vec<(Vec<Capture>, usize)>,
+    found: Vec<(Vec<Capture>, usize, usize)>,
 }
 
 impl Clone for Capture {
@@ -497,7 +514,7 @@ impl Search<'_, '_> {
         }
         let Some(top) = stack.pop() else {
             if pos == self.folded.len() {
-                self.found.push((self.caps.clone(), self.fuzzy));
+                self.found.push((self.caps.clone(), self.fuzzy, self.misheard));
             }
             return;
         };
@@ -518,6 +535,13 @@ impl Search<'_, '_> {
                         self.walk(stack, pos + 1);
                         self.fuzzy -= 1;
                     }
+                }
+            }
+            Node::Misheard(w) => {
+                if self.folded.get(pos).is_some_and(|said| said == w) {
+                    self.misheard += 1;
+                    self.walk(stack, pos + 1);
+                    self.misheard -= 1;
                 }
             }
             Node::Alt(branches) => {
@@ -647,7 +671,14 @@ fn parse_alts(
     let mut alts = vec![Vec::new()];
     let mut word = String::new();
     let flush = |word: &mut String, seq: &mut Vec<Node>| {
-        if !word.trim().is_empty() {
+        if word.contains('~') {
+            for token in word.split_whitespace() {
+                match token.strip_prefix('~') {
+                    Some(heard) => seq.push(Node::Misheard(fold(heard))),
+                    None => seq.extend(Words::split_only(token).words.into_iter().map(|w| Node::Word(w.folded))),
+                }
+            }
+        } else if !word.trim().is_empty() {
             for w in Words::split_only(word).words {
                 seq.push(Node::Word(w.folded));
             }
@@ -715,14 +746,17 @@ fn parse_alts(
     Ok(alts)
 }
 
-fn collect_words(nodes: &[Node], out: &mut HashSet<String>) {
+fn collect_words(nodes: &[Node], out: &mut HashSet<String>, misheard: &mut HashSet<String>) {
     for n in nodes {
         match n {
             Node::Word(w) => {
                 out.insert(w.clone());
             }
-            Node::Alt(bs) => bs.iter().for_each(|b| collect_words(b, out)),
-            Node::Opt(inner) => collect_words(inner, out),
+            Node::Misheard(w) => {
+                misheard.insert(w.clone());
+            }
+            Node::Alt(bs) => bs.iter().for_each(|b| collect_words(b, out, misheard)),
+            Node::Opt(inner) => collect_words(inner, out, misheard),
             Node::Slot { .. } => {}
         }
     }
@@ -747,7 +781,7 @@ fn required_words(nodes: &[Node]) -> Vec<Vec<String>> {
                     out.push(f);
                 }
             }
-            Node::Opt(_) | Node::Slot { .. } => {}
+            Node::Opt(_) | Node::Slot { .. } | Node::Misheard(_) => {}
         }
     }
     out

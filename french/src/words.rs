@@ -487,6 +487,10 @@ fn repair_split_elisions(text: &str, words: &mut [Word]) {
         if text[..words[i].start].ends_with('-') || text[words[i].end..].starts_with('-') {
             continue;
         }
+        // « 5 m et 30 s », « 30 s et »: a unit after a number is not elided.
+        if i > 0 && words[i - 1].folded != "et" && crate::number::is_number_word(&words[i - 1].folded) {
+            continue;
+        }
         let next_vowel = words[i + 1].folded.starts_with(['a', 'e', 'i', 'o', 'u', 'y', 'h']);
         if next_vowel && ["d", "l", "j", "m", "s", "n", "c", "qu"].contains(&words[i].folded.as_str()) {
             words[i].folded.push('\'');

@@ -142,6 +142,10 @@ pub enum TimerTarget {
     Named(String),
     /// « le minuteur »: the only one there is.
     Only,
+    /// « le minuteur de 5 minutes »: the one set for that long (its name when it has none);
+    /// none set for that long, the only one there is (the duration may be misremembered, or
+    /// have changed with time added).
+    SetFor(i64),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -264,6 +268,14 @@ pub mod rules {
                 [one] => Ok(one.clone()),
                 many => Err(Box::new(TimerChange::Ambiguous(many.to_vec()))),
             },
+            TimerTarget::SetFor(secs) => {
+                let set_for: Vec<Minuteur> = active.iter().filter(|m| m.duree_secondes == *secs).cloned().collect();
+                match set_for.as_slice() {
+                    [] => pick(active, &TimerTarget::Only),
+                    [one] => Ok(one.clone()),
+                    many => Err(Box::new(TimerChange::Ambiguous(many.to_vec()))),
+                }
+            }
         }
     }
 
@@ -399,6 +411,14 @@ mod tests {
             matches!(pick(&[pates.clone(), oeufs.clone()], &TimerTarget::Only), Err(b) if matches!(*b, TimerChange::Ambiguous(_)))
         );
         assert_eq!(pick(&[pates.clone(), oeufs.clone()], &TimerTarget::Named("les pâtes".into())).unwrap().id, 1);
+        // « le minuteur de 2 minutes »: the one set for that long; none, the only one.
+        let two = Minuteur { duree_secondes: 120, ..oeufs.clone() };
+        assert_eq!(pick(&[pates.clone(), two.clone()], &TimerTarget::SetFor(120)).unwrap().id, 2);
+        assert_eq!(pick(std::slice::from_ref(&pates), &TimerTarget::SetFor(120)).unwrap().id, 1);
+        assert!(matches!(
+            pick(&[pates.clone(), two], &TimerTarget::SetFor(60)).map_err(|b| *b),
+            Err(TimerChange::Ambiguous(_))
+        ));
         let paused = edit(&pates, TimerEdit::Pause, now()).unwrap();
         assert_eq!((paused.etat, paused.restant_secondes), (EtatMinuteur::EnPause, Some(300)));
         let resumed = edit(&paused, TimerEdit::Resume, now() + Duration::seconds(50)).unwrap();

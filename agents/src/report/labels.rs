@@ -65,6 +65,7 @@ pub fn field(name: &str) -> &'static str {
         "inclure_faits" => "le choix d'inclure les rappels faits",
         "contient" => "les mots cherchés",
         "duree_secondes" => "la durée",
+        "duree_initiale_secondes" => "la durée du minuteur visé",
         "ajout_secondes" => "le temps à ajouter",
         "delta_secondes" => "le temps à ajouter ou à retirer",
         "action" => "le changement demandé",

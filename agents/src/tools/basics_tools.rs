@@ -37,8 +37,13 @@ fn timer_refusal(change: TimerChange) -> Refusal {
     }
 }
 
-fn target(nom: Option<String>) -> TimerTarget {
-    nom.map(TimerTarget::Named).unwrap_or(TimerTarget::Only)
+/// A timer by its name, else by the duration it was set for, else the only one.
+fn target(nom: Option<String>, set_for: Option<i64>) -> TimerTarget {
+    match (nom, set_for) {
+        (Some(n), _) => TimerTarget::Named(n),
+        (None, Some(secs)) => TimerTarget::SetFor(secs),
+        (None, None) => TimerTarget::Only,
+    }
 }
 
 arg_kind! {
@@ -61,14 +66,15 @@ arg_kind! {
 
 tool_args! {
     pub struct DemarrerMinuteurArgs { duree_secondes: TimerSecs, nom: OptName }
-    /// A timer by its name, or the only one running.
-    pub struct ByNom { nom: OptName }
+    /// A timer by its name, or by the duration it was set for, or the only one running.
+    pub struct ByNom { nom: OptName, duree_initiale_secondes: OptInt = "minuteur lancé pour cette durée" }
     pub struct ModifierMinuteurArgs {
         nom: OptName,
+        duree_initiale_secondes: OptInt = "minuteur lancé pour cette durée",
         delta_secondes: OptInt = "négatif pour retirer",
         action: TimerAction,
     }
-    pub struct AnnulerMinuteurArgs { nom: OptName, tous: Flag }
+    pub struct AnnulerMinuteurArgs { nom: OptName, duree_initiale_secondes: OptInt = "minuteur lancé pour cette durée", tous: Flag }
     pub struct ListeElement { liste: Name, element: Item }
     pub struct ByListe { liste: Name }
 }
@@ -119,11 +125,24 @@ impl Tool for ListerMinuteurs {
     fn description(&self) -> &'static str {
         "Dit le temps qui reste sur les minuteurs (ou sur celui qui est nommé)."
     }
-    async fn run(&self, ctx: &ToolContext, ByNom { nom }: Self::Args) -> Result<Outcome, StoreError> {
+    async fn run(
+        &self,
+        ctx: &ToolContext,
+        ByNom { nom, duree_initiale_secondes }: Self::Args,
+    ) -> Result<Outcome, StoreError> {
         let active = ctx.store.active_timers().await?;
-        let minuteurs = match &nom {
-            None => active,
-            Some(n) => match crate::memory::basics::rules::pick(&active, &TimerTarget::Named(n.clone())) {
+        let minuteurs = match (&nom, duree_initiale_secondes) {
+            (None, None) => active,
+            // Those set for that long; none, all of them (a reading never refuses).
+            (None, Some(secs)) => {
+                let set_for: Vec<_> = active.iter().filter(|m| m.duree_secondes == secs).cloned().collect();
+                if set_for.is_empty() {
+                    active
+                } else {
+                    set_for
+                }
+            }
+            (Some(n), _) => match crate::memory::basics::rules::pick(&active, &TimerTarget::Named(n.clone())) {
                 Ok(m) => vec![m],
                 Err(_) => return Ok(Outcome::Refused(Refusal::NoTimer { nom })),
             },
@@ -148,9 +167,9 @@ impl Tool for ModifierMinuteur {
             Ok(edit) => edit,
             Err(e) => return Ok(Outcome::Refused(Refusal::InvalidArguments(e))),
         };
-        let nom = args.nom;
+        let (nom, set_for) = (args.nom, args.duree_initiale_secondes);
         let now = ctx.now();
-        Ok(match ctx.store.change_timer(&target(nom), edit, now).await? {
+        Ok(match ctx.store.change_timer(&target(nom, set_for), edit, now).await? {
             TimerChange::Applied { before, after } => Outcome::Done(Receipt::TimerChanged { before, after, now }),
             refused => Outcome::Refused(timer_refusal(refused)),
         })
@@ -171,9 +190,9 @@ impl Tool for AnnulerMinuteur {
     async fn run(
         &self,
         ctx: &ToolContext,
-        AnnulerMinuteurArgs { nom, tous }: Self::Args,
+        AnnulerMinuteurArgs { nom, duree_initiale_secondes, tous }: Self::Args,
     ) -> Result<Outcome, StoreError> {
-        let t = target(nom);
+        let t = target(nom, duree_initiale_secondes);
         let which = if tous { None } else { Some(&t) };
         Ok(match ctx.store.cancel_timers(which, ctx.now()).await? {
             TimerCancel::Cancelled(minuteurs) => Outcome::Done(Receipt::TimersCancelled { minuteurs }),

@@ -57,6 +57,16 @@ fn quoted(s: &str) -> String {
     format!("« {s} »")
 }
 
+/// « le minuteur « pâtes » », « le minuteur de 5 min », « le minuteur ».
+fn timer_described(nom: Option<&str>, started_for: Option<i64>) -> String {
+    match (nom, started_for) {
+        (Some(n), Some(d)) => format!("le minuteur {} de {}", quoted(n), written_duration(d)),
+        (Some(n), None) => format!("le minuteur {}", quoted(n)),
+        (None, Some(d)) => format!("le minuteur de {}", written_duration(d)),
+        (None, None) => "le minuteur".into(),
+    }
+}
+
 /// What a command would do, after « que je »: "crée le rappel « … » pour demain à 9 h 00".
 pub fn describe(cmd: &ToolCommand, now: DateTime<Utc>, tz: Tz) -> String {
     use ToolCommand as T;
@@ -106,9 +116,12 @@ pub fn describe(cmd: &ToolCommand, now: DateTime<Utc>, tz: Tz) -> String {
         T::DemarrerMinuteur { duree_secondes, nom: None } => {
             format!("lance un minuteur de {}", written_duration(*duree_secondes))
         }
-        T::ListerMinuteurs { .. } => "lise tes minuteurs".into(),
-        T::ModifierMinuteur { nom, delta_secondes, action } => {
-            let which = nom.as_ref().map(|n| format!("le minuteur {}", quoted(n))).unwrap_or("le minuteur".into());
+        T::ListerMinuteurs { nom: None, duree_initiale_secondes: None } => "lise tes minuteurs".into(),
+        T::ListerMinuteurs { nom, duree_initiale_secondes } => {
+            format!("te dise où en est {}", timer_described(nom.as_deref(), *duree_initiale_secondes))
+        }
+        T::ModifierMinuteur { nom, duree_initiale_secondes, delta_secondes, action } => {
+            let which = timer_described(nom.as_deref(), *duree_initiale_secondes);
             match (action, delta_secondes) {
                 (Some(TimerAction::Pause), _) => format!("mette {which} en pause"),
                 (Some(TimerAction::Resume), _) => format!("relance {which}"),
@@ -118,8 +131,9 @@ pub fn describe(cmd: &ToolCommand, now: DateTime<Utc>, tz: Tz) -> String {
             }
         }
         T::AnnulerMinuteur { tous: true, .. } => "annule tous les minuteurs".into(),
-        T::AnnulerMinuteur { nom: Some(n), .. } => format!("annule le minuteur {}", quoted(n)),
-        T::AnnulerMinuteur { .. } => "annule le minuteur".into(),
+        T::AnnulerMinuteur { nom, duree_initiale_secondes, .. } => {
+            format!("annule {}", timer_described(nom.as_deref(), *duree_initiale_secondes))
+        }
         T::AjouterAListe { liste, element } => format!("ajoute {} à {}", quoted(element), list_name(liste)),
         T::Several(each) => {
             let said: Vec<String> = each.iter().map(|c| describe(c, now, tz)).collect();
