@@ -49,7 +49,7 @@ pub struct CreerNote;
 
 #[async_trait]
 impl Tool for CreerNote {
-    const NAME: &'static str = "creer_note";
+    const NAME: ToolName = ToolName::CreerNote;
     const PAGE: Page = Page::Notes;
     type Args = CreerNoteArgs;
 
@@ -82,7 +82,7 @@ pub struct ListerNotes;
 
 #[async_trait]
 impl Tool for ListerNotes {
-    const NAME: &'static str = "lister_notes";
+    const NAME: ToolName = ToolName::ListerNotes;
     const PAGE: Page = Page::Notes;
     type Args = ListerNotesArgs;
 
@@ -121,7 +121,7 @@ pub struct CreerRappel;
 
 #[async_trait]
 impl Tool for CreerRappel {
-    const NAME: &'static str = "creer_rappel";
+    const NAME: ToolName = ToolName::CreerRappel;
     const PAGE: Page = Page::Rappels;
     type Args = CreerRappelArgs;
 
@@ -155,7 +155,7 @@ pub struct ListerRappels;
 
 #[async_trait]
 impl Tool for ListerRappels {
-    const NAME: &'static str = "lister_rappels";
+    const NAME: ToolName = ToolName::ListerRappels;
     const PAGE: Page = Page::Rappels;
     type Args = ListerRappelsArgs;
 
@@ -195,7 +195,7 @@ pub struct MarquerRappelFait;
 
 #[async_trait]
 impl Tool for MarquerRappelFait {
-    const NAME: &'static str = "marquer_rappel_fait";
+    const NAME: ToolName = ToolName::MarquerRappelFait;
     const PAGE: Page = Page::Rappels;
     type Args = ById;
 
@@ -232,7 +232,7 @@ pub struct LireBriefingHebdo;
 
 #[async_trait]
 impl Tool for LireBriefingHebdo {
-    const NAME: &'static str = "lire_briefing_hebdo";
+    const NAME: ToolName = ToolName::LireBriefingHebdo;
     const PAGE: Page = Page::Sessions;
     type Args = LireBriefingArgs;
 
@@ -264,7 +264,7 @@ pub struct LireTempsTravail;
 
 #[async_trait]
 impl Tool for LireTempsTravail {
-    const NAME: &'static str = "lire_temps_travail";
+    const NAME: ToolName = ToolName::LireTempsTravail;
     const PAGE: Page = Page::Sessions;
     type Args = LireTempsTravailArgs;
 
@@ -311,7 +311,7 @@ pub struct MemoriserPreference;
 
 #[async_trait]
 impl Tool for MemoriserPreference {
-    const NAME: &'static str = "memoriser_preference";
+    const NAME: ToolName = ToolName::MemoriserPreference;
     const PAGE: Page = Page::Preferences;
     type Args = ByTexte;
 
@@ -334,7 +334,7 @@ pub struct ListerPreferences;
 
 #[async_trait]
 impl Tool for ListerPreferences {
-    const NAME: &'static str = "lister_preferences";
+    const NAME: ToolName = ToolName::ListerPreferences;
     const PAGE: Page = Page::Preferences;
     type Args = super::repeat_tools::LectureArgs;
 
@@ -358,7 +358,7 @@ pub struct DesactiverPreference;
 
 #[async_trait]
 impl Tool for DesactiverPreference {
-    const NAME: &'static str = "desactiver_preference";
+    const NAME: ToolName = ToolName::DesactiverPreference;
     const PAGE: Page = Page::Preferences;
     type Args = ById;
 
@@ -384,7 +384,7 @@ pub struct ChercherDansMemoire;
 
 #[async_trait]
 impl Tool for ChercherDansMemoire {
-    const NAME: &'static str = "chercher_dans_memoire";
+    const NAME: ToolName = ToolName::ChercherDansMemoire;
     const PAGE: Page = Page::Souvenirs;
     type Args = ChercherArgs;
 
@@ -558,7 +558,7 @@ pub struct MemoriserSouvenir;
 
 #[async_trait]
 impl Tool for MemoriserSouvenir {
-    const NAME: &'static str = "memoriser_souvenir";
+    const NAME: ToolName = ToolName::MemoriserSouvenir;
     const PAGE: Page = Page::Souvenirs;
     type Args = ByTexte;
 
