@@ -350,8 +350,8 @@ impl Understanding {
 
 /// The default list for « mets des pommes dans la liste ».
 pub const DEFAULT_LIST: &str = "courses";
-/// Lists every user has, even before anything was added.
-pub const BUILTIN_LISTS: [&str; 2] = ["courses", "tâches"];
+/// Lists every user has: a fact of the store, named here too for the grammar's callers.
+pub use crate::memory::BUILTIN_LISTS;
 /// A timer longer than this is asked first.
 pub const MAX_TIMER_SECS: i64 = 24 * 3600;
 

@@ -9,7 +9,7 @@ mod repeats;
 use chrono_tz::Tz;
 
 use crate::fr;
-use crate::memory::worktime::format_duration;
+use crate::fr::written_minutes as format_duration;
 use crate::memory::{Preference, Projet, Rappel, SessionTravail};
 use crate::tools::args::{ArgProblem, Expected};
 use crate::tools::{KeywordReason, Outcome, Receipt, Refusal, SearchMode};

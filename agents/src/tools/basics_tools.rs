@@ -245,11 +245,11 @@ impl Tool for LireListe {
         Ok(match ctx.store.list(&nom).await? {
             Some(liste) => Outcome::Done(Receipt::List { liste }),
             // The usual lists exist before anything was added: empty, not unknown.
-            None if crate::understand::BUILTIN_LISTS
+            None if crate::memory::BUILTIN_LISTS
                 .iter()
                 .any(|b| crate::memory::basics::name_key(b) == crate::memory::basics::name_key(&nom)) =>
             {
-                let canonical = crate::understand::BUILTIN_LISTS
+                let canonical = crate::memory::BUILTIN_LISTS
                     .iter()
                     .find(|b| crate::memory::basics::name_key(b) == crate::memory::basics::name_key(&nom))
                     .map(|b| b.to_string())

@@ -12,19 +12,6 @@ use crate::time::{local_today, IsoDate};
 pub const SIMILARITY_THRESHOLD: f32 = 0.6;
 /// Most souvenirs one search returns.
 pub const SEARCH_LIMIT: usize = 5;
-/// A reminder due more than this in the past is refused as a wrong date.
-pub const PAST_DUE_GRACE_SECS: i64 = 60;
-
-/// Every word of `words` appears in `text`, whatever the case and the accents (a filter the
-/// model chooses; the code tells what it found).
-pub fn contains_words(text: &str, words: &str) -> bool {
-    let hay = normalise(text);
-    let hay: Vec<&str> = hay.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
-    normalise(words)
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() > 1)
-        .all(|w| hay.iter().any(|h| h.starts_with(w)))
-}
 
 pub(super) fn register(tools: &mut Vec<Box<dyn DynTool>>) {
     tools.push(Box::new(CreerNote));

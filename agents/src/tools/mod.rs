@@ -22,8 +22,9 @@ use chrono_tz::Tz;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use crate::text::contains_words;
 pub use args::{ArgError, ArgProblem, Args, Expected, ToolArgs};
-pub use memory_tools::{contains_words, cosine};
+pub use memory_tools::cosine;
 pub use name::{write_names, writes, Agents, NotDone, Spec, ToolName};
 pub use outcome::{
     Briefing, BriefingKind, Failure, KeywordReason, Outcome, Page, Portee, Receipt, Refusal, ReminderFilter, SearchHit,
@@ -34,6 +35,10 @@ pub use repeat_tools::MAX_DERNIERS;
 use crate::llm::embeddings::Embedder;
 use crate::memory::{MemoryStore, StoreError};
 use crate::time::Clock;
+
+/// A reminder due more than this in the past is refused as a wrong date (creating one,
+/// moving one, a repeat's first time).
+pub const PAST_DUE_GRACE_SECS: i64 = 60;
 
 /// Default number of active preferences (each one is injected into every turn).
 pub const DEFAULT_PREFERENCES_CAP: u32 = 20;

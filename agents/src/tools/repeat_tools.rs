@@ -6,7 +6,6 @@
 use chrono::Duration;
 
 use super::args::{arg_kind, enum_schema, tool_args, typed_schema, Due, Flag, OptName, Text};
-use super::memory_tools::PAST_DUE_GRACE_SECS;
 use super::*;
 use crate::memory::recurrence::{Frequence, Repetition, MAX_INTERVALLE};
 use crate::memory::{AlarmCancel, AlarmSet, MoveRappel, StopSeries};

@@ -8,6 +8,8 @@ use serde_json::Value;
 
 use super::compose::{code, fixed, AnswerPart};
 use crate::fr;
+// Durations are French output (`fr`); the board still reads this one from here.
+pub use crate::fr::written_duration;
 use crate::report::list_name;
 use crate::tools::ToolName;
 use crate::understand::{Courtesy, Doubt, Lecture, Periode, Quand, Target, TimerAction, Told, ToolCommand};
@@ -21,38 +23,6 @@ pub const NOT_UNDERSTOOD_AGAIN: &str = "Je ne sais pas répondre à ça sans mod
 pub const MODEL_BACK: &str = "Le modèle de langage répond de nouveau.";
 pub const NOT_UNDERSTOOD_UNREACHABLE: &str =
     "Je ne sais pas répondre à ça sans modèle de langage, et aucun ne répond pour l'instant. Rien n'a été fait. Dis « aide » pour savoir ce que je sais faire.";
-
-/// "10 minutes", "1 h 30", "2 h 16 min 10 s" (written), exact to the second.
-pub fn written_duration(secs: i64) -> String {
-    let s = secs.abs();
-    let (h, m, sec) = (s / 3600, (s % 3600) / 60, s % 60);
-    let mut out = Vec::new();
-    if h > 0 {
-        out.push(format!("{h} h"));
-    }
-    if m > 0 {
-        out.push(if h > 0 { format!("{m:02} min") } else { format!("{m} min") });
-    }
-    if sec > 0 || out.is_empty() {
-        out.push(format!("{sec} s"));
-    }
-    out.join(" ")
-}
-
-/// The same, said: "dix minutes", "une heure et trente minutes", "quarante-cinq secondes".
-pub fn spoken_duration_exact(secs: i64) -> String {
-    let s = secs.abs();
-    let rest = s % 60;
-    if s < 60 {
-        return if s == 1 { "une seconde".into() } else { format!("{} secondes", fr::number(s)) };
-    }
-    let base = fr::spoken_duration(s - rest);
-    match rest {
-        0 => base,
-        1 => format!("{base} et une seconde"),
-        r => format!("{base} et {} secondes", fr::number(r)),
-    }
-}
 
 fn quoted(s: &str) -> String {
     format!("« {s} »")
@@ -438,21 +408,5 @@ pub fn question_from_call(name: &str, args: &Value, now: DateTime<Utc>, tz: Tz) 
         | T::ListerPreferences
         | T::ChercherDansMemoire
         | T::ListerSouvenirs => format!("Tu veux que j'exécute {name} ?"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_written_and_said() {
-        assert_eq!(written_duration(600), "10 min");
-        assert_eq!(written_duration(5400), "1 h 30 min");
-        assert_eq!(written_duration(8160), "2 h 16 min");
-        assert_eq!(written_duration(45), "45 s");
-        assert_eq!(spoken_duration_exact(600), "dix minutes");
-        assert_eq!(spoken_duration_exact(90), "une minute et trente secondes");
-        assert_eq!(spoken_duration_exact(3600), "une heure");
     }
 }
