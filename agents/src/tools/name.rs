@@ -301,4 +301,14 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), ToolName::ALL.len());
     }
+
+    #[test]
+    fn every_grammar_intent_is_a_tool_or_answered_by_code() {
+        // The grammar (templates/fr.toml) names its commands by the tools' wire names; « cherche »
+        // is the one command made of two tools (the notes and the memory).
+        for intent in arthur_french::Grammar::french().intents() {
+            let known = intent.starts_with('@') || intent == "chercher" || ToolName::from_wire(intent).is_some();
+            assert!(known, "{intent}");
+        }
+    }
 }

@@ -1136,11 +1136,49 @@ impl TurnEngine {
             }
         }
         let target = if words == "@dernier" { Target::Last } else { Target::Matching(words.to_string()) };
-        let cmd = match f.tool.as_str() {
-            "supprimer_note" => ToolCommand::SupprimerNote { target },
-            "supprimer_rappel" => ToolCommand::SupprimerRappel { target },
-            "marquer_rappel_fait" => ToolCommand::MarquerRappelFait { target },
-            _ => return Ok(Flow::Direct(vec![compose::fixed(compose::CANCELLED)], "cancelled")),
+        use crate::tools::ToolName as T;
+        let cmd = match T::from_wire(&f.tool) {
+            Some(T::SupprimerNote) => ToolCommand::SupprimerNote { target },
+            Some(T::SupprimerRappel) => ToolCommand::SupprimerRappel { target },
+            Some(T::MarquerRappelFait) => ToolCommand::MarquerRappelFait { target },
+            Some(
+                T::ListerRappels
+                | T::LireBriefingHebdo
+                | T::DemarrerMinuteur
+                | T::ListerMinuteurs
+                | T::ModifierMinuteur
+                | T::AnnulerMinuteur
+                | T::AjouterAListe
+                | T::RetirerDeListe
+                | T::LireListe
+                | T::ViderListe
+                | T::CreerRappelRecurrent
+                | T::DeplacerRappel
+                | T::ArreterRappelRecurrent
+                | T::CreerReveil
+                | T::ListerReveils
+                | T::AnnulerReveil
+                | T::ListerProjets
+                | T::LireProjet
+                | T::CreerProjet
+                | T::ModifierProjet
+                | T::ActerDecision
+                | T::MemoriserSouvenir
+                | T::CreerNote
+                | T::ListerNotes
+                | T::CreerRappel
+                | T::LireTempsTravail
+                | T::MemoriserPreference
+                | T::ListerPreferences
+                | T::DesactiverPreference
+                | T::ChercherDansMemoire
+                | T::ListerSouvenirs
+                | T::DemarrerSession
+                | T::SuspendreSession
+                | T::ReprendreSession
+                | T::ArreterSession,
+            )
+            | None => return Ok(Flow::Direct(vec![compose::fixed(compose::CANCELLED)], "cancelled")),
         };
         match self.resolve_target(&cmd).await? {
             Resolved::Found(ToolCommand::SupprimerNote { target: Target::Id(id) }, _)
@@ -1314,23 +1352,70 @@ impl TurnEngine {
                 let said = local::incomplete(intent, *doubt);
                 // « mets un minuteur », « crée une note », « rappelle-moi »: the piece asked for
                 // may come next.
-                let missing = match (intent.as_str(), doubt) {
-                    ("creer_note" | "memoriser_souvenir" | "memoriser_preference", Doubt::Missing) => {
+                use crate::tools::ToolName as T;
+                let tool = T::from_wire(intent);
+                let missing = match (tool, doubt) {
+                    (Some(T::CreerNote | T::MemoriserSouvenir | T::MemoriserPreference), Doubt::Missing) => {
                         Some(("texte", json!({})))
                     }
-                    ("creer_rappel", Doubt::Missing) => Some(("texte", json!({}))),
-                    ("demarrer_minuteur", Doubt::Missing | Doubt::NotPositive) => Some(("duree_secondes", json!({}))),
-                    ("demarrer_session", Doubt::Missing) => Some(("projet", json!({}))),
-                    ("ajouter_a_liste" | "retirer_de_liste", Doubt::Missing) => {
+                    (Some(T::CreerRappel), Doubt::Missing) => Some(("texte", json!({}))),
+                    (Some(T::DemarrerMinuteur), Doubt::Missing | Doubt::NotPositive) => {
+                        Some(("duree_secondes", json!({})))
+                    }
+                    (Some(T::DemarrerSession), Doubt::Missing) => Some(("projet", json!({}))),
+                    (Some(T::AjouterAListe | T::RetirerDeListe), Doubt::Missing) => {
                         Some(("element", json!({ "liste": crate::understand::DEFAULT_LIST })))
                     }
-                    ("lire_liste" | "vider_liste", Doubt::Missing) => Some(("liste", json!({}))),
-                    ("supprimer_note" | "supprimer_rappel" | "marquer_rappel_fait", Doubt::Missing) => {
+                    (Some(T::LireListe | T::ViderListe), Doubt::Missing) => Some(("liste", json!({}))),
+                    (Some(T::SupprimerNote | T::SupprimerRappel | T::MarquerRappelFait), Doubt::Missing) => {
                         Some(("id", json!({})))
                     }
-                    ("creer_projet", Doubt::Missing) => Some(("nom", json!({}))),
-                    ("acter_decision", Doubt::Missing | Doubt::UnknownName) => Some(("projet", json!({}))),
-                    _ => None,
+                    (Some(T::CreerProjet), Doubt::Missing) => Some(("nom", json!({}))),
+                    (Some(T::ActerDecision), Doubt::Missing | Doubt::UnknownName) => Some(("projet", json!({}))),
+                    (
+                        Some(
+                            T::ListerRappels
+                            | T::MarquerRappelFait
+                            | T::LireBriefingHebdo
+                            | T::SupprimerRappel
+                            | T::DemarrerMinuteur
+                            | T::ListerMinuteurs
+                            | T::ModifierMinuteur
+                            | T::AnnulerMinuteur
+                            | T::AjouterAListe
+                            | T::RetirerDeListe
+                            | T::LireListe
+                            | T::ViderListe
+                            | T::CreerRappelRecurrent
+                            | T::DeplacerRappel
+                            | T::ArreterRappelRecurrent
+                            | T::CreerReveil
+                            | T::ListerReveils
+                            | T::AnnulerReveil
+                            | T::ListerProjets
+                            | T::LireProjet
+                            | T::CreerProjet
+                            | T::ModifierProjet
+                            | T::ActerDecision
+                            | T::MemoriserSouvenir
+                            | T::CreerNote
+                            | T::ListerNotes
+                            | T::SupprimerNote
+                            | T::CreerRappel
+                            | T::LireTempsTravail
+                            | T::MemoriserPreference
+                            | T::ListerPreferences
+                            | T::DesactiverPreference
+                            | T::ChercherDansMemoire
+                            | T::ListerSouvenirs
+                            | T::DemarrerSession
+                            | T::SuspendreSession
+                            | T::ReprendreSession
+                            | T::ArreterSession,
+                        )
+                        | None,
+                        _,
+                    ) => None,
                 };
                 if let Some((slot, mut args)) = missing {
                     // What was already said stays (« mets un rappel demain à 9 h » → the text).
@@ -1351,13 +1436,52 @@ impl TurnEngine {
                     }
                     let mut f = frame::Frame { time_said, ..frame::Frame::new(intent, args, Some(slot)) };
                     // « Quel rappel ? » → « le deuxième »: counted in the order they are listed.
-                    f.candidates = match intent.as_str() {
-                        "supprimer_note" => self.ctx.store.list_notes(None).await?.iter().map(|n| n.id).collect(),
-                        "supprimer_rappel" => self.ctx.store.list_rappels(true).await?.iter().map(|r| r.id).collect(),
-                        "marquer_rappel_fait" => {
+                    f.candidates = match tool {
+                        Some(T::SupprimerNote) => self.ctx.store.list_notes(None).await?.iter().map(|n| n.id).collect(),
+                        Some(T::SupprimerRappel) => {
+                            self.ctx.store.list_rappels(true).await?.iter().map(|r| r.id).collect()
+                        }
+                        Some(T::MarquerRappelFait) => {
                             self.ctx.store.list_rappels(false).await?.iter().map(|r| r.id).collect()
                         }
-                        _ => Vec::new(),
+                        Some(
+                            T::ListerRappels
+                            | T::LireBriefingHebdo
+                            | T::DemarrerMinuteur
+                            | T::ListerMinuteurs
+                            | T::ModifierMinuteur
+                            | T::AnnulerMinuteur
+                            | T::AjouterAListe
+                            | T::RetirerDeListe
+                            | T::LireListe
+                            | T::ViderListe
+                            | T::CreerRappelRecurrent
+                            | T::DeplacerRappel
+                            | T::ArreterRappelRecurrent
+                            | T::CreerReveil
+                            | T::ListerReveils
+                            | T::AnnulerReveil
+                            | T::ListerProjets
+                            | T::LireProjet
+                            | T::CreerProjet
+                            | T::ModifierProjet
+                            | T::ActerDecision
+                            | T::MemoriserSouvenir
+                            | T::CreerNote
+                            | T::ListerNotes
+                            | T::CreerRappel
+                            | T::LireTempsTravail
+                            | T::MemoriserPreference
+                            | T::ListerPreferences
+                            | T::DesactiverPreference
+                            | T::ChercherDansMemoire
+                            | T::ListerSouvenirs
+                            | T::DemarrerSession
+                            | T::SuspendreSession
+                            | T::ReprendreSession
+                            | T::ArreterSession,
+                        )
+                        | None => Vec::new(),
                     };
                     self.set_frame(conversation_id, &f, &said).await?;
                 }
@@ -1767,9 +1891,11 @@ enum Resolved {
 
 /// The argument an unsure command's doubt is about: what the next words may give.
 fn asking_for(tool: &str, doubt: Doubt) -> Option<&'static str> {
+    use crate::tools::ToolName as T;
+    let tool = T::from_wire(tool)?;
     match (tool, doubt) {
         (
-            "creer_rappel",
+            T::CreerRappel,
             Doubt::DefaultTime
             | Doubt::Rolled
             | Doubt::Past
@@ -1777,13 +1903,53 @@ fn asking_for(tool: &str, doubt: Doubt) -> Option<&'static str> {
             | Doubt::TextHoldsMoment
             | Doubt::Alternatives,
         ) => Some("echeance"),
-        ("ajouter_a_liste" | "retirer_de_liste", Doubt::Alternatives) => Some("element"),
+        (T::AjouterAListe | T::RetirerDeListe, Doubt::Alternatives) => Some("element"),
         (_, Doubt::GuessedTarget) => Some("id"),
-        ("demarrer_session" | "acter_decision", Doubt::UnknownName) => Some("projet"),
-        ("creer_note", Doubt::UnknownName) => Some("projet"),
-        ("demarrer_minuteur", Doubt::TooLong | Doubt::NotPositive | Doubt::Alternatives) => Some("duree_secondes"),
-        ("creer_projet", Doubt::Ambiguous) => Some("nom"),
-        _ => None,
+        (T::DemarrerSession | T::ActerDecision, Doubt::UnknownName) => Some("projet"),
+        (T::CreerNote, Doubt::UnknownName) => Some("projet"),
+        (T::DemarrerMinuteur, Doubt::TooLong | Doubt::NotPositive | Doubt::Alternatives) => Some("duree_secondes"),
+        (T::CreerProjet, Doubt::Ambiguous) => Some("nom"),
+        (
+            T::ListerRappels
+            | T::MarquerRappelFait
+            | T::LireBriefingHebdo
+            | T::SupprimerRappel
+            | T::DemarrerMinuteur
+            | T::ListerMinuteurs
+            | T::ModifierMinuteur
+            | T::AnnulerMinuteur
+            | T::AjouterAListe
+            | T::RetirerDeListe
+            | T::LireListe
+            | T::ViderListe
+            | T::CreerRappelRecurrent
+            | T::DeplacerRappel
+            | T::ArreterRappelRecurrent
+            | T::CreerReveil
+            | T::ListerReveils
+            | T::AnnulerReveil
+            | T::ListerProjets
+            | T::LireProjet
+            | T::CreerProjet
+            | T::ModifierProjet
+            | T::ActerDecision
+            | T::MemoriserSouvenir
+            | T::CreerNote
+            | T::ListerNotes
+            | T::SupprimerNote
+            | T::CreerRappel
+            | T::LireTempsTravail
+            | T::MemoriserPreference
+            | T::ListerPreferences
+            | T::DesactiverPreference
+            | T::ChercherDansMemoire
+            | T::ListerSouvenirs
+            | T::DemarrerSession
+            | T::SuspendreSession
+            | T::ReprendreSession
+            | T::ArreterSession,
+            _,
+        ) => None,
     }
 }
 
