@@ -169,7 +169,7 @@ async fn measure(engine: &TurnEngine, llm: &ScriptedLlm, title: &str) -> Stats {
             let local = told || asks || (engine.local_first() && understood.is_command());
             if !local {
                 let agent = case.agent;
-                let write = case.calls.first().is_some_and(|c| arthur_agents::tools::WRITE_TOOLS.contains(&c.0));
+                let write = case.calls.first().is_some_and(|c| arthur_agents::tools::writes(c.0));
                 let action = if case.calls.is_empty() {
                     "conversation"
                 } else if write {

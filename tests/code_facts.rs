@@ -212,12 +212,7 @@ async fn run_paths(rows: &[(&'static str, Value)]) -> Result<usize, String> {
         }
         // A question asked writes nothing; a « oui » to it is a later turn.
         if r.written.contains("Tu veux que je") {
-            assert!(
-                r.tools
-                    .iter()
-                    .all(|t| t.outcome != "done" || !arthur_agents::tools::WRITE_TOOLS.contains(&t.name.as_str())),
-                "{path}"
-            );
+            assert!(r.tools.iter().all(|t| t.outcome != "done" || !arthur_agents::tools::writes(&t.name)), "{path}");
         }
     }
     Ok(checked)

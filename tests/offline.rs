@@ -124,7 +124,7 @@ async fn offline_gives_the_same_outcomes_and_reports_as_online() {
             assert_eq!(v["incident"], online["incident"], "{said}: {label}");
             // Writes: the receipt the online turn gave. Reads: the tool's own code report,
             // on a home with the same providers (the search mode depends on them).
-            let expected = if arthur_agents::tools::WRITE_TOOLS.contains(tool) {
+            let expected = if arthur_agents::tools::writes(tool) {
                 reports(&online)
             } else {
                 Home::new().tool_report(provider, tool, args)

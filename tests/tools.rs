@@ -9,8 +9,7 @@ use arthur_agents::memory::{BasicsStore, MemoryStore};
 use arthur_agents::report::compose_written;
 use arthur_agents::time::Clock;
 use arthur_agents::tools::{
-    AgentKind, ArgError, ArgProblem, Expected, Outcome, Page, Receipt, Refusal, ToolBox, INTENDANT_OWN, MENTOR_OWN,
-    SHARED,
+    AgentKind, ArgError, ArgProblem, Expected, Outcome, Page, Receipt, Refusal, ToolBox, ToolName,
 };
 use chrono::{Duration, TimeZone, Utc};
 use common::{spawn_app, spawn_app_with, start_time};
@@ -87,7 +86,7 @@ fn each_agent_gets_exactly_its_tools_from_the_design_table() {
     assert_eq!(intendant, expected_intendant);
     assert_eq!(mentor, expected_mentor);
     assert_eq!(intendant.intersection(&mentor).count(), 14, "14 shared tools");
-    assert_eq!(INTENDANT_OWN.len() + MENTOR_OWN.len() + SHARED.len(), 38);
+    assert_eq!(ToolName::ALL.len(), 38);
 
     // Every name in the table is a registered tool, and nothing else is registered.
     let tools = ToolBox::new();

@@ -512,7 +512,7 @@ async fn the_users_life_told_without_a_read_is_withheld() {
             assert!(!r.written.contains(fact) && !r.spoken.contains(fact), "{utterance}: {}", r.written);
         }
         assert_eq!(r.trace.memory.as_ref().unwrap().reads_by, "code", "{utterance}");
-        assert!(r.tools.iter().all(|t| !arthur_agents::tools::WRITE_TOOLS.contains(&t.name.as_str())));
+        assert!(r.tools.iter().all(|t| !arthur_agents::tools::writes(&t.name)));
     }
     // Words that do not: only the claim goes.
     for (utterance, lie, harmless) in
@@ -612,7 +612,7 @@ async fn a_read_answered_without_reading_is_read_by_code() {
     assert_eq!(asked["tool_choice"], "required", "{asked}");
     let offered: Vec<&str> =
         asked["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
-    assert!(offered.iter().all(|n| !arthur_agents::tools::WRITE_TOOLS.contains(n)), "{offered:?}");
+    assert!(offered.iter().all(|n| !arthur_agents::tools::writes(n)), "{offered:?}");
     assert!(offered.contains(&"lire_temps_travail"), "{offered:?}");
     assert_eq!(r.llm_calls, 1, "code read it; the model did not get the word back");
 }

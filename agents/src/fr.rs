@@ -1,5 +1,7 @@
-//! How dates, times and numbers are written for a French reader ("lundi 30 novembre à
-//! 9 h 05") and said for a French listener ("lundi trente novembre à neuf heures cinq").
+//! The one French output module: how dates, times, durations and numbers are written for a
+//! French reader ("lundi 30 novembre à 9 h 05", "2 h 16 min") and said for a French
+//! listener ("lundi trente novembre à neuf heures cinq"). It depends on nothing else in the
+//! crate, so the store, the reports and the turn all use it without a circle.
 
 use chrono::{DateTime, Datelike, NaiveDate, Timelike, Utc};
 use chrono_tz::Tz;
@@ -183,6 +185,49 @@ pub fn spoken_duration(secs: i64) -> String {
     }
 }
 
+/// "2 h 05", "45 min", "moins d'une minute": how a duration is written to the user.
+pub fn written_minutes(secs: i64) -> String {
+    let minutes = secs.max(0) / 60;
+    match (minutes / 60, minutes % 60) {
+        (0, 0) => "moins d'une minute".to_string(),
+        (0, m) => format!("{m} min"),
+        (h, 0) => format!("{h} h"),
+        (h, m) => format!("{h} h {m:02}"),
+    }
+}
+
+/// "10 minutes", "1 h 30", "2 h 16 min 10 s" (written), exact to the second.
+pub fn written_duration(secs: i64) -> String {
+    let s = secs.abs();
+    let (h, m, sec) = (s / 3600, (s % 3600) / 60, s % 60);
+    let mut out = Vec::new();
+    if h > 0 {
+        out.push(format!("{h} h"));
+    }
+    if m > 0 {
+        out.push(if h > 0 { format!("{m:02} min") } else { format!("{m} min") });
+    }
+    if sec > 0 || out.is_empty() {
+        out.push(format!("{sec} s"));
+    }
+    out.join(" ")
+}
+
+/// The same, said: "dix minutes", "une heure et trente minutes", "quarante-cinq secondes".
+pub fn spoken_duration_exact(secs: i64) -> String {
+    let s = secs.abs();
+    let rest = s % 60;
+    if s < 60 {
+        return if s == 1 { "une seconde".into() } else { format!("{} secondes", number(s)) };
+    }
+    let base = spoken_duration(s - rest);
+    match rest {
+        0 => base,
+        1 => format!("{base} et une seconde"),
+        r => format!("{base} et {} secondes", number(r)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -233,5 +278,20 @@ mod tests {
         let tz: Tz = "Europe/Paris".parse().unwrap();
         let ts = Utc.with_ymd_and_hms(2026, 12, 1, 8, 5, 0).unwrap();
         assert_eq!(datetime(ts, tz), "mardi 1er décembre 2026 à 9 h 05");
+    }
+
+    #[test]
+    fn durations_written_and_said() {
+        assert_eq!(written_duration(600), "10 min");
+        assert_eq!(written_duration(5400), "1 h 30 min");
+        assert_eq!(written_duration(8160), "2 h 16 min");
+        assert_eq!(written_duration(45), "45 s");
+        assert_eq!(spoken_duration_exact(600), "dix minutes");
+        assert_eq!(spoken_duration_exact(90), "une minute et trente secondes");
+        assert_eq!(spoken_duration_exact(3600), "une heure");
+        assert_eq!(written_minutes(30), "moins d'une minute");
+        assert_eq!(written_minutes(45 * 60), "45 min");
+        assert_eq!(written_minutes(2 * 3600 + 5 * 60), "2 h 05");
+        assert_eq!(written_minutes(3600), "1 h");
     }
 }

@@ -355,8 +355,8 @@ impl Understanding {
 
 /// The default list for « mets des pommes dans la liste ».
 pub const DEFAULT_LIST: &str = "courses";
-/// Lists every user has, even before anything was added.
-pub const BUILTIN_LISTS: [&str; 2] = ["courses", "tâches"];
+/// Lists every user has: a fact of the store, named here too for the grammar's callers.
+pub use crate::memory::BUILTIN_LISTS;
 /// A timer longer than this is asked first.
 pub const MAX_TIMER_SECS: i64 = 24 * 3600;
 
@@ -1666,53 +1666,59 @@ impl ToolCommand {
         }
     }
 
-    pub fn name(&self) -> &'static str {
+    /// The tool this command calls (its first, for several).
+    pub fn tool(&self) -> crate::tools::ToolName {
+        use crate::tools::ToolName as N;
         use ToolCommand as T;
         match self {
-            T::CreerNote { .. } => "creer_note",
-            T::ListerNotes { .. } => "lister_notes",
-            T::SupprimerNote { .. } => "supprimer_note",
-            T::CreerRappel { .. } => "creer_rappel",
-            T::ListerRappels { .. } => "lister_rappels",
-            T::MarquerRappelFait { .. } => "marquer_rappel_fait",
-            T::SupprimerRappel { .. } => "supprimer_rappel",
-            T::LireBriefing { .. } => "lire_briefing_hebdo",
-            T::LireTempsTravail { .. } => "lire_temps_travail",
-            T::MemoriserPreference { .. } => "memoriser_preference",
-            T::ListerPreferences => "lister_preferences",
-            T::DesactiverPreference { .. } => "desactiver_preference",
-            T::ChercherDansMemoire { .. } => "chercher_dans_memoire",
-            T::Chercher { .. } => "chercher_dans_memoire",
-            T::MemoriserSouvenir { .. } => "memoriser_souvenir",
-            T::DemarrerSession { .. } => "demarrer_session",
-            T::SuspendreSession => "suspendre_session",
-            T::ReprendreSession => "reprendre_session",
-            T::ArreterSession => "arreter_session",
-            T::ListerProjets => "lister_projets",
-            T::LireProjet { .. } => "lire_projet",
-            T::CreerProjet { .. } => "creer_projet",
-            T::ModifierProjet { .. } => "modifier_projet",
-            T::ActerDecision { .. } => "acter_decision",
-            T::DemarrerMinuteur { .. } => "demarrer_minuteur",
-            T::ListerMinuteurs { .. } => "lister_minuteurs",
-            T::ModifierMinuteur { .. } => "modifier_minuteur",
-            T::AnnulerMinuteur { .. } => "annuler_minuteur",
-            T::AjouterAListe { .. } => "ajouter_a_liste",
-            T::Several(each) => each.first().map(ToolCommand::name).unwrap_or("ajouter_a_liste"),
-            T::RetirerDeListe { .. } => "retirer_de_liste",
-            T::LireListe { .. } => "lire_liste",
-            T::ViderListe { .. } => "vider_liste",
-            T::CreerRappelRecurrent { .. } => "creer_rappel_recurrent",
-            T::DeplacerRappel { .. } => "deplacer_rappel",
-            T::ArreterRappelRecurrent { .. } => "arreter_rappel_recurrent",
-            T::CreerReveil { .. } => "creer_reveil",
-            T::ListerReveils => "lister_reveils",
-            T::AnnulerReveil { .. } => "annuler_reveil",
-            T::Lire { lecture: Lecture::Souvenirs, .. } => "lister_souvenirs",
-            T::Lire { lecture: Lecture::Preferences, .. } => "lister_preferences",
-            T::Lire { lecture: Lecture::Notes, .. } => "lister_notes",
-            T::Lire { lecture: Lecture::Rappels, .. } => "lister_rappels",
+            T::CreerNote { .. } => N::CreerNote,
+            T::ListerNotes { .. } => N::ListerNotes,
+            T::SupprimerNote { .. } => N::SupprimerNote,
+            T::CreerRappel { .. } => N::CreerRappel,
+            T::ListerRappels { .. } => N::ListerRappels,
+            T::MarquerRappelFait { .. } => N::MarquerRappelFait,
+            T::SupprimerRappel { .. } => N::SupprimerRappel,
+            T::LireBriefing { .. } => N::LireBriefingHebdo,
+            T::LireTempsTravail { .. } => N::LireTempsTravail,
+            T::MemoriserPreference { .. } => N::MemoriserPreference,
+            T::ListerPreferences => N::ListerPreferences,
+            T::DesactiverPreference { .. } => N::DesactiverPreference,
+            T::ChercherDansMemoire { .. } => N::ChercherDansMemoire,
+            T::Chercher { .. } => N::ChercherDansMemoire,
+            T::MemoriserSouvenir { .. } => N::MemoriserSouvenir,
+            T::DemarrerSession { .. } => N::DemarrerSession,
+            T::SuspendreSession => N::SuspendreSession,
+            T::ReprendreSession => N::ReprendreSession,
+            T::ArreterSession => N::ArreterSession,
+            T::ListerProjets => N::ListerProjets,
+            T::LireProjet { .. } => N::LireProjet,
+            T::CreerProjet { .. } => N::CreerProjet,
+            T::ModifierProjet { .. } => N::ModifierProjet,
+            T::ActerDecision { .. } => N::ActerDecision,
+            T::DemarrerMinuteur { .. } => N::DemarrerMinuteur,
+            T::ListerMinuteurs { .. } => N::ListerMinuteurs,
+            T::ModifierMinuteur { .. } => N::ModifierMinuteur,
+            T::AnnulerMinuteur { .. } => N::AnnulerMinuteur,
+            T::AjouterAListe { .. } => N::AjouterAListe,
+            T::Several(each) => each.first().map(ToolCommand::tool).unwrap_or(N::AjouterAListe),
+            T::RetirerDeListe { .. } => N::RetirerDeListe,
+            T::LireListe { .. } => N::LireListe,
+            T::ViderListe { .. } => N::ViderListe,
+            T::CreerRappelRecurrent { .. } => N::CreerRappelRecurrent,
+            T::DeplacerRappel { .. } => N::DeplacerRappel,
+            T::ArreterRappelRecurrent { .. } => N::ArreterRappelRecurrent,
+            T::CreerReveil { .. } => N::CreerReveil,
+            T::ListerReveils => N::ListerReveils,
+            T::AnnulerReveil { .. } => N::AnnulerReveil,
+            T::Lire { lecture: Lecture::Souvenirs, .. } => N::ListerSouvenirs,
+            T::Lire { lecture: Lecture::Preferences, .. } => N::ListerPreferences,
+            T::Lire { lecture: Lecture::Notes, .. } => N::ListerNotes,
+            T::Lire { lecture: Lecture::Rappels, .. } => N::ListerRappels,
         }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.tool().wire()
     }
 
     /// The arguments as the registry takes them (the interface's names), or `None` when

@@ -9,36 +9,6 @@ use arthur_french::{fold::fold, Lexicon};
 use chrono::{TimeZone, Utc};
 use serde_json::Value;
 
-/// Tools that change the store: a wrong one is the failure this corpus exists to catch.
-const WRITES: &[&str] = &[
-    "creer_note",
-    "creer_rappel",
-    "marquer_rappel_fait",
-    "memoriser_preference",
-    "desactiver_preference",
-    "demarrer_session",
-    "suspendre_session",
-    "reprendre_session",
-    "arreter_session",
-    "creer_projet",
-    "modifier_projet",
-    "acter_decision",
-    "memoriser_souvenir",
-    "supprimer_note",
-    "supprimer_rappel",
-    "demarrer_minuteur",
-    "modifier_minuteur",
-    "annuler_minuteur",
-    "ajouter_a_liste",
-    "retirer_de_liste",
-    "vider_liste",
-    "creer_rappel_recurrent",
-    "deplacer_rappel",
-    "arreter_rappel_recurrent",
-    "creer_reveil",
-    "annuler_reveil",
-];
-
 fn lexicon() -> Lexicon {
     Lexicon {
         projects: ["Atlas", "Arthur", "Jardin", "Thèse"].map(String::from).to_vec(),
@@ -136,7 +106,7 @@ fn measure(corpus: &str) -> Figures {
         let (certainty, g_action, g_args) = got(&u.reading);
         let same_call = g_action == action && args_match(&exp_args, &g_args);
         let show = format!("[{expected} {action} {args}] {said}  → {certainty} {g_action} {g_args}");
-        if certainty == "sure" && WRITES.contains(&g_action.as_str()) && !(expected == "sure" && same_call) {
+        if certainty == "sure" && arthur_agents::tools::writes(&g_action) && !(expected == "sure" && same_call) {
             f.wrong_writes.push(show.clone());
         } else if certainty == "sure" && !(expected == "sure" && same_call) {
             f.wrong_reads.push(show.clone());

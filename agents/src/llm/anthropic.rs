@@ -3,10 +3,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::client::{Answer, WireFailure};
-use super::openai::short;
 use super::sse::SseEvent;
 use super::types::{ChatRequest, Role, StreamEvent, ToolCall, ToolChoice, Usage};
+use super::wire::{short, Answer, WireFailure};
 
 pub(crate) const PATH: &str = "/v1/messages";
 pub(crate) const VERSION: &str = "2023-06-01";

@@ -9,9 +9,8 @@ use async_trait::async_trait;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER};
 
 use super::sse::{SseEvent, SseParser};
-use super::types::{
-    Attempt, ChatModel, ChatRequest, ChatResponse, LlmError, ModelRole, ProviderKind, StreamEvent, ToolCall, Usage,
-};
+use super::types::{Attempt, ChatModel, ChatRequest, ChatResponse, LlmError, ModelRole, ProviderKind, StreamEvent};
+use super::wire::{Answer, WireFailure};
 use super::{anthropic, openai};
 use crate::secret::Secret;
 
@@ -396,28 +395,7 @@ impl ChatModel for LlmClient {
     }
 }
 
-/// A parsed answer, whatever the wire format.
-#[derive(Debug)]
-pub(crate) struct Answer {
-    pub(crate) content: String,
-    pub(crate) tool_calls: Vec<ToolCall>,
-    pub(crate) usage: Option<Usage>,
-}
-
-/// A stream that went wrong, as the wire adapters report it.
-#[derive(Debug)]
-pub(crate) struct WireFailure {
-    pub(crate) message: String,
-    pub(crate) retryable: bool,
-}
-
 impl WireFailure {
-    pub(crate) fn malformed(message: String) -> Self {
-        Self { message, retryable: false }
-    }
-    pub(crate) fn retryable(message: String) -> Self {
-        Self { message, retryable: true }
-    }
     fn with_status(self, status: u16) -> Failure {
         Failure { status: Some(status), message: self.message, retryable: self.retryable, retry_after: None }
     }

@@ -13,3 +13,4 @@ pub mod openai;
 #[cfg(feature = "scripted")]
 pub mod scripted;
 pub mod sse;
+mod wire;

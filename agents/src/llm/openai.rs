@@ -4,9 +4,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::client::{Answer, WireFailure};
 use super::sse::SseEvent;
 use super::types::{ChatRequest, Message, ProviderKind, Role, StreamEvent, ToolCall, ToolChoice, Usage};
+use super::wire::{short, Answer, WireFailure};
 
 pub(crate) const PATH: &str = "/v1/chat/completions";
 
@@ -285,15 +285,6 @@ impl StreamState {
         }
         Ok(Answer { content: self.content, tool_calls, usage: self.usage })
     }
-}
-
-/// A short, single-line rendering of a JSON error object for an attempt's error text.
-pub(crate) fn short(value: &Value) -> String {
-    let text = match value.get("message").and_then(Value::as_str) {
-        Some(m) => m.to_string(),
-        None => value.to_string(),
-    };
-    text.chars().take(200).collect()
 }
 
 #[cfg(test)]

@@ -8,7 +8,10 @@ use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
 use super::StoreResult;
-use crate::text::normalise;
+use crate::text::{contains_words, normalise};
+
+/// Lists every user has, even before anything was added.
+pub const BUILTIN_LISTS: [&str; 2] = ["courses", "tâches"];
 
 /// Where a timer is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -321,8 +324,7 @@ pub mod rules {
         if let Some(e) = elements.iter().find(|e| name_key(&e.texte) == key) {
             return Ok(e.clone());
         }
-        let matching: Vec<ElementListe> =
-            elements.iter().filter(|e| crate::tools::contains_words(&e.texte, said)).cloned().collect();
+        let matching: Vec<ElementListe> = elements.iter().filter(|e| contains_words(&e.texte, said)).cloned().collect();
         match matching.len() {
             1 => Ok(matching[0].clone()),
             _ => Err(matching),

@@ -4,9 +4,10 @@
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use chrono_tz::Tz;
 
-use super::worktime::{format_duration, totals};
+use super::worktime::totals;
 use super::{MemoryStore, Rappel, StoreResult};
 use crate::fr;
+use crate::fr::written_minutes as format_duration;
 use crate::time::{local_today, week_start, IsoDate};
 
 /// The briefing of the current week (Monday 00:00 local → now).

@@ -293,7 +293,7 @@ pub enum ChronoChange {
 
 pub use basics::{
     AlarmCancel, AlarmSet, BasicsStore, ElementListe, EtatMinuteur, Genre, ListAdd, ListClear, ListRemove, Liste,
-    Minuteur, TimerCancel, TimerChange, TimerEdit, TimerStart, TimerTarget,
+    Minuteur, TimerCancel, TimerChange, TimerEdit, TimerStart, TimerTarget, BUILTIN_LISTS,
 };
 pub use recurrence::{Frequence, Repetition};
 

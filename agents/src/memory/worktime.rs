@@ -68,16 +68,8 @@ pub fn totals(sessions: &[SessionTravail], from: DateTime<Utc>, to: DateTime<Utc
     WorkTotals { total_secs: total, par_projet, sessions: count }
 }
 
-/// "2 h 05", "45 min", "moins d'une minute": how a duration is written to the user.
-pub fn format_duration(secs: i64) -> String {
-    let minutes = secs.max(0) / 60;
-    match (minutes / 60, minutes % 60) {
-        (0, 0) => "moins d'une minute".to_string(),
-        (0, m) => format!("{m} min"),
-        (h, 0) => format!("{h} h"),
-        (h, m) => format!("{h} h {m:02}"),
-    }
-}
+/// Kept under its old name for the board and the tests: the formatter is French output.
+pub use crate::fr::written_minutes as format_duration;
 
 #[cfg(test)]
 mod tests {
@@ -113,13 +105,5 @@ mod tests {
             pauses: vec![Pause { debut: at(9, 40), fin: None }],
         };
         assert_eq!(worked_within(&s, at(0, 0), at(23, 0), at(10, 0)).num_minutes(), 40);
-    }
-
-    #[test]
-    fn durations_are_said_plainly() {
-        assert_eq!(format_duration(30), "moins d'une minute");
-        assert_eq!(format_duration(45 * 60), "45 min");
-        assert_eq!(format_duration(2 * 3600 + 5 * 60), "2 h 05");
-        assert_eq!(format_duration(3600), "1 h");
     }
 }

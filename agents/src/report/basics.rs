@@ -5,8 +5,8 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use crate::fr;
+use crate::fr::{spoken_duration_exact, written_duration};
 use crate::memory::{ElementListe, EtatMinuteur, Liste, Minuteur, Note, Rappel};
-use crate::turn::local::{spoken_duration_exact, written_duration};
 
 /// How many items of a list are said aloud before « et N autres ».
 const SPOKEN_ITEMS_MAX: usize = 5;

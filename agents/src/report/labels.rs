@@ -1,84 +1,16 @@
 //! What the user reads in place of internal names: a tool is an action said in French, an
-//! argument is what it holds, a router fallback is its reason. The internal names stay in
-//! logs, the trace and `--json`.
+//! argument is what it holds (both declared with the tools), a router fallback is its
+//! reason. The internal names stay in logs, the trace and `--json`.
 
-/// The action a tool call stands for, as « je n'ai pas pu … » completes it.
+/// The action a tool call stands for, as « je n'ai pas pu … » completes it (the table of
+/// the tools: [`crate::tools::ToolName::action`]). A name no tool has (an old trace, a
+/// model's invention) reads as « faire cette action ».
 pub fn action(tool: &str) -> &'static str {
-    match tool {
-        "creer_note" => "créer la note",
-        "lister_notes" => "lire tes notes",
-        "creer_rappel" => "créer le rappel",
-        "lister_rappels" => "lire tes rappels",
-        "marquer_rappel_fait" => "marquer le rappel comme fait",
-        "lire_briefing_hebdo" => "lire le briefing",
-        "lire_temps_travail" => "lire ton temps de travail",
-        "memoriser_preference" => "retenir la préférence",
-        "lister_preferences" => "lire tes préférences",
-        "desactiver_preference" => "désactiver la préférence",
-        "chercher_dans_memoire" => "chercher dans ta mémoire",
-        "demarrer_session" => "démarrer la session de travail",
-        "suspendre_session" => "mettre la session en pause",
-        "reprendre_session" => "reprendre la session",
-        "arreter_session" => "arrêter la session",
-        "lister_projets" => "lire tes projets",
-        "lire_projet" => "lire le projet",
-        "creer_projet" => "créer le projet",
-        "modifier_projet" => "modifier le projet",
-        "acter_decision" => "noter la décision",
-        "memoriser_souvenir" => "retenir le souvenir",
-        "demarrer_minuteur" => "lancer le minuteur",
-        "lister_minuteurs" => "lire tes minuteurs",
-        "modifier_minuteur" => "modifier le minuteur",
-        "annuler_minuteur" => "arrêter le minuteur",
-        "ajouter_a_liste" => "ajouter à la liste",
-        "retirer_de_liste" => "retirer de la liste",
-        "lire_liste" => "lire la liste",
-        "vider_liste" => "vider la liste",
-        "supprimer_rappel" => "supprimer le rappel",
-        "supprimer_note" => "supprimer la note",
-        "creer_rappel_recurrent" => "créer le rappel répété",
-        "deplacer_rappel" => "déplacer le rappel",
-        "arreter_rappel_recurrent" => "arrêter le rappel répété",
-        "creer_reveil" => "régler le réveil",
-        "lister_reveils" => "lire tes réveils",
-        "annuler_reveil" => "annuler le réveil",
-        "lister_souvenirs" => "lire tes souvenirs",
-        _ => "faire cette action",
-    }
+    crate::tools::ToolName::from_wire(tool).map_or("faire cette action", crate::tools::ToolName::action)
 }
 
 /// What an argument holds, with its article: « le texte », « l'échéance ».
-pub fn field(name: &str) -> &'static str {
-    match name {
-        "texte" => "le texte",
-        "echeance" => "l'échéance",
-        "id" => "le numéro",
-        "projet" => "le projet",
-        "nom" => "le nom",
-        "description" => "la description",
-        "phase" => "la phase",
-        "statut" => "le statut",
-        "debut" => "la date de début",
-        "fin" => "la date de fin",
-        "requete" => "ce qu'il faut chercher",
-        "periode" => "la période",
-        "inclure_faits" => "le choix d'inclure les rappels faits",
-        "contient" => "les mots cherchés",
-        "duree_secondes" => "la durée",
-        "duree_initiale_secondes" => "la durée du minuteur visé",
-        "ajout_secondes" => "le temps à ajouter",
-        "delta_secondes" => "le temps à ajouter ou à retirer",
-        "action" => "le changement demandé",
-        "liste" => "la liste",
-        "tous" => "le choix de tous les arrêter",
-        "element" => "l'élément",
-        "frequence" => "la fréquence",
-        "intervalle" => "l'intervalle",
-        "heure" => "l'heure du réveil",
-        "derniers" => "le nombre des derniers",
-        _ => "une donnée de la demande",
-    }
-}
+pub use crate::tools::args::field;
 
 /// A router fallback's reason, for the journal.
 pub fn fallback(reason: &str) -> &'static str {
@@ -121,6 +53,6 @@ mod tests {
                 assert_ne!(field(arg), "une donnée de la demande", "{}.{arg}", d.name);
             }
         }
-        assert_eq!(seen, 38);
+        assert_eq!(seen, crate::tools::ToolName::ALL.len());
     }
 }

@@ -9,7 +9,7 @@ mod repeats;
 use chrono_tz::Tz;
 
 use crate::fr;
-use crate::memory::worktime::format_duration;
+use crate::fr::written_minutes as format_duration;
 use crate::memory::{Preference, Projet, Rappel, SessionTravail};
 use crate::tools::args::{ArgProblem, Expected};
 use crate::tools::{KeywordReason, Outcome, Receipt, Refusal, SearchMode};
@@ -691,7 +691,7 @@ pub fn compose_spoken(tool: &str, outcome: &Outcome, now: chrono::DateTime<chron
             Receipt::Souvenirs { portee, souvenirs } => repeats::spoken_souvenirs(portee, souvenirs),
         },
         Outcome::Refused(refusal) => format!("Je n'ai rien écrit : {}", spoken_refusal(refusal, now, tz)),
-        Outcome::Failed(failure) if crate::tools::WRITE_TOOLS.contains(&tool) => format!(
+        Outcome::Failed(failure) if crate::tools::writes(tool) => format!(
             "Une erreur est survenue, je ne sais pas si c'est enregistré. Vérifie la page {}.",
             failure.page.label()
         ),

@@ -6,9 +6,9 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use crate::fr;
+use crate::fr::{spoken_duration_exact, written_duration};
 use crate::memory::{EtatMinuteur, Genre, Minuteur, Rappel, Souvenir};
 use crate::tools::Portee;
-use crate::turn::local::{spoken_duration_exact, written_duration};
 
 fn capitalise(s: &str) -> String {
     let mut c = s.chars();

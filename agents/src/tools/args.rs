@@ -338,6 +338,40 @@ arg_kind! {
     Due: (DueAt, bool), required = true, schema |d| typed_schema("string", d), read |a, f, tz| a.due(f, tz);
 }
 
+/// What an argument holds, with its article, for the user (« le texte », « l'échéance »):
+/// declared beside the arguments so a new argument name is labelled where it is added.
+pub fn field(name: &str) -> &'static str {
+    match name {
+        "texte" => "le texte",
+        "echeance" => "l'échéance",
+        "id" => "le numéro",
+        "projet" => "le projet",
+        "nom" => "le nom",
+        "description" => "la description",
+        "phase" => "la phase",
+        "statut" => "le statut",
+        "debut" => "la date de début",
+        "fin" => "la date de fin",
+        "requete" => "ce qu'il faut chercher",
+        "periode" => "la période",
+        "inclure_faits" => "le choix d'inclure les rappels faits",
+        "contient" => "les mots cherchés",
+        "duree_secondes" => "la durée",
+        "duree_initiale_secondes" => "la durée du minuteur visé",
+        "ajout_secondes" => "le temps à ajouter",
+        "delta_secondes" => "le temps à ajouter ou à retirer",
+        "action" => "le changement demandé",
+        "liste" => "la liste",
+        "tous" => "le choix de tous les arrêter",
+        "element" => "l'élément",
+        "frequence" => "la fréquence",
+        "intervalle" => "l'intervalle",
+        "heure" => "l'heure du réveil",
+        "derniers" => "le nombre des derniers",
+        _ => "une donnée de la demande",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -98,7 +98,7 @@ pub struct DemarrerMinuteur;
 
 #[async_trait]
 impl Tool for DemarrerMinuteur {
-    const NAME: &'static str = "demarrer_minuteur";
+    const NAME: ToolName = ToolName::DemarrerMinuteur;
     const PAGE: Page = Page::Minuteurs;
     type Args = DemarrerMinuteurArgs;
 
@@ -118,7 +118,7 @@ pub struct ListerMinuteurs;
 
 #[async_trait]
 impl Tool for ListerMinuteurs {
-    const NAME: &'static str = "lister_minuteurs";
+    const NAME: ToolName = ToolName::ListerMinuteurs;
     const PAGE: Page = Page::Minuteurs;
     type Args = ByNom;
 
@@ -155,7 +155,7 @@ pub struct ModifierMinuteur;
 
 #[async_trait]
 impl Tool for ModifierMinuteur {
-    const NAME: &'static str = "modifier_minuteur";
+    const NAME: ToolName = ToolName::ModifierMinuteur;
     const PAGE: Page = Page::Minuteurs;
     type Args = ModifierMinuteurArgs;
 
@@ -180,7 +180,7 @@ pub struct AnnulerMinuteur;
 
 #[async_trait]
 impl Tool for AnnulerMinuteur {
-    const NAME: &'static str = "annuler_minuteur";
+    const NAME: ToolName = ToolName::AnnulerMinuteur;
     const PAGE: Page = Page::Minuteurs;
     type Args = AnnulerMinuteurArgs;
 
@@ -206,7 +206,7 @@ pub struct AjouterAListe;
 
 #[async_trait]
 impl Tool for AjouterAListe {
-    const NAME: &'static str = "ajouter_a_liste";
+    const NAME: ToolName = ToolName::AjouterAListe;
     const PAGE: Page = Page::Listes;
     type Args = ListeElement;
 
@@ -229,7 +229,7 @@ pub struct RetirerDeListe;
 
 #[async_trait]
 impl Tool for RetirerDeListe {
-    const NAME: &'static str = "retirer_de_liste";
+    const NAME: ToolName = ToolName::RetirerDeListe;
     const PAGE: Page = Page::Listes;
     type Args = ListeElement;
 
@@ -253,7 +253,7 @@ pub struct LireListe;
 
 #[async_trait]
 impl Tool for LireListe {
-    const NAME: &'static str = "lire_liste";
+    const NAME: ToolName = ToolName::LireListe;
     const PAGE: Page = Page::Listes;
     type Args = ByListe;
 
@@ -264,11 +264,11 @@ impl Tool for LireListe {
         Ok(match ctx.store.list(&nom).await? {
             Some(liste) => Outcome::Done(Receipt::List { liste }),
             // The usual lists exist before anything was added: empty, not unknown.
-            None if crate::understand::BUILTIN_LISTS
+            None if crate::memory::BUILTIN_LISTS
                 .iter()
                 .any(|b| crate::memory::basics::name_key(b) == crate::memory::basics::name_key(&nom)) =>
             {
-                let canonical = crate::understand::BUILTIN_LISTS
+                let canonical = crate::memory::BUILTIN_LISTS
                     .iter()
                     .find(|b| crate::memory::basics::name_key(b) == crate::memory::basics::name_key(&nom))
                     .map(|b| b.to_string())
@@ -286,7 +286,7 @@ pub struct ViderListe;
 
 #[async_trait]
 impl Tool for ViderListe {
-    const NAME: &'static str = "vider_liste";
+    const NAME: ToolName = ToolName::ViderListe;
     const PAGE: Page = Page::Listes;
     type Args = ByListe;
 
@@ -305,7 +305,7 @@ pub struct SupprimerRappel;
 
 #[async_trait]
 impl Tool for SupprimerRappel {
-    const NAME: &'static str = "supprimer_rappel";
+    const NAME: ToolName = ToolName::SupprimerRappel;
     const PAGE: Page = Page::Rappels;
     type Args = ById;
 
@@ -324,7 +324,7 @@ pub struct SupprimerNote;
 
 #[async_trait]
 impl Tool for SupprimerNote {
-    const NAME: &'static str = "supprimer_note";
+    const NAME: ToolName = ToolName::SupprimerNote;
     const PAGE: Page = Page::Notes;
     type Args = ById;
 

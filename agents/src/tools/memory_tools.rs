@@ -12,19 +12,6 @@ use crate::time::{local_today, IsoDate};
 pub const SIMILARITY_THRESHOLD: f32 = 0.6;
 /// Most souvenirs one search returns.
 pub const SEARCH_LIMIT: usize = 5;
-/// A reminder due more than this in the past is refused as a wrong date.
-pub const PAST_DUE_GRACE_SECS: i64 = 60;
-
-/// Every word of `words` appears in `text`, whatever the case and the accents (a filter the
-/// model chooses; the code tells what it found).
-pub fn contains_words(text: &str, words: &str) -> bool {
-    let hay = normalise(text);
-    let hay: Vec<&str> = hay.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
-    normalise(words)
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() > 1)
-        .all(|w| hay.iter().any(|h| h.starts_with(w)))
-}
 
 pub(super) fn register(tools: &mut Vec<Box<dyn DynTool>>) {
     tools.push(Box::new(CreerNote));
@@ -49,7 +36,7 @@ pub struct CreerNote;
 
 #[async_trait]
 impl Tool for CreerNote {
-    const NAME: &'static str = "creer_note";
+    const NAME: ToolName = ToolName::CreerNote;
     const PAGE: Page = Page::Notes;
     type Args = CreerNoteArgs;
 
@@ -82,7 +69,7 @@ pub struct ListerNotes;
 
 #[async_trait]
 impl Tool for ListerNotes {
-    const NAME: &'static str = "lister_notes";
+    const NAME: ToolName = ToolName::ListerNotes;
     const PAGE: Page = Page::Notes;
     type Args = ListerNotesArgs;
 
@@ -121,7 +108,7 @@ pub struct CreerRappel;
 
 #[async_trait]
 impl Tool for CreerRappel {
-    const NAME: &'static str = "creer_rappel";
+    const NAME: ToolName = ToolName::CreerRappel;
     const PAGE: Page = Page::Rappels;
     type Args = CreerRappelArgs;
 
@@ -155,7 +142,7 @@ pub struct ListerRappels;
 
 #[async_trait]
 impl Tool for ListerRappels {
-    const NAME: &'static str = "lister_rappels";
+    const NAME: ToolName = ToolName::ListerRappels;
     const PAGE: Page = Page::Rappels;
     type Args = ListerRappelsArgs;
 
@@ -195,7 +182,7 @@ pub struct MarquerRappelFait;
 
 #[async_trait]
 impl Tool for MarquerRappelFait {
-    const NAME: &'static str = "marquer_rappel_fait";
+    const NAME: ToolName = ToolName::MarquerRappelFait;
     const PAGE: Page = Page::Rappels;
     type Args = ById;
 
@@ -232,7 +219,7 @@ pub struct LireBriefingHebdo;
 
 #[async_trait]
 impl Tool for LireBriefingHebdo {
-    const NAME: &'static str = "lire_briefing_hebdo";
+    const NAME: ToolName = ToolName::LireBriefingHebdo;
     const PAGE: Page = Page::Sessions;
     type Args = LireBriefingArgs;
 
@@ -264,7 +251,7 @@ pub struct LireTempsTravail;
 
 #[async_trait]
 impl Tool for LireTempsTravail {
-    const NAME: &'static str = "lire_temps_travail";
+    const NAME: ToolName = ToolName::LireTempsTravail;
     const PAGE: Page = Page::Sessions;
     type Args = LireTempsTravailArgs;
 
@@ -311,7 +298,7 @@ pub struct MemoriserPreference;
 
 #[async_trait]
 impl Tool for MemoriserPreference {
-    const NAME: &'static str = "memoriser_preference";
+    const NAME: ToolName = ToolName::MemoriserPreference;
     const PAGE: Page = Page::Preferences;
     type Args = ByTexte;
 
@@ -334,7 +321,7 @@ pub struct ListerPreferences;
 
 #[async_trait]
 impl Tool for ListerPreferences {
-    const NAME: &'static str = "lister_preferences";
+    const NAME: ToolName = ToolName::ListerPreferences;
     const PAGE: Page = Page::Preferences;
     type Args = super::repeat_tools::LectureArgs;
 
@@ -358,7 +345,7 @@ pub struct DesactiverPreference;
 
 #[async_trait]
 impl Tool for DesactiverPreference {
-    const NAME: &'static str = "desactiver_preference";
+    const NAME: ToolName = ToolName::DesactiverPreference;
     const PAGE: Page = Page::Preferences;
     type Args = ById;
 
@@ -384,7 +371,7 @@ pub struct ChercherDansMemoire;
 
 #[async_trait]
 impl Tool for ChercherDansMemoire {
-    const NAME: &'static str = "chercher_dans_memoire";
+    const NAME: ToolName = ToolName::ChercherDansMemoire;
     const PAGE: Page = Page::Souvenirs;
     type Args = ChercherArgs;
 
@@ -558,7 +545,7 @@ pub struct MemoriserSouvenir;
 
 #[async_trait]
 impl Tool for MemoriserSouvenir {
-    const NAME: &'static str = "memoriser_souvenir";
+    const NAME: ToolName = ToolName::MemoriserSouvenir;
     const PAGE: Page = Page::Souvenirs;
     type Args = ByTexte;
 

@@ -1,12 +1,13 @@
 //! The 38 tools (the seed's 21, the everyday basics, repeats, moves and alarms): a typed trait (name, JSON Schema, typed arguments, typed outcome), the
-//! registry that turns a model's call into an [`Outcome`] whatever happens, and the table
-//! of which agent may use which tool.
+//! registry that turns a model's call into an [`Outcome`] whatever happens. What each tool
+//! is (wire name, agents, writes, French sentences) is the one table in [`name`].
 
 pub mod args;
 pub mod outcome;
 
 mod basics_tools;
 mod memory_tools;
+mod name;
 mod project_tools;
 mod repeat_tools;
 mod session_tools;
@@ -21,8 +22,10 @@ use chrono_tz::Tz;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use crate::text::contains_words;
 pub use args::{ArgError, ArgProblem, Args, Expected, ToolArgs};
-pub use memory_tools::{contains_words, cosine};
+pub use memory_tools::cosine;
+pub use name::{write_names, writes, Agents, NotDone, Spec, ToolName};
 pub use outcome::{
     Briefing, BriefingKind, Failure, KeywordReason, Outcome, Page, Portee, Receipt, Refusal, ReminderFilter, SearchHit,
     SearchMode,
@@ -32,6 +35,10 @@ pub use repeat_tools::MAX_DERNIERS;
 use crate::llm::embeddings::Embedder;
 use crate::memory::{MemoryStore, StoreError};
 use crate::time::Clock;
+
+/// A reminder due more than this in the past is refused as a wrong date (creating one,
+/// moving one, a repeat's first time).
+pub const PAST_DUE_GRACE_SECS: i64 = 60;
 
 /// Default number of active preferences (each one is injected into every turn).
 pub const DEFAULT_PREFERENCES_CAP: u32 = 20;
@@ -63,7 +70,8 @@ pub struct ToolDefinition {
 /// One tool: its typed arguments are parsed once, then it runs against the store.
 #[async_trait]
 pub trait Tool: Send + Sync + 'static {
-    const NAME: &'static str;
+    /// Its row in the table of the tools ([`ToolName::spec`]).
+    const NAME: ToolName;
     /// The page where what this tool touches can be checked.
     const PAGE: Page;
     /// Its arguments, declared once with [`args::tool_args!`]: the JSON Schema (with exactly
@@ -77,7 +85,9 @@ pub trait Tool: Send + Sync + 'static {
 /// Object-safe face of [`Tool`], used by the registry.
 #[async_trait]
 pub trait DynTool: Send + Sync {
+    /// The name on the wire.
     fn name(&self) -> &'static str;
+    fn tool_name(&self) -> ToolName;
     fn page(&self) -> Page;
     fn definition(&self) -> ToolDefinition;
     /// Parses, runs, and turns every error into a typed outcome.
@@ -87,13 +97,16 @@ pub trait DynTool: Send + Sync {
 #[async_trait]
 impl<T: Tool> DynTool for T {
     fn name(&self) -> &'static str {
+        T::NAME.wire()
+    }
+    fn tool_name(&self) -> ToolName {
         T::NAME
     }
     fn page(&self) -> Page {
         T::PAGE
     }
     fn definition(&self) -> ToolDefinition {
-        ToolDefinition { name: T::NAME, description: self.description(), parameters: T::Args::schema() }
+        ToolDefinition { name: T::NAME.wire(), description: self.description(), parameters: T::Args::schema() }
     }
     async fn invoke(&self, ctx: &ToolContext, raw: &Value) -> Outcome {
         let parsed = Args::parse(raw).and_then(|a| T::Args::read(&a, ctx.tz));
@@ -104,7 +117,7 @@ impl<T: Tool> DynTool for T {
         match self.run(ctx, args).await {
             Ok(outcome) => outcome,
             Err(e) => {
-                tracing::error!(tool = T::NAME, error = %e, "tool failed");
+                tracing::error!(tool = T::NAME.wire(), error = %e, "tool failed");
                 Outcome::Failed(Failure { page: T::PAGE, error: e.to_string() })
             }
         }
@@ -128,79 +141,6 @@ impl AgentKind {
     }
 }
 
-/// Tools of the Intendant only (docs/interface.md §4): the seed's three and the everyday
-/// basics (timers, lists, deleting a reminder; repeating and moving one, alarms).
-pub const INTENDANT_OWN: [&str; 18] = [
-    "lister_rappels",
-    "marquer_rappel_fait",
-    "lire_briefing_hebdo",
-    "supprimer_rappel",
-    "demarrer_minuteur",
-    "lister_minuteurs",
-    "modifier_minuteur",
-    "annuler_minuteur",
-    "ajouter_a_liste",
-    "retirer_de_liste",
-    "lire_liste",
-    "vider_liste",
-    "creer_rappel_recurrent",
-    "deplacer_rappel",
-    "arreter_rappel_recurrent",
-    "creer_reveil",
-    "lister_reveils",
-    "annuler_reveil",
-];
-/// Tools of the Mentor only.
-pub const MENTOR_OWN: [&str; 6] =
-    ["lister_projets", "lire_projet", "creer_projet", "modifier_projet", "acter_decision", "memoriser_souvenir"];
-/// Tools given to both: routing is stochastic, so duplication beats a routing battle.
-pub const SHARED: [&str; 14] = [
-    "creer_note",
-    "lister_notes",
-    "supprimer_note",
-    "creer_rappel",
-    "lire_temps_travail",
-    "memoriser_preference",
-    "lister_preferences",
-    "desactiver_preference",
-    "chercher_dans_memoire",
-    "lister_souvenirs",
-    "demarrer_session",
-    "suspendre_session",
-    "reprendre_session",
-    "arreter_session",
-];
-
-/// Tools that write to the store: a failure of one of them leaves the effect unknown.
-pub const WRITE_TOOLS: [&str; 26] = [
-    "creer_rappel_recurrent",
-    "deplacer_rappel",
-    "arreter_rappel_recurrent",
-    "creer_reveil",
-    "annuler_reveil",
-    "supprimer_note",
-    "supprimer_rappel",
-    "demarrer_minuteur",
-    "modifier_minuteur",
-    "annuler_minuteur",
-    "ajouter_a_liste",
-    "retirer_de_liste",
-    "vider_liste",
-    "creer_note",
-    "creer_rappel",
-    "marquer_rappel_fait",
-    "memoriser_preference",
-    "desactiver_preference",
-    "demarrer_session",
-    "suspendre_session",
-    "reprendre_session",
-    "arreter_session",
-    "creer_projet",
-    "modifier_projet",
-    "acter_decision",
-    "memoriser_souvenir",
-];
-
 /// Every tool, in one registry.
 pub struct ToolBox {
     tools: Vec<Box<dyn DynTool>>,
@@ -220,6 +160,13 @@ impl ToolBox {
         project_tools::register(&mut tools);
         session_tools::register(&mut tools);
         repeat_tools::register(&mut tools);
+        // The registration is the one step the compiler cannot check: every test builds a
+        // box, so a tool left out fails them all here.
+        for name in ToolName::ALL {
+            let n = tools.iter().filter(|t| t.tool_name() == *name).count();
+            assert_eq!(n, 1, "{name} must be registered once (tools::*_tools::register)");
+        }
+        assert_eq!(tools.len(), ToolName::ALL.len());
         Self { tools }
     }
 
@@ -233,11 +180,9 @@ impl ToolBox {
 
     /// The tool names an agent is given, own tools first.
     pub fn names_for(agent: AgentKind) -> Vec<&'static str> {
-        let own: &[&str] = match agent {
-            AgentKind::Intendant => &INTENDANT_OWN,
-            AgentKind::Mentor => &MENTOR_OWN,
-        };
-        own.iter().chain(SHARED.iter()).copied().collect()
+        let own = ToolName::ALL.iter().filter(|t| t.spec().agents != Agents::Both);
+        let shared = ToolName::ALL.iter().filter(|t| t.spec().agents == Agents::Both);
+        own.chain(shared).filter(|t| t.given_to(agent)).map(|t| t.wire()).collect()
     }
 
     /// Definitions handed to the model for `agent`.

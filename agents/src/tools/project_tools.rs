@@ -34,7 +34,7 @@ pub struct ListerProjets;
 
 #[async_trait]
 impl Tool for ListerProjets {
-    const NAME: &'static str = "lister_projets";
+    const NAME: ToolName = ToolName::ListerProjets;
     const PAGE: Page = Page::Projets;
     type Args = ();
 
@@ -50,7 +50,7 @@ pub struct LireProjet;
 
 #[async_trait]
 impl Tool for LireProjet {
-    const NAME: &'static str = "lire_projet";
+    const NAME: ToolName = ToolName::LireProjet;
     const PAGE: Page = Page::Projets;
     type Args = ByNomProjet;
 
@@ -76,7 +76,7 @@ pub struct CreerProjet;
 
 #[async_trait]
 impl Tool for CreerProjet {
-    const NAME: &'static str = "creer_projet";
+    const NAME: ToolName = ToolName::CreerProjet;
     const PAGE: Page = Page::Projets;
     type Args = CreerProjetArgs;
 
@@ -96,7 +96,7 @@ pub struct ModifierProjet;
 
 #[async_trait]
 impl Tool for ModifierProjet {
-    const NAME: &'static str = "modifier_projet";
+    const NAME: ToolName = ToolName::ModifierProjet;
     const PAGE: Page = Page::Projets;
     type Args = ModifierProjetArgs;
 
@@ -124,7 +124,7 @@ pub struct ActerDecision;
 
 #[async_trait]
 impl Tool for ActerDecision {
-    const NAME: &'static str = "acter_decision";
+    const NAME: ToolName = ToolName::ActerDecision;
     const PAGE: Page = Page::Projets;
     type Args = ActerDecisionArgs;
 

@@ -6,7 +6,6 @@
 use chrono::Duration;
 
 use super::args::{arg_kind, enum_schema, tool_args, typed_schema, Due, Flag, OptName, Text};
-use super::memory_tools::PAST_DUE_GRACE_SECS;
 use super::*;
 use crate::memory::recurrence::{Frequence, Repetition, MAX_INTERVALLE};
 use crate::memory::{AlarmCancel, AlarmSet, MoveRappel, StopSeries};
@@ -97,7 +96,7 @@ pub struct CreerRappelRecurrent;
 
 #[async_trait]
 impl Tool for CreerRappelRecurrent {
-    const NAME: &'static str = "creer_rappel_recurrent";
+    const NAME: ToolName = ToolName::CreerRappelRecurrent;
     const PAGE: Page = Page::Rappels;
     type Args = CreerRappelRecurrentArgs;
 
@@ -135,7 +134,7 @@ pub struct DeplacerRappel;
 
 #[async_trait]
 impl Tool for DeplacerRappel {
-    const NAME: &'static str = "deplacer_rappel";
+    const NAME: ToolName = ToolName::DeplacerRappel;
     const PAGE: Page = Page::Rappels;
     type Args = DeplacerRappelArgs;
 
@@ -168,7 +167,7 @@ pub struct ArreterRappelRecurrent;
 
 #[async_trait]
 impl Tool for ArreterRappelRecurrent {
-    const NAME: &'static str = "arreter_rappel_recurrent";
+    const NAME: ToolName = ToolName::ArreterRappelRecurrent;
     const PAGE: Page = Page::Rappels;
     type Args = ById;
 
@@ -189,7 +188,7 @@ pub struct CreerReveil;
 
 #[async_trait]
 impl Tool for CreerReveil {
-    const NAME: &'static str = "creer_reveil";
+    const NAME: ToolName = ToolName::CreerReveil;
     const PAGE: Page = Page::Minuteurs;
     type Args = CreerReveilArgs;
 
@@ -216,7 +215,7 @@ pub struct ListerReveils;
 
 #[async_trait]
 impl Tool for ListerReveils {
-    const NAME: &'static str = "lister_reveils";
+    const NAME: ToolName = ToolName::ListerReveils;
     const PAGE: Page = Page::Minuteurs;
     type Args = ();
 
@@ -232,7 +231,7 @@ pub struct AnnulerReveil;
 
 #[async_trait]
 impl Tool for AnnulerReveil {
-    const NAME: &'static str = "annuler_reveil";
+    const NAME: ToolName = ToolName::AnnulerReveil;
     const PAGE: Page = Page::Minuteurs;
     type Args = AnnulerReveilArgs;
 
@@ -252,7 +251,7 @@ pub struct ListerSouvenirs;
 
 #[async_trait]
 impl Tool for ListerSouvenirs {
-    const NAME: &'static str = "lister_souvenirs";
+    const NAME: ToolName = ToolName::ListerSouvenirs;
     const PAGE: Page = Page::Souvenirs;
     type Args = LectureArgs;
 

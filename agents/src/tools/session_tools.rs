@@ -31,7 +31,7 @@ pub struct DemarrerSession;
 
 #[async_trait]
 impl Tool for DemarrerSession {
-    const NAME: &'static str = "demarrer_session";
+    const NAME: ToolName = ToolName::DemarrerSession;
     const PAGE: Page = Page::Sessions;
     type Args = DemarrerSessionArgs;
 
@@ -58,7 +58,7 @@ pub struct SuspendreSession;
 
 #[async_trait]
 impl Tool for SuspendreSession {
-    const NAME: &'static str = "suspendre_session";
+    const NAME: ToolName = ToolName::SuspendreSession;
     const PAGE: Page = Page::Sessions;
     type Args = ();
 
@@ -74,7 +74,7 @@ pub struct ReprendreSession;
 
 #[async_trait]
 impl Tool for ReprendreSession {
-    const NAME: &'static str = "reprendre_session";
+    const NAME: ToolName = ToolName::ReprendreSession;
     const PAGE: Page = Page::Sessions;
     type Args = ();
 
@@ -90,7 +90,7 @@ pub struct ArreterSession;
 
 #[async_trait]
 impl Tool for ArreterSession {
-    const NAME: &'static str = "arreter_session";
+    const NAME: ToolName = ToolName::ArreterSession;
     const PAGE: Page = Page::Sessions;
     type Args = ();
 

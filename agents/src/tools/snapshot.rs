@@ -6,7 +6,6 @@
 use serde_json::{json, Map, Value};
 
 use super::ToolBox;
-use crate::report::labels;
 
 const SNAPSHOT: &str = include_str!("../../tests/tool_schemas.json");
 
@@ -20,7 +19,7 @@ fn current() -> String {
                 .as_object()
                 .into_iter()
                 .flat_map(|p| p.keys())
-                .map(|arg| (arg.clone(), Value::from(labels::field(arg))))
+                .map(|arg| (arg.clone(), Value::from(super::args::field(arg))))
                 .collect();
             json!({
                 "name": d.name,

@@ -12,10 +12,7 @@ use super::claims::{explain_for, sentences, ClaimKind, Request};
 use super::supervisor::ExpectedAction;
 use crate::llm::ToolCall;
 use crate::report::{compose_spoken, compose_written, spoken_text};
-use crate::tools::Outcome;
-
-/// Tools that write to the store: their receipts are always part of the answer.
-pub use crate::tools::WRITE_TOOLS;
+use crate::tools::{Outcome, ToolName};
 
 /// Who wrote a part of the answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -154,14 +151,14 @@ pub(crate) fn report_part(call: &ToolCall, outcome: &Outcome, now: DateTime<Utc>
 }
 
 fn is_write(name: &str) -> bool {
-    WRITE_TOOLS.contains(&name)
+    crate::tools::writes(name)
 }
 
 /// A write the user's own words asked for, as the offline parser read them: a witness of
 /// intent that the model does not control.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Witness {
-    pub tool: &'static str,
+    pub tool: ToolName,
     pub args: Value,
     /// The question that offers it ("Tu veux que je crée le rappel … ?").
     pub question: String,
@@ -210,17 +207,53 @@ fn call_args(call: &ToolCall) -> Value {
 }
 
 /// "le rappel n°3", "la préférence n°2", "le projet Atlas": the target of a write.
-fn target(tool: &str, args: &Value) -> Option<String> {
+fn target(tool: ToolName, args: &Value) -> Option<String> {
+    use ToolName as T;
     match tool {
-        "marquer_rappel_fait" => arg_id(args).map(|id| format!("le rappel n°{id}")),
-        "desactiver_preference" => arg_id(args).map(|id| format!("la préférence n°{id}")),
-        "demarrer_session" => args.get("projet").and_then(Value::as_str).map(|p| format!("le projet {p}")),
-        _ => None,
+        T::MarquerRappelFait => arg_id(args).map(|id| format!("le rappel n°{id}")),
+        T::DesactiverPreference => arg_id(args).map(|id| format!("la préférence n°{id}")),
+        T::DemarrerSession => args.get("projet").and_then(Value::as_str).map(|p| format!("le projet {p}")),
+        // No target told apart: a gap is « not done » only.
+        T::ListerRappels
+        | T::LireBriefingHebdo
+        | T::SupprimerRappel
+        | T::DemarrerMinuteur
+        | T::ListerMinuteurs
+        | T::ModifierMinuteur
+        | T::AnnulerMinuteur
+        | T::AjouterAListe
+        | T::RetirerDeListe
+        | T::LireListe
+        | T::ViderListe
+        | T::CreerRappelRecurrent
+        | T::DeplacerRappel
+        | T::ArreterRappelRecurrent
+        | T::CreerReveil
+        | T::ListerReveils
+        | T::AnnulerReveil
+        | T::ListerProjets
+        | T::LireProjet
+        | T::CreerProjet
+        | T::ModifierProjet
+        | T::ActerDecision
+        | T::MemoriserSouvenir
+        | T::CreerNote
+        | T::ListerNotes
+        | T::SupprimerNote
+        | T::CreerRappel
+        | T::LireTempsTravail
+        | T::MemoriserPreference
+        | T::ListerPreferences
+        | T::ChercherDansMemoire
+        | T::ListerSouvenirs
+        | T::SuspendreSession
+        | T::ReprendreSession
+        | T::ArreterSession => None,
     }
 }
 
 fn gap(w: &Witness, executed: &[(ToolCall, Outcome)]) -> Option<Gap> {
-    let same: Vec<&(ToolCall, Outcome)> = executed.iter().filter(|(c, _)| c.name == w.tool).collect();
+    let same: Vec<&(ToolCall, Outcome)> = executed.iter().filter(|(c, _)| c.name == w.tool.wire()).collect();
     if same.is_empty() {
         return Some(Gap::NotDone);
     }
@@ -237,50 +270,48 @@ fn gap(w: &Witness, executed: &[(ToolCall, Outcome)]) -> Option<Gap> {
     Some(Gap::WrongTarget { asked, done })
 }
 
-/// What was not done, for a write the user asked for.
-fn not_done(tool: &str, args: &Value) -> String {
-    match tool {
-        "creer_rappel" => "aucun rappel n'a été créé".to_string(),
-        "creer_note" => "aucune note n'a été créée".to_string(),
-        "memoriser_preference" => "aucune préférence n'a été enregistrée".to_string(),
-        "memoriser_souvenir" => "aucun souvenir n'a été mémorisé".to_string(),
-        "marquer_rappel_fait" => match arg_id(args) {
-            Some(id) => format!("le rappel n°{id} n'a pas été marqué comme fait"),
-            None => "aucun rappel n'a été marqué comme fait".to_string(),
-        },
-        "desactiver_preference" => match arg_id(args) {
-            Some(id) => format!("la préférence n°{id} n'a pas été désactivée"),
-            None => "aucune préférence n'a été désactivée".to_string(),
-        },
-        "demarrer_session" => "aucune session n'a été démarrée".to_string(),
-        "suspendre_session" => "la session n'a pas été mise en pause".to_string(),
-        "reprendre_session" => "la session n'a pas été reprise".to_string(),
-        "arreter_session" => "la session n'a pas été arrêtée".to_string(),
-        "creer_projet" => "aucun projet n'a été créé".to_string(),
-        "modifier_projet" => "le projet n'a pas été modifié".to_string(),
-        "acter_decision" => "aucune décision n'a été actée".to_string(),
-        "creer_rappel_recurrent" => "aucun rappel répété n'a été créé".to_string(),
-        "deplacer_rappel" => match arg_id(args) {
-            Some(id) => format!("le rappel n°{id} n'a pas été déplacé"),
-            None => "aucun rappel n'a été déplacé".to_string(),
-        },
-        "arreter_rappel_recurrent" => match arg_id(args) {
-            Some(id) => format!("le rappel répété n°{id} n'a pas été arrêté"),
-            None => "aucun rappel répété n'a été arrêté".to_string(),
-        },
-        "creer_reveil" => "aucun réveil n'a été réglé".to_string(),
-        "annuler_reveil" => "aucun réveil n'a été annulé".to_string(),
-        _ => "rien n'a été fait".to_string(),
-    }
-}
-
 /// The verb of a write, for "c'est le rappel n°4 qui a été marqué comme fait".
-fn done_verb(tool: &str) -> &'static str {
+fn done_verb(tool: ToolName) -> &'static str {
+    use ToolName as T;
     match tool {
-        "marquer_rappel_fait" => "qui a été marqué comme fait",
-        "desactiver_preference" => "qui a été désactivée",
-        "demarrer_session" => "sur lequel la session a démarré",
-        _ => "qui a été touché",
+        T::MarquerRappelFait => "qui a été marqué comme fait",
+        T::DesactiverPreference => "qui a été désactivée",
+        T::DemarrerSession => "sur lequel la session a démarré",
+        T::ListerRappels
+        | T::LireBriefingHebdo
+        | T::SupprimerRappel
+        | T::DemarrerMinuteur
+        | T::ListerMinuteurs
+        | T::ModifierMinuteur
+        | T::AnnulerMinuteur
+        | T::AjouterAListe
+        | T::RetirerDeListe
+        | T::LireListe
+        | T::ViderListe
+        | T::CreerRappelRecurrent
+        | T::DeplacerRappel
+        | T::ArreterRappelRecurrent
+        | T::CreerReveil
+        | T::ListerReveils
+        | T::AnnulerReveil
+        | T::ListerProjets
+        | T::LireProjet
+        | T::CreerProjet
+        | T::ModifierProjet
+        | T::ActerDecision
+        | T::MemoriserSouvenir
+        | T::CreerNote
+        | T::ListerNotes
+        | T::SupprimerNote
+        | T::CreerRappel
+        | T::LireTempsTravail
+        | T::MemoriserPreference
+        | T::ListerPreferences
+        | T::ChercherDansMemoire
+        | T::ListerSouvenirs
+        | T::SuspendreSession
+        | T::ReprendreSession
+        | T::ArreterSession => "qui a été touché",
     }
 }
 
@@ -288,7 +319,9 @@ fn done_verb(tool: &str) -> &'static str {
 fn gap_parts(w: &Witness, executed: &[(ToolCall, Outcome)], parts: &mut Vec<AnswerPart>) -> bool {
     let Some(g) = gap(w, executed) else { return false };
     let line = match g {
-        Gap::NotDone => format!("Je n'ai rien enregistré de ce que tu as demandé : {}.", not_done(w.tool, &w.args)),
+        Gap::NotDone => {
+            format!("Je n'ai rien enregistré de ce que tu as demandé : {}.", w.tool.not_done(arg_id(&w.args)))
+        }
         Gap::WrongTarget { asked, done } => format!(
             "Attention : tu as demandé {asked}, mais c'est {done} {} ; {} n'a pas été touché.",
             done_verb(w.tool),
@@ -582,7 +615,7 @@ mod tests {
     #[test]
     fn a_witnessed_write_with_no_tool_is_offered_not_narrated() {
         let w = Witness {
-            tool: "creer_rappel",
+            tool: ToolName::CreerRappel,
             args: serde_json::json!({"texte": "appeler la banque", "echeance": "2026-12-01T09:00"}),
             question: "Tu veux que je crée le rappel « appeler la banque » pour demain à neuf heures ?".into(),
         };
@@ -600,7 +633,7 @@ mod tests {
     #[test]
     fn a_write_on_another_target_is_named_as_such() {
         let w = Witness {
-            tool: "marquer_rappel_fait",
+            tool: ToolName::MarquerRappelFait,
             args: serde_json::json!({"id": 3}),
             question: "Tu veux que je marque le rappel numéro trois comme fait ?".into(),
         };

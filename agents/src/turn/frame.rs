@@ -80,17 +80,41 @@ impl Frame {
     /// Is every argument the tool needs there?
     pub fn complete(&self) -> bool {
         let has = |k: &str| self.args.get(k).is_some_and(|v| !v.is_null() && v != "");
-        match self.tool.as_str() {
-            "creer_note" | "memoriser_souvenir" | "memoriser_preference" => has("texte"),
-            "creer_rappel" => has("texte") && has("echeance"),
-            "demarrer_minuteur" => has("duree_secondes"),
-            "supprimer_note" | "supprimer_rappel" | "marquer_rappel_fait" | "desactiver_preference" => has("id"),
-            "demarrer_session" => has("projet"),
-            "acter_decision" => has("projet") && has("texte"),
-            "ajouter_a_liste" | "retirer_de_liste" => has("liste") && has("element"),
-            "lire_liste" | "vider_liste" => has("liste"),
-            "creer_projet" => has("nom"),
-            _ => true,
+        use crate::tools::ToolName as T;
+        // A tool name no tool has (an old pending row) asks for nothing more.
+        let Some(tool) = T::from_wire(&self.tool) else { return true };
+        match tool {
+            T::CreerNote | T::MemoriserSouvenir | T::MemoriserPreference => has("texte"),
+            T::CreerRappel => has("texte") && has("echeance"),
+            T::DemarrerMinuteur => has("duree_secondes"),
+            T::SupprimerNote | T::SupprimerRappel | T::MarquerRappelFait | T::DesactiverPreference => has("id"),
+            T::DemarrerSession => has("projet"),
+            T::ActerDecision => has("projet") && has("texte"),
+            T::AjouterAListe | T::RetirerDeListe => has("liste") && has("element"),
+            T::LireListe | T::ViderListe => has("liste"),
+            T::CreerProjet => has("nom"),
+            T::ListerRappels
+            | T::LireBriefingHebdo
+            | T::ListerMinuteurs
+            | T::ModifierMinuteur
+            | T::AnnulerMinuteur
+            | T::CreerRappelRecurrent
+            | T::DeplacerRappel
+            | T::ArreterRappelRecurrent
+            | T::CreerReveil
+            | T::ListerReveils
+            | T::AnnulerReveil
+            | T::ListerProjets
+            | T::LireProjet
+            | T::ModifierProjet
+            | T::ListerNotes
+            | T::LireTempsTravail
+            | T::ListerPreferences
+            | T::ChercherDansMemoire
+            | T::ListerSouvenirs
+            | T::SuspendreSession
+            | T::ReprendreSession
+            | T::ArreterSession => true,
         }
     }
 }

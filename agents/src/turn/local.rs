@@ -8,7 +8,10 @@ use serde_json::Value;
 
 use super::compose::{code, fixed, AnswerPart};
 use crate::fr;
+// Durations are French output (`fr`); the board still reads this one from here.
+pub use crate::fr::written_duration;
 use crate::report::list_name;
+use crate::tools::ToolName;
 use crate::understand::{Courtesy, Doubt, Lecture, Periode, Quand, Target, TimerAction, Told, ToolCommand};
 
 /// Said when the grammar did not recognise a command and no model can answer.
@@ -20,38 +23,6 @@ pub const NOT_UNDERSTOOD_AGAIN: &str = "Je ne sais pas répondre à ça sans mod
 pub const MODEL_BACK: &str = "Le modèle de langage répond de nouveau.";
 pub const NOT_UNDERSTOOD_UNREACHABLE: &str =
     "Je ne sais pas répondre à ça sans modèle de langage, et aucun ne répond pour l'instant. Rien n'a été fait. Dis « aide » pour savoir ce que je sais faire.";
-
-/// "10 minutes", "1 h 30", "2 h 16 min 10 s" (written), exact to the second.
-pub fn written_duration(secs: i64) -> String {
-    let s = secs.abs();
-    let (h, m, sec) = (s / 3600, (s % 3600) / 60, s % 60);
-    let mut out = Vec::new();
-    if h > 0 {
-        out.push(format!("{h} h"));
-    }
-    if m > 0 {
-        out.push(if h > 0 { format!("{m:02} min") } else { format!("{m} min") });
-    }
-    if sec > 0 || out.is_empty() {
-        out.push(format!("{sec} s"));
-    }
-    out.join(" ")
-}
-
-/// The same, said: "dix minutes", "une heure et trente minutes", "quarante-cinq secondes".
-pub fn spoken_duration_exact(secs: i64) -> String {
-    let s = secs.abs();
-    let rest = s % 60;
-    if s < 60 {
-        return if s == 1 { "une seconde".into() } else { format!("{} secondes", fr::number(s)) };
-    }
-    let base = fr::spoken_duration(s - rest);
-    match rest {
-        0 => base,
-        1 => format!("{base} et une seconde"),
-        r => format!("{base} et {} secondes", fr::number(r)),
-    }
-}
 
 fn quoted(s: &str) -> String {
     format!("« {s} »")
@@ -213,68 +184,96 @@ pub fn question(cmd: &ToolCommand, doubt: Doubt, now: DateTime<Utc>, tz: Tz) -> 
 
 /// What to say when a command cannot be proposed as it was said.
 pub fn incomplete(intent: &str, doubt: Doubt) -> String {
-    match (intent, doubt) {
+    use ToolName as T;
+    // Every grammar intent is a tool; any other name gets the general sentence.
+    let Some(tool) = ToolName::from_wire(intent) else {
+        return "Je n'ai pas compris toute la demande : je n'ai rien fait. Redis-la autrement.".into();
+    };
+    match (tool, doubt) {
         (_, Doubt::TwoCommands) => {
             "Tu m'as demandé plusieurs choses à la fois : je n'ai rien fait. Dis-les-moi une par une.".into()
         }
-        ("creer_rappel", Doubt::Impossible) => {
+        (T::CreerRappel, Doubt::Impossible) => {
             "Cette date ou cette heure n'existe pas : je n'ai pas créé le rappel. Redis-moi quand.".into()
         }
-        ("creer_rappel", Doubt::Past | Doubt::NotPositive) => {
+        (T::CreerRappel, Doubt::Past | Doubt::NotPositive) => {
             "Ce moment est déjà passé : je n'ai pas créé le rappel. Redis-moi quand.".into()
         }
-        ("creer_rappel" | "creer_rappel_recurrent", Doubt::Vague | Doubt::TooLong) => {
+        (T::CreerRappel | T::CreerRappelRecurrent, Doubt::Vague | Doubt::TooLong) => {
             "Je n'ai pas compris quand ce rappel doit revenir : je n'ai rien créé. Dis par exemple : rappelle-moi tous les lundis à 19 h de sortir les poubelles.".into()
         }
-        ("creer_rappel_recurrent", _) => {
+        (T::CreerRappelRecurrent, _) => {
             "Qu'est-ce que je dois te rappeler, et quand ? Dis par exemple : rappelle-moi tous les lundis à 19 h de sortir les poubelles.".into()
         }
-        ("creer_rappel", _) => {
+        (T::CreerRappel, _) => {
             "Qu'est-ce que je dois te rappeler, et quand ? Dis par exemple : rappelle-moi demain à 9 h d'appeler Luc.".into()
         }
-        ("creer_reveil", Doubt::Impossible) => "Cette heure n'existe pas : je n'ai réglé aucun réveil. Redis-moi l'heure.".into(),
-        ("creer_reveil", Doubt::Past | Doubt::NotPositive) => {
+        (T::CreerReveil, Doubt::Impossible) => "Cette heure n'existe pas : je n'ai réglé aucun réveil. Redis-moi l'heure.".into(),
+        (T::CreerReveil, Doubt::Past | Doubt::NotPositive) => {
             "Cette heure est déjà passée : je n'ai réglé aucun réveil. Redis-moi quand.".into()
         }
-        ("creer_reveil", _) => "À quelle heure ? Dis par exemple : réveille-moi demain à 7 h.".into(),
-        ("deplacer_rappel", Doubt::Impossible) => "Cette date ou cette heure n'existe pas : je n'ai pas déplacé le rappel.".into(),
-        ("deplacer_rappel", Doubt::Past | Doubt::NotPositive) => {
+        (T::CreerReveil, _) => "À quelle heure ? Dis par exemple : réveille-moi demain à 7 h.".into(),
+        (T::DeplacerRappel, Doubt::Impossible) => "Cette date ou cette heure n'existe pas : je n'ai pas déplacé le rappel.".into(),
+        (T::DeplacerRappel, Doubt::Past | Doubt::NotPositive) => {
             "Ce moment est déjà passé : je n'ai pas déplacé le rappel. Redis-moi quand.".into()
         }
-        ("deplacer_rappel", _) => "Quel rappel, et à quand ? Dis par exemple : décale le rappel 3 à 11 h.".into(),
-        ("arreter_rappel_recurrent", _) => "Quel rappel répété ? Dis son numéro, par exemple : arrête le rappel 3.".into(),
-        ("annuler_reveil", _) => "Quel réveil ? « Quels sont mes réveils ? » te les donne avec leur numéro.".into(),
-        ("creer_note", _) => "Qu'est-ce que je dois noter ? Dis par exemple : note que le code du portail est 4512.".into(),
-        ("demarrer_minuteur", Doubt::NotPositive) => {
+        (T::DeplacerRappel, _) => "Quel rappel, et à quand ? Dis par exemple : décale le rappel 3 à 11 h.".into(),
+        (T::ArreterRappelRecurrent, _) => "Quel rappel répété ? Dis son numéro, par exemple : arrête le rappel 3.".into(),
+        (T::AnnulerReveil, _) => "Quel réveil ? « Quels sont mes réveils ? » te les donne avec leur numéro.".into(),
+        (T::CreerNote, _) => "Qu'est-ce que je dois noter ? Dis par exemple : note que le code du portail est 4512.".into(),
+        (T::DemarrerMinuteur, Doubt::NotPositive) => {
             "Un minuteur doit durer plus que zéro seconde : je n'ai rien lancé. Redis-moi la durée.".into()
         }
-        ("demarrer_minuteur", _) => "Pour combien de temps ? Dis par exemple : minuteur de dix minutes.".into(),
-        ("modifier_minuteur", _) => {
+        (T::DemarrerMinuteur, _) => "Pour combien de temps ? Dis par exemple : minuteur de dix minutes.".into(),
+        (T::ModifierMinuteur, _) => {
             "Je n'ai pas compris ce qu'il faut changer au minuteur : je n'y ai pas touché. Dis par exemple : ajoute deux minutes au minuteur.".into()
         }
-        ("demarrer_session", _) => "Sur quel projet ? Dis par exemple : je commence à travailler sur Atlas.".into(),
-        ("acter_decision", _) => {
+        (T::DemarrerSession, _) => "Sur quel projet ? Dis par exemple : je commence à travailler sur Atlas.".into(),
+        (T::ActerDecision, _) => {
             "Pour quel projet ? Dis par exemple : pour le projet Atlas, on a décidé de passer en Rust. Je n'ai rien acté.".into()
         }
-        ("creer_projet", _) => "Quel nom pour le projet ? Dis par exemple : crée le projet Jardin.".into(),
-        ("supprimer_note", Doubt::Impossible) | ("supprimer_rappel", Doubt::Impossible) | ("marquer_rappel_fait", Doubt::Impossible) | ("desactiver_preference", Doubt::Impossible) => {
+        (T::CreerProjet, _) => "Quel nom pour le projet ? Dis par exemple : crée le projet Jardin.".into(),
+        (T::SupprimerNote, Doubt::Impossible) | (T::SupprimerRappel, Doubt::Impossible) | (T::MarquerRappelFait, Doubt::Impossible) | (T::DesactiverPreference, Doubt::Impossible) => {
             // Said of the number, not of the store: numbers start at 1.
             "Les numéros commencent à 1 : je n'ai rien fait. Redis-moi le numéro.".into()
         }
-        ("supprimer_note", _) => "Quelle note ? Dis son numéro, par exemple : supprime la note 3.".into(),
-        ("supprimer_rappel", _) => "Quel rappel ? Dis son numéro, par exemple : supprime le rappel 3.".into(),
-        ("marquer_rappel_fait", _) => "Quel rappel ? Dis son numéro, par exemple : le rappel 3 est fait.".into(),
-        ("desactiver_preference", _) => {
+        (T::SupprimerNote, _) => "Quelle note ? Dis son numéro, par exemple : supprime la note 3.".into(),
+        (T::SupprimerRappel, _) => "Quel rappel ? Dis son numéro, par exemple : supprime le rappel 3.".into(),
+        (T::MarquerRappelFait, _) => "Quel rappel ? Dis son numéro, par exemple : le rappel 3 est fait.".into(),
+        (T::DesactiverPreference, _) => {
             "Quelle préférence ? Dis son numéro, par exemple : désactive la préférence 2. « Quelles sont mes préférences ? » te les donne.".into()
         }
-        ("ajouter_a_liste", _) => "Qu'est-ce que j'ajoute, et à quelle liste ? Dis par exemple : ajoute du lait à la liste de courses.".into(),
-        ("retirer_de_liste", _) => "Qu'est-ce que je retire, et de quelle liste ?".into(),
-        ("lire_liste" | "vider_liste", _) => "Quelle liste ? Dis par exemple : lis-moi la liste de courses.".into(),
-        ("lister_rappels" | "lire_temps_travail", Doubt::Impossible) => {
+        (T::AjouterAListe, _) => "Qu'est-ce que j'ajoute, et à quelle liste ? Dis par exemple : ajoute du lait à la liste de courses.".into(),
+        (T::RetirerDeListe, _) => "Qu'est-ce que je retire, et de quelle liste ?".into(),
+        (T::LireListe | T::ViderListe, _) => "Quelle liste ? Dis par exemple : lis-moi la liste de courses.".into(),
+        (T::ListerRappels | T::LireTempsTravail, Doubt::Impossible) => {
             "Cette date n'existe pas : je n'ai rien lu. Redis-moi le jour.".into()
         }
         (_, Doubt::Impossible) => "Cette date n'existe pas : je n'ai rien fait.".into(),
-        _ => "Je n'ai pas compris toute la demande : je n'ai rien fait. Redis-la autrement.".into(),
+        // No sentence of their own: the general one.
+        (
+            T::ListerRappels
+            | T::LireBriefingHebdo
+            | T::ListerMinuteurs
+            | T::AnnulerMinuteur
+            | T::ListerReveils
+            | T::ListerProjets
+            | T::LireProjet
+            | T::ModifierProjet
+            | T::MemoriserSouvenir
+            | T::ListerNotes
+            | T::LireTempsTravail
+            | T::MemoriserPreference
+            | T::ListerPreferences
+            | T::ChercherDansMemoire
+            | T::ListerSouvenirs
+            | T::SuspendreSession
+            | T::ReprendreSession
+            | T::ArreterSession,
+            _,
+        ) => {
+            "Je n'ai pas compris toute la demande : je n'ai rien fait. Redis-la autrement.".into()
+        }
     }
 }
 
@@ -345,9 +344,11 @@ pub fn told(t: Told, now: DateTime<Utc>, tz: Tz, online: bool, had_pending: bool
 /// The question that offers a write from its tool name and arguments (the witnessed write
 /// of an online turn, offered again when no tool did it).
 pub fn question_from_call(name: &str, args: &Value, now: DateTime<Utc>, tz: Tz) -> String {
+    use ToolName as T;
     let texte = args.get("texte").and_then(Value::as_str).unwrap_or_default();
-    match name {
-        "creer_rappel" => {
+    let Some(tool) = ToolName::from_wire(name) else { return format!("Tu veux que j'exécute {name} ?") };
+    match tool {
+        T::CreerRappel => {
             let when = args
                 .get("echeance")
                 .and_then(Value::as_str)
@@ -358,37 +359,37 @@ pub fn question_from_call(name: &str, args: &Value, now: DateTime<Utc>, tz: Tz) 
             let _ = now;
             format!("Tu veux que je crée le rappel « {texte} » pour {when} ?")
         }
-        "memoriser_preference" => format!("Tu veux que je retienne la préférence « {texte} » ?"),
-        "creer_note" => match args.get("projet").and_then(Value::as_str) {
+        T::MemoriserPreference => format!("Tu veux que je retienne la préférence « {texte} » ?"),
+        T::CreerNote => match args.get("projet").and_then(Value::as_str) {
             Some(p) => format!("Tu veux que je crée la note « {texte} » pour le projet {p} ?"),
             None => format!("Tu veux que je crée la note « {texte} » ?"),
         },
-        "memoriser_souvenir" => format!("Tu veux que je mémorise le souvenir « {texte} » ?"),
-        "marquer_rappel_fait" => match args.get("id").and_then(Value::as_i64) {
+        T::MemoriserSouvenir => format!("Tu veux que je mémorise le souvenir « {texte} » ?"),
+        T::MarquerRappelFait => match args.get("id").and_then(Value::as_i64) {
             Some(id) => format!("Tu veux que je marque le rappel n°{id} comme fait ?"),
             None => "Tu veux que je marque un rappel comme fait ?".to_string(),
         },
-        "desactiver_preference" => match args.get("id").and_then(Value::as_i64) {
+        T::DesactiverPreference => match args.get("id").and_then(Value::as_i64) {
             Some(id) => format!("Tu veux que je désactive la préférence n°{id} ?"),
             None => "Tu veux que je désactive une préférence ?".to_string(),
         },
-        "demarrer_session" => match args.get("projet").and_then(Value::as_str) {
+        T::DemarrerSession => match args.get("projet").and_then(Value::as_str) {
             Some(p) => format!("Tu veux que je démarre une session de travail sur {p} ?"),
             None => "Tu veux que je démarre une session de travail ?".to_string(),
         },
-        "suspendre_session" => "Tu veux que je mette la session de travail en pause ?".to_string(),
-        "reprendre_session" => "Tu veux que je reprenne la session de travail ?".to_string(),
-        "arreter_session" => "Tu veux que j'arrête la session de travail ?".to_string(),
-        "creer_rappel_recurrent" => format!("Tu veux que je crée le rappel répété « {texte} » ?"),
-        "deplacer_rappel" => match args.get("id").and_then(Value::as_i64) {
+        T::SuspendreSession => "Tu veux que je mette la session de travail en pause ?".to_string(),
+        T::ReprendreSession => "Tu veux que je reprenne la session de travail ?".to_string(),
+        T::ArreterSession => "Tu veux que j'arrête la session de travail ?".to_string(),
+        T::CreerRappelRecurrent => format!("Tu veux que je crée le rappel répété « {texte} » ?"),
+        T::DeplacerRappel => match args.get("id").and_then(Value::as_i64) {
             Some(id) => format!("Tu veux que je déplace le rappel n°{id} ?"),
             None => "Tu veux que je déplace un rappel ?".to_string(),
         },
-        "arreter_rappel_recurrent" => match args.get("id").and_then(Value::as_i64) {
+        T::ArreterRappelRecurrent => match args.get("id").and_then(Value::as_i64) {
             Some(id) => format!("Tu veux que j'arrête le rappel répété n°{id} ?"),
             None => "Tu veux que j'arrête un rappel répété ?".to_string(),
         },
-        "creer_reveil" => {
+        T::CreerReveil => {
             let when = args
                 .get("heure")
                 .and_then(Value::as_str)
@@ -397,23 +398,29 @@ pub fn question_from_call(name: &str, args: &Value, now: DateTime<Utc>, tz: Tz) 
                 .unwrap_or_default();
             format!("Tu veux que je règle un réveil pour le {when} ?")
         }
-        "annuler_reveil" => "Tu veux que j'annule le réveil ?".to_string(),
-        other => format!("Tu veux que j'exécute {other} ?"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_written_and_said() {
-        assert_eq!(written_duration(600), "10 min");
-        assert_eq!(written_duration(5400), "1 h 30 min");
-        assert_eq!(written_duration(8160), "2 h 16 min");
-        assert_eq!(written_duration(45), "45 s");
-        assert_eq!(spoken_duration_exact(600), "dix minutes");
-        assert_eq!(spoken_duration_exact(90), "une minute et trente secondes");
-        assert_eq!(spoken_duration_exact(3600), "une heure");
+        T::AnnulerReveil => "Tu veux que j'annule le réveil ?".to_string(),
+        T::ListerRappels
+        | T::LireBriefingHebdo
+        | T::SupprimerRappel
+        | T::DemarrerMinuteur
+        | T::ListerMinuteurs
+        | T::ModifierMinuteur
+        | T::AnnulerMinuteur
+        | T::AjouterAListe
+        | T::RetirerDeListe
+        | T::LireListe
+        | T::ViderListe
+        | T::ListerReveils
+        | T::ListerProjets
+        | T::LireProjet
+        | T::CreerProjet
+        | T::ModifierProjet
+        | T::ActerDecision
+        | T::ListerNotes
+        | T::SupprimerNote
+        | T::LireTempsTravail
+        | T::ListerPreferences
+        | T::ChercherDansMemoire
+        | T::ListerSouvenirs => format!("Tu veux que j'exécute {name} ?"),
     }
 }

@@ -176,7 +176,7 @@ pub const PENDING_TTL_MINUTES: i64 = 5;
 
 /// The agent whose list holds a tool (shared tools go to the Intendant).
 pub(crate) fn agent_for(tool: &str) -> AgentKind {
-    if crate::tools::MENTOR_OWN.contains(&tool) {
+    if crate::tools::ToolName::from_wire(tool).is_some_and(|t| t.spec().agents == crate::tools::Agents::Mentor) {
         AgentKind::Mentor
     } else {
         AgentKind::Intendant
@@ -277,9 +277,9 @@ impl Heard {
 
     /// The write the user's words asked for, when the grammar is sure of it: the only
     /// witness of intent the turn trusts.
-    fn write(&self) -> Option<(&'static str, Value)> {
+    fn write(&self) -> Option<(crate::tools::ToolName, Value)> {
         match self.understanding.sure() {
-            Some(Command::Tool(t)) if compose::WRITE_TOOLS.contains(&t.name()) => Some((t.name(), t.arguments()?)),
+            Some(Command::Tool(t)) if t.tool().writes() => Some((t.tool(), t.arguments()?)),
             _ => None,
         }
     }
@@ -287,7 +287,7 @@ impl Heard {
     /// The read the user's words asked for, when the grammar is sure of it.
     fn read(&self) -> Option<(&'static str, Value)> {
         match self.understanding.sure() {
-            Some(Command::Tool(t)) if !compose::WRITE_TOOLS.contains(&t.name()) => Some((t.name(), t.arguments()?)),
+            Some(Command::Tool(t)) if !t.tool().writes() => Some((t.name(), t.arguments()?)),
             _ => None,
         }
     }
@@ -366,9 +366,21 @@ impl TurnEngine {
     async fn run_tool(&self, agent: AgentKind, call: &ToolCall, state: &mut TurnState) -> Outcome {
         let raw: Value =
             serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::String(call.arguments.clone()));
+        self.run_args(agent, call.clone(), &raw, state).await
+    }
+
+    /// A call code made (grammar, frame, undo, memory reads): its arguments go to the tool
+    /// as they are, not through their text; the text is kept only for the trace and the
+    /// model's history.
+    async fn run_value(&self, agent: AgentKind, id: &str, name: &str, args: Value, state: &mut TurnState) -> Outcome {
+        let call = ToolCall { id: id.into(), name: name.to_string(), arguments: args.to_string() };
+        self.run_args(agent, call, &args, state).await
+    }
+
+    async fn run_args(&self, agent: AgentKind, call: ToolCall, raw: &Value, state: &mut TurnState) -> Outcome {
         let t = Instant::now();
-        let outcome = self.tools.invoke_as(agent, &self.ctx, &call.name, &raw).await;
-        state.record(call.clone(), outcome.clone(), t.elapsed().as_micros() as u64);
+        let outcome = self.tools.invoke_as(agent, &self.ctx, &call.name, raw).await;
+        state.record(call, outcome.clone(), t.elapsed().as_micros() as u64);
         outcome
     }
 
@@ -749,7 +761,7 @@ impl TurnEngine {
             // The outcome ends the turn: a write's receipt, or a read told by code. The model
             // gets the word back only to act on what it read, when a write was expected and
             // none ran yet.
-            let wrote = state.executed.iter().any(|(c, _)| compose::WRITE_TOOLS.contains(&c.name.as_str()));
+            let wrote = state.executed.iter().any(|(c, _)| crate::tools::writes(&c.name));
             if wrote || decision.action != Some(ExpectedAction::Ecriture) {
                 return Ok((decision, Flow::Loop(End::Answered(String::new()))));
             }
@@ -843,8 +855,7 @@ impl TurnEngine {
         state: &mut TurnState,
     ) -> Result<Flow, StoreError> {
         for (name, args) in ask.code_reads(self.ctx.now(), self.ctx.tz) {
-            let call = ToolCall { id: "memory".into(), name: name.to_string(), arguments: args.to_string() };
-            self.run_tool(agent_for(name), &call, state).await;
+            self.run_value(agent_for(name), "memory", name, args, state).await;
         }
         state.memory = Some(ask.trace(reads_by));
         Ok(self.tell_reads(ask, state))
@@ -902,8 +913,7 @@ impl TurnEngine {
         for step in steps {
             match step {
                 undo::UndoStep::Call { tool, args } => {
-                    let call = ToolCall { id: "undo".into(), name: tool.clone(), arguments: args.to_string() };
-                    self.run_tool(agent_for(&tool), &call, state).await;
+                    self.run_value(agent_for(&tool), "undo", &tool, args, state).await;
                 }
                 undo::UndoStep::Kept { what, how } => kept.push((what, how)),
             }
@@ -1009,12 +1019,10 @@ impl TurnEngine {
     ) -> Result<Flow, StoreError> {
         let now = self.ctx.now();
         let tz = self.ctx.tz;
-        let call = ToolCall { id: "frame".into(), name: f.tool.clone(), arguments: f.args.to_string() };
-        let outcome = self.run_tool(agent_for(&f.tool), &call, state).await;
+        let outcome = self.run_value(agent_for(&f.tool), "frame", &f.tool, f.args.clone(), state).await;
         if matches!(outcome, Outcome::Done(_)) {
             for next in &f.then {
-                let call = ToolCall { id: "frame".into(), name: next.tool.clone(), arguments: next.args.to_string() };
-                let o = self.run_tool(agent_for(&next.tool), &call, state).await;
+                let o = self.run_value(agent_for(&next.tool), "frame", &next.tool, next.args.clone(), state).await;
                 if !matches!(o, Outcome::Done(_)) {
                     break;
                 }
@@ -1030,7 +1038,7 @@ impl TurnEngine {
         let writes: Vec<&(ToolCall, Outcome)> = state
             .executed
             .iter()
-            .filter(|(c, o)| compose::WRITE_TOOLS.contains(&c.name.as_str()) && matches!(o, Outcome::Done(_)))
+            .filter(|(c, o)| crate::tools::writes(&c.name) && matches!(o, Outcome::Done(_)))
             .collect();
         if let [(call, _)] = writes.as_slice() {
             if matches!(call.name.as_str(), "creer_rappel" | "demarrer_minuteur" | "ajouter_a_liste" | "creer_note") {
@@ -1083,13 +1091,11 @@ impl TurnEngine {
         state.undid = last.map(|t| t.id);
         for step in steps {
             if let undo::UndoStep::Call { tool, args } = step {
-                let call = ToolCall { id: "correction".into(), name: tool.clone(), arguments: args.to_string() };
-                self.run_tool(agent_for(&tool), &call, state).await;
+                self.run_value(agent_for(&tool), "correction", &tool, args, state).await;
             }
         }
         if state.executed.iter().all(|(_, o)| matches!(o, Outcome::Done(_))) {
-            let call = ToolCall { id: "correction".into(), name: next.tool.clone(), arguments: next.args.to_string() };
-            self.run_tool(agent_for(&next.tool), &call, state).await;
+            self.run_value(agent_for(&next.tool), "correction", &next.tool, next.args.clone(), state).await;
             self.keep_for_correction(conversation_id, state).await?;
         }
         let mut parts = vec![compose::fixed("Je corrige :")];
@@ -1130,11 +1136,49 @@ impl TurnEngine {
             }
         }
         let target = if words == "@dernier" { Target::Last } else { Target::Matching(words.to_string()) };
-        let cmd = match f.tool.as_str() {
-            "supprimer_note" => ToolCommand::SupprimerNote { target },
-            "supprimer_rappel" => ToolCommand::SupprimerRappel { target },
-            "marquer_rappel_fait" => ToolCommand::MarquerRappelFait { target },
-            _ => return Ok(Flow::Direct(vec![compose::fixed(compose::CANCELLED)], "cancelled")),
+        use crate::tools::ToolName as T;
+        let cmd = match T::from_wire(&f.tool) {
+            Some(T::SupprimerNote) => ToolCommand::SupprimerNote { target },
+            Some(T::SupprimerRappel) => ToolCommand::SupprimerRappel { target },
+            Some(T::MarquerRappelFait) => ToolCommand::MarquerRappelFait { target },
+            Some(
+                T::ListerRappels
+                | T::LireBriefingHebdo
+                | T::DemarrerMinuteur
+                | T::ListerMinuteurs
+                | T::ModifierMinuteur
+                | T::AnnulerMinuteur
+                | T::AjouterAListe
+                | T::RetirerDeListe
+                | T::LireListe
+                | T::ViderListe
+                | T::CreerRappelRecurrent
+                | T::DeplacerRappel
+                | T::ArreterRappelRecurrent
+                | T::CreerReveil
+                | T::ListerReveils
+                | T::AnnulerReveil
+                | T::ListerProjets
+                | T::LireProjet
+                | T::CreerProjet
+                | T::ModifierProjet
+                | T::ActerDecision
+                | T::MemoriserSouvenir
+                | T::CreerNote
+                | T::ListerNotes
+                | T::CreerRappel
+                | T::LireTempsTravail
+                | T::MemoriserPreference
+                | T::ListerPreferences
+                | T::DesactiverPreference
+                | T::ChercherDansMemoire
+                | T::ListerSouvenirs
+                | T::DemarrerSession
+                | T::SuspendreSession
+                | T::ReprendreSession
+                | T::ArreterSession,
+            )
+            | None => return Ok(Flow::Direct(vec![compose::fixed(compose::CANCELLED)], "cancelled")),
         };
         match self.resolve_target(&cmd).await? {
             Resolved::Found(ToolCommand::SupprimerNote { target: Target::Id(id) }, _)
@@ -1204,7 +1248,7 @@ impl TurnEngine {
         let tz = self.ctx.tz;
         let witness = match reading.write() {
             Some((tool, args)) => {
-                let question = self.question_for(tool, &args).await?;
+                let question = self.question_for(tool.wire(), &args).await?;
                 Some(Witness { tool, args, question })
             }
             None => None,
@@ -1221,8 +1265,7 @@ impl TurnEngine {
         let told_facts = composed.withheld.iter().any(|s| claims::claim(s) == Some(claims::ClaimKind::StoredFact));
         if let (true, true, Some((tool, args))) = (state.executed.is_empty(), told_facts, reading.read()) {
             // The model answered a read without reading: code reads and tells it.
-            let call = ToolCall { id: "witness".into(), name: tool.to_string(), arguments: args.to_string() };
-            self.run_tool(agent_for(tool), &call, state).await;
+            self.run_value(agent_for(tool), "witness", tool, args, state).await;
             let withheld = std::mem::take(&mut composed.withheld);
             composed = compose::compose(&state.executed, end, signals, now, tz);
             composed.withheld = withheld;
@@ -1230,7 +1273,7 @@ impl TurnEngine {
         }
         if composed.offered {
             if let Some(w) = &witness {
-                self.set_pending(conversation_id, w.tool, w.args.clone(), &w.question).await?;
+                self.set_pending(conversation_id, w.tool.wire(), w.args.clone(), &w.question).await?;
                 state.witness = Some(WitnessTrace { tool: w.tool.to_string(), effect: "offered" });
             }
         }
@@ -1278,9 +1321,8 @@ impl TurnEngine {
                     return self.ask_resolving(conversation_id, cmd, Doubt::GuessedTarget, &state.said).await;
                 }
                 for (name, args) in calls {
-                    let call = ToolCall { id: "local".into(), name: name.to_string(), arguments: args.to_string() };
                     let agent = if ToolBox::names_for(agent).contains(&name) { agent } else { agent_for(name) };
-                    self.run_tool(agent, &call, state).await;
+                    self.run_value(agent, "local", name, args, state).await;
                 }
                 self.keep_for_correction(conversation_id, state).await?;
                 // « plusieurs minuteurs sont en cours : dis lequel » — the next words may name it.
@@ -1310,23 +1352,70 @@ impl TurnEngine {
                 let said = local::incomplete(intent, *doubt);
                 // « mets un minuteur », « crée une note », « rappelle-moi »: the piece asked for
                 // may come next.
-                let missing = match (intent.as_str(), doubt) {
-                    ("creer_note" | "memoriser_souvenir" | "memoriser_preference", Doubt::Missing) => {
+                use crate::tools::ToolName as T;
+                let tool = T::from_wire(intent);
+                let missing = match (tool, doubt) {
+                    (Some(T::CreerNote | T::MemoriserSouvenir | T::MemoriserPreference), Doubt::Missing) => {
                         Some(("texte", json!({})))
                     }
-                    ("creer_rappel", Doubt::Missing) => Some(("texte", json!({}))),
-                    ("demarrer_minuteur", Doubt::Missing | Doubt::NotPositive) => Some(("duree_secondes", json!({}))),
-                    ("demarrer_session", Doubt::Missing) => Some(("projet", json!({}))),
-                    ("ajouter_a_liste" | "retirer_de_liste", Doubt::Missing) => {
+                    (Some(T::CreerRappel), Doubt::Missing) => Some(("texte", json!({}))),
+                    (Some(T::DemarrerMinuteur), Doubt::Missing | Doubt::NotPositive) => {
+                        Some(("duree_secondes", json!({})))
+                    }
+                    (Some(T::DemarrerSession), Doubt::Missing) => Some(("projet", json!({}))),
+                    (Some(T::AjouterAListe | T::RetirerDeListe), Doubt::Missing) => {
                         Some(("element", json!({ "liste": crate::understand::DEFAULT_LIST })))
                     }
-                    ("lire_liste" | "vider_liste", Doubt::Missing) => Some(("liste", json!({}))),
-                    ("supprimer_note" | "supprimer_rappel" | "marquer_rappel_fait", Doubt::Missing) => {
+                    (Some(T::LireListe | T::ViderListe), Doubt::Missing) => Some(("liste", json!({}))),
+                    (Some(T::SupprimerNote | T::SupprimerRappel | T::MarquerRappelFait), Doubt::Missing) => {
                         Some(("id", json!({})))
                     }
-                    ("creer_projet", Doubt::Missing) => Some(("nom", json!({}))),
-                    ("acter_decision", Doubt::Missing | Doubt::UnknownName) => Some(("projet", json!({}))),
-                    _ => None,
+                    (Some(T::CreerProjet), Doubt::Missing) => Some(("nom", json!({}))),
+                    (Some(T::ActerDecision), Doubt::Missing | Doubt::UnknownName) => Some(("projet", json!({}))),
+                    (
+                        Some(
+                            T::ListerRappels
+                            | T::MarquerRappelFait
+                            | T::LireBriefingHebdo
+                            | T::SupprimerRappel
+                            | T::DemarrerMinuteur
+                            | T::ListerMinuteurs
+                            | T::ModifierMinuteur
+                            | T::AnnulerMinuteur
+                            | T::AjouterAListe
+                            | T::RetirerDeListe
+                            | T::LireListe
+                            | T::ViderListe
+                            | T::CreerRappelRecurrent
+                            | T::DeplacerRappel
+                            | T::ArreterRappelRecurrent
+                            | T::CreerReveil
+                            | T::ListerReveils
+                            | T::AnnulerReveil
+                            | T::ListerProjets
+                            | T::LireProjet
+                            | T::CreerProjet
+                            | T::ModifierProjet
+                            | T::ActerDecision
+                            | T::MemoriserSouvenir
+                            | T::CreerNote
+                            | T::ListerNotes
+                            | T::SupprimerNote
+                            | T::CreerRappel
+                            | T::LireTempsTravail
+                            | T::MemoriserPreference
+                            | T::ListerPreferences
+                            | T::DesactiverPreference
+                            | T::ChercherDansMemoire
+                            | T::ListerSouvenirs
+                            | T::DemarrerSession
+                            | T::SuspendreSession
+                            | T::ReprendreSession
+                            | T::ArreterSession,
+                        )
+                        | None,
+                        _,
+                    ) => None,
                 };
                 if let Some((slot, mut args)) = missing {
                     // What was already said stays (« mets un rappel demain à 9 h » → the text).
@@ -1347,13 +1436,52 @@ impl TurnEngine {
                     }
                     let mut f = frame::Frame { time_said, ..frame::Frame::new(intent, args, Some(slot)) };
                     // « Quel rappel ? » → « le deuxième »: counted in the order they are listed.
-                    f.candidates = match intent.as_str() {
-                        "supprimer_note" => self.ctx.store.list_notes(None).await?.iter().map(|n| n.id).collect(),
-                        "supprimer_rappel" => self.ctx.store.list_rappels(true).await?.iter().map(|r| r.id).collect(),
-                        "marquer_rappel_fait" => {
+                    f.candidates = match tool {
+                        Some(T::SupprimerNote) => self.ctx.store.list_notes(None).await?.iter().map(|n| n.id).collect(),
+                        Some(T::SupprimerRappel) => {
+                            self.ctx.store.list_rappels(true).await?.iter().map(|r| r.id).collect()
+                        }
+                        Some(T::MarquerRappelFait) => {
                             self.ctx.store.list_rappels(false).await?.iter().map(|r| r.id).collect()
                         }
-                        _ => Vec::new(),
+                        Some(
+                            T::ListerRappels
+                            | T::LireBriefingHebdo
+                            | T::DemarrerMinuteur
+                            | T::ListerMinuteurs
+                            | T::ModifierMinuteur
+                            | T::AnnulerMinuteur
+                            | T::AjouterAListe
+                            | T::RetirerDeListe
+                            | T::LireListe
+                            | T::ViderListe
+                            | T::CreerRappelRecurrent
+                            | T::DeplacerRappel
+                            | T::ArreterRappelRecurrent
+                            | T::CreerReveil
+                            | T::ListerReveils
+                            | T::AnnulerReveil
+                            | T::ListerProjets
+                            | T::LireProjet
+                            | T::CreerProjet
+                            | T::ModifierProjet
+                            | T::ActerDecision
+                            | T::MemoriserSouvenir
+                            | T::CreerNote
+                            | T::ListerNotes
+                            | T::CreerRappel
+                            | T::LireTempsTravail
+                            | T::MemoriserPreference
+                            | T::ListerPreferences
+                            | T::DesactiverPreference
+                            | T::ChercherDansMemoire
+                            | T::ListerSouvenirs
+                            | T::DemarrerSession
+                            | T::SuspendreSession
+                            | T::ReprendreSession
+                            | T::ArreterSession,
+                        )
+                        | None => Vec::new(),
                     };
                     self.set_frame(conversation_id, &f, &said).await?;
                 }
@@ -1730,8 +1858,7 @@ impl TurnEngine {
             Some(Resolved::Say(text)) => Ok(Some(Flow::Direct(vec![compose::fixed(&text)], "asked"))),
             Some(Resolved::Found(c, None)) => {
                 let Some(args) = c.arguments() else { return Ok(None) };
-                let call = ToolCall { id: "local".into(), name: c.name().to_string(), arguments: args.to_string() };
-                self.run_tool(AgentKind::Intendant, &call, state).await;
+                self.run_value(AgentKind::Intendant, "local", c.name(), args, state).await;
                 Ok(Some(Flow::Direct(
                     state.executed.iter().map(|(c, o)| compose::report_part(c, o, now, tz)).collect(),
                     "local",
@@ -1764,9 +1891,11 @@ enum Resolved {
 
 /// The argument an unsure command's doubt is about: what the next words may give.
 fn asking_for(tool: &str, doubt: Doubt) -> Option<&'static str> {
+    use crate::tools::ToolName as T;
+    let tool = T::from_wire(tool)?;
     match (tool, doubt) {
         (
-            "creer_rappel",
+            T::CreerRappel,
             Doubt::DefaultTime
             | Doubt::Rolled
             | Doubt::Past
@@ -1774,13 +1903,53 @@ fn asking_for(tool: &str, doubt: Doubt) -> Option<&'static str> {
             | Doubt::TextHoldsMoment
             | Doubt::Alternatives,
         ) => Some("echeance"),
-        ("ajouter_a_liste" | "retirer_de_liste", Doubt::Alternatives) => Some("element"),
+        (T::AjouterAListe | T::RetirerDeListe, Doubt::Alternatives) => Some("element"),
         (_, Doubt::GuessedTarget) => Some("id"),
-        ("demarrer_session" | "acter_decision", Doubt::UnknownName) => Some("projet"),
-        ("creer_note", Doubt::UnknownName) => Some("projet"),
-        ("demarrer_minuteur", Doubt::TooLong | Doubt::NotPositive | Doubt::Alternatives) => Some("duree_secondes"),
-        ("creer_projet", Doubt::Ambiguous) => Some("nom"),
-        _ => None,
+        (T::DemarrerSession | T::ActerDecision, Doubt::UnknownName) => Some("projet"),
+        (T::CreerNote, Doubt::UnknownName) => Some("projet"),
+        (T::DemarrerMinuteur, Doubt::TooLong | Doubt::NotPositive | Doubt::Alternatives) => Some("duree_secondes"),
+        (T::CreerProjet, Doubt::Ambiguous) => Some("nom"),
+        (
+            T::ListerRappels
+            | T::MarquerRappelFait
+            | T::LireBriefingHebdo
+            | T::SupprimerRappel
+            | T::DemarrerMinuteur
+            | T::ListerMinuteurs
+            | T::ModifierMinuteur
+            | T::AnnulerMinuteur
+            | T::AjouterAListe
+            | T::RetirerDeListe
+            | T::LireListe
+            | T::ViderListe
+            | T::CreerRappelRecurrent
+            | T::DeplacerRappel
+            | T::ArreterRappelRecurrent
+            | T::CreerReveil
+            | T::ListerReveils
+            | T::AnnulerReveil
+            | T::ListerProjets
+            | T::LireProjet
+            | T::CreerProjet
+            | T::ModifierProjet
+            | T::ActerDecision
+            | T::MemoriserSouvenir
+            | T::CreerNote
+            | T::ListerNotes
+            | T::SupprimerNote
+            | T::CreerRappel
+            | T::LireTempsTravail
+            | T::MemoriserPreference
+            | T::ListerPreferences
+            | T::DesactiverPreference
+            | T::ChercherDansMemoire
+            | T::ListerSouvenirs
+            | T::DemarrerSession
+            | T::SuspendreSession
+            | T::ReprendreSession
+            | T::ArreterSession,
+            _,
+        ) => None,
     }
 }
 

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use arthur_french::topic::{MemoryKind, Topic};
 use arthur_french::{Direction, Words};
 
-use crate::tools::{AgentKind, Outcome, Receipt, WRITE_TOOLS};
+use crate::tools::{AgentKind, Outcome, Receipt};
 use crate::understand::{Command, Reading, ToolCommand, Understanding};
 
 /// What made the turn a question about the memory (the trace's `memory.cue`).
@@ -50,7 +50,7 @@ pub struct MemoryTrace {
 
 /// Is `tool` one that only reads?
 pub fn is_read(tool: &str) -> bool {
-    !WRITE_TOOLS.contains(&tool)
+    !crate::tools::writes(tool)
 }
 
 /// A read command of the grammar, sure or not.
