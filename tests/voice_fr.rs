@@ -181,3 +181,59 @@ async fn a_list_item_said_by_the_natural_french_voice_lands_on_the_list() {
     sigterm(&child.0);
     assert!(wait_exit(&mut child.0, Duration::from_secs(15)).await.success());
 }
+
+/// The doubt gate in the loop (issue 40): a reading the gate finds misheard never writes —
+/// the write is asked (« J'ai peut-être mal entendu. Tu veux… ? ») — and the same reading
+/// with no gate writes. The gate's bounds are set so that every word is a guess here: what
+/// is tested is the road from whisper's weights to the turn; the bounds shipped
+/// (`Confidence::MEASURED`) are measured by `cargo bench --bench voice` (`ears-fr`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_the_doubt_gate_finds_misheard_is_asked_not_written() {
+    use arthur_agents::ears::Confidence;
+    use arthur_agents::llm::scripted::Reply;
+    use arthur_agents::memory::BasicsStore;
+    use arthur_voice::listen::{EarsPolicy, VoiceLoop};
+    use std::sync::Arc;
+    let _voice = common::one_voice_at_a_time().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = silence(0.5);
+    input.extend(common::kokoro_speech("Arthur, ajoute des pommes à la liste de courses.", &dir.path().join("a.wav")));
+    input.extend(silence(3.0));
+    let input_path = dir.path().join("mic.wav");
+    wav::write_wav(&input_path, &input, 16_000).unwrap();
+    let model = arthur::config::default_model_dir().unwrap().join("ggml-base.bin");
+    assert!(model.is_file(), "run models/fetch --offline");
+    let french = Arc::new(
+        arthur_audio::stt::Transcriber::load(
+            &model,
+            arthur_audio::stt::SttOptions { language: "fr".into(), adaptive_audio_ctx: true, ..Default::default() },
+        )
+        .unwrap(),
+    );
+    let everything_a_guess = Confidence { min_logprob: 0.0, max_gap: -1.0 };
+    for doubt in [Some(everything_a_guess), None] {
+        // As `arthur serve` runs: the grammar first.
+        let t = common::spawn_local_first_app().await;
+        t.llm.set_fallback(Some(Reply::text("Le modèle ne devait pas être appelé.")));
+        let tuning = arthur::voice::configured_tuning();
+        let tuning = arthur_voice::listen::Tuning { ears: EarsPolicy { doubt, ..EarsPolicy::MEASURED }, ..tuning };
+        let voice_loop = VoiceLoop::new(
+            &t.engine,
+            french.clone(),
+            Arc::new(arthur_audio::tts::EspeakNg::new("fr")),
+            Default::default(),
+            true,
+        )
+        .with_tuning(tuning);
+        let exchanges = voice_loop.run_wav(&input_path, None).await.unwrap();
+        let written: Vec<&str> = exchanges.iter().filter_map(|e| e.written.as_deref()).collect();
+        let items = t.app.fresh().await.list("courses").await.unwrap().map(|l| l.elements).unwrap_or_default();
+        if doubt.is_some() {
+            assert!(written.iter().any(|w| w.starts_with("J'ai peut-être mal entendu.")), "{exchanges:#?}");
+            assert!(items.is_empty(), "nothing written on a misheard reading: {items:?}");
+        } else {
+            assert!(written.iter().any(|w| w.contains("pommes")), "{exchanges:#?}");
+            assert_eq!(items.len(), 1, "{items:?}");
+        }
+    }
+}

@@ -239,6 +239,10 @@ pub struct EarsPolicy {
     /// Each reading favours `ears::favoured_words` (wake word, the user's names, the command
     /// words) by this many logits per token (`arthur_audio::favour`). Only for French.
     pub favour: Option<f32>,
+    /// The doubt gate (issue 40): a reading holding a word whisper itself weighed below
+    /// these bounds is misheard, and a write it holds is asked before it runs
+    /// (`TurnEngine::run_heard`). Only for French, with one reading.
+    pub doubt: Option<arthur_agents::ears::Confidence>,
 }
 
 impl Default for EarsPolicy {
@@ -260,11 +264,12 @@ impl EarsPolicy {
         context_prompt: false,
         judge: arthur_agents::ears::SecondReading::Never,
         favour: Some(arthur_audio::stt::DEFAULT_FAVOUR_BONUS),
+        doubt: Some(arthur_agents::ears::Confidence::MEASURED),
     };
 
     /// One plain reading (the default before favoured words): the benches' « before ».
     pub const PLAIN: Self =
-        Self { context_prompt: false, judge: arthur_agents::ears::SecondReading::Never, favour: None };
+        Self { context_prompt: false, judge: arthur_agents::ears::SecondReading::Never, favour: None, doubt: None };
 
     /// Whether an utterance in `language` (`judged`: a whole one, not a speculative
     /// reading) is read plainly: one decoding with the transcriber's own prompt, nothing
@@ -373,6 +378,9 @@ pub struct VoiceLoop<'a> {
     pub woken: Option<Arc<std::sync::atomic::AtomicU64>>,
     /// The fixed phrases synthesised ahead (see [`Tuning::first_words_ready`]).
     phrases: Arc<Phrases>,
+    /// The last transcripts the doubt gate found misheard ([`EarsPolicy::doubt`]): a
+    /// command taken from one of them is run as misheard (its write asked first).
+    doubted: Arc<std::sync::Mutex<std::collections::VecDeque<String>>>,
 }
 
 /// Words every receipt of a kind opens with (`arthur_agents::report`'s spoken forms:
@@ -552,6 +560,7 @@ impl<'a> VoiceLoop<'a> {
             capture_clock: None,
             woken: None,
             phrases: Arc::default(),
+            doubted: Arc::default(),
         }
     }
 
@@ -1127,9 +1136,10 @@ impl<'a> VoiceLoop<'a> {
         on_event(&LoopEvent::Heard(command.clone()));
         speaker.enqueue(&earcon_pcm(earcon::listening()))?;
         let turn_started = Instant::now();
+        let misheard = self.misheard(&command);
         let result = self
             .engine
-            .run_heard(s.conversation.as_deref(), &command, false, None)
+            .run_heard(s.conversation.as_deref(), &command, misheard, None)
             .await
             .context("running the turn")?;
         let turn_ms = turn_started.elapsed().as_millis() as u64;
@@ -1239,9 +1249,10 @@ impl<'a> VoiceLoop<'a> {
                             continue;
                         }
                         on_event(&LoopEvent::Heard(transcript.clone()));
+                        let misheard = self.misheard(&transcript);
                         let result = self
                             .engine
-                            .run_heard(conversation.as_deref(), &transcript, false, None)
+                            .run_heard(conversation.as_deref(), &transcript, misheard, None)
                             .await
                             .context("running the turn")?;
                         conversation = Some(result.conversation_id.clone());
@@ -1282,6 +1293,21 @@ impl<'a> VoiceLoop<'a> {
     /// Transcribes on a blocking thread. A prefix is decoded with the usual encoder context
     /// (at least 10 s): sized to a second and a half, whisper base heard "Are sir" for
     /// "Arthur".
+    /// Whether `command` was taken from a transcript the doubt gate found misheard (the
+    /// command is that transcript, or its part after the wake word, or holds it whole).
+    fn misheard(&self, command: &str) -> bool {
+        let command = command.trim();
+        if command.is_empty() {
+            return false;
+        }
+        let doubted = self.doubted.lock().unwrap_or_else(|p| p.into_inner());
+        doubted.iter().any(|t| {
+            let rest = wake::strip_wake_word(t, &self.listener.wake_word).unwrap_or_else(|| t.clone());
+            let rest = rest.trim();
+            t.contains(command) || (!rest.is_empty() && command.contains(rest))
+        })
+    }
+
     async fn transcribe(&self, pcm: Vec<f32>) -> anyhow::Result<String> {
         let transcriber = self.transcriber.clone();
         tokio::task::spawn_blocking(move || transcriber.transcribe(&pcm))
@@ -1297,7 +1323,7 @@ impl<'a> VoiceLoop<'a> {
     /// the recogniser's own prompt is used. `judged`: a second reading may run (not for a
     /// speculative decoding during a pause, where a command is often still incomplete).
     async fn hear(&self, pcm: Vec<f32>, judged: bool) -> anyhow::Result<String> {
-        use arthur_agents::ears;
+        use arthur_agents::ears::{self, SecondReading};
         let policy = self.tuning.ears;
         if policy.is_plain(&self.transcriber.options().language, judged) {
             return self.transcribe(pcm).await;
@@ -1315,6 +1341,38 @@ impl<'a> VoiceLoop<'a> {
         let ctx = self.engine.context();
         let (now, tz) = (ctx.now(), ctx.tz);
         let transcriber = self.transcriber.clone();
+        if let Some(confidence) = policy.doubt.filter(|_| plan.judge == SecondReading::Never) {
+            // One reading, whose tokens whisper weighed are kept: the doubt gate reads them.
+            let heard = tokio::task::spawn_blocking(move || {
+                let favoured = plan.favour.as_ref().map(|(words, bonus)| {
+                    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+                    transcriber.vocabulary(&words, *bonus)
+                });
+                crate::phrases::hear_phrase(
+                    &transcriber,
+                    &pcm,
+                    None,
+                    plan.first.as_deref(),
+                    favoured.as_ref(),
+                    None,
+                    Some(confidence),
+                    &wake_word,
+                )
+            })
+            .await
+            .context("transcription task")?
+            .context("transcribing")?;
+            let mut doubted = self.doubted.lock().unwrap_or_else(|p| p.into_inner());
+            doubted.retain(|t| *t != heard.text);
+            if heard.misheard {
+                tracing::info!(transcript = %heard.text, "doubt gate: a word was a guess, a write will be asked");
+                doubted.push_back(heard.text.clone());
+                while doubted.len() > 8 {
+                    doubted.pop_front();
+                }
+            }
+            return Ok(heard.text);
+        }
         let heard = tokio::task::spawn_blocking(move || {
             let favoured = plan.favour.as_ref().map(|(words, bonus)| {
                 let words: Vec<&str> = words.iter().map(String::as_str).collect();
@@ -1569,7 +1627,7 @@ mod tests {
 
     #[test]
     fn in_french_the_first_reading_is_prompted_with_the_users_names_and_the_command_words() {
-        let policy = EarsPolicy { context_prompt: true, judge: SecondReading::Never, favour: None };
+        let policy = EarsPolicy { context_prompt: true, judge: SecondReading::Never, favour: None, doubt: None };
         let plan = policy.plan("fr", true, "Arthur", &lexicon(), Some("Arthur, Zéphyrine".into()));
         let first = plan.first.unwrap();
         assert!(first.starts_with("Arthur.") && first.contains("Zéphyrine") && first.contains("minuteur"), "{first}");
@@ -1592,7 +1650,8 @@ mod tests {
 
     #[test]
     fn another_language_keeps_the_transcribers_prompt_and_one_reading() {
-        let policy = EarsPolicy { context_prompt: true, judge: SecondReading::UnlessSure, favour: Some(2.0) };
+        let policy =
+            EarsPolicy { context_prompt: true, judge: SecondReading::UnlessSure, favour: Some(2.0), doubt: None };
         let plan = policy.plan("en", true, "Arthur", &lexicon(), Some("Arthur".into()));
         assert_eq!((plan.first.as_deref(), plan.judge), (Some("Arthur"), SecondReading::Never));
         assert_eq!(plan.favour, None, "the favoured words are the French grammar's");
@@ -1614,7 +1673,7 @@ mod tests {
 
     #[test]
     fn a_speculative_reading_is_never_judged() {
-        let policy = EarsPolicy { context_prompt: false, judge: SecondReading::WhenUnsure, favour: None };
+        let policy = EarsPolicy { context_prompt: false, judge: SecondReading::WhenUnsure, favour: None, doubt: None };
         assert_eq!(policy.plan("fr", false, "Arthur", &lexicon(), None).judge, SecondReading::Never);
         let plan = policy.plan("fr", true, "Arthur", &lexicon(), None);
         assert_eq!((plan.first, plan.judge), (None, SecondReading::WhenUnsure));
