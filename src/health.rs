@@ -3,12 +3,27 @@
 //! `arthur serve` report into a shared [`HealthBoard`]; the checks themselves are here.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::config::Settings;
+pub use arthur_voice::tally::Tally;
 pub use arthur_web::board::{HealthBoard, LiveState, ProviderCheck};
+
+/// The board of `arthur serve`, showing what `tally` counts where the bell and the notifier
+/// run (copied at each read: the web crate knows neither).
+pub fn board(tally: Arc<Tally>) -> HealthBoard {
+    HealthBoard::counting(move || {
+        let c = tally.counts();
+        arthur_web::board::Counts {
+            reminders_due: c.reminders_due,
+            reminders_printed: c.reminders_printed,
+            timers_rung: c.timers_rung,
+        }
+    })
+}
 
 /// The speech model files found (or not).
 #[derive(Debug, Clone, Serialize)]
