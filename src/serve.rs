@@ -234,19 +234,9 @@ pub async fn run(app: App, args: ServeArgs, stop: CancellationToken) -> anyhow::
             }
         }
     }
-    if let Some(Ok(Err(e))) = match notifier {
-        Some(n) => Some(n.await),
-        None => None,
-    } {
-        tracing::error!(error = %format!("{e:#}"), "reminder notifier failed");
-        failed = true;
-    }
-    if let Some(Ok(Err(e))) = match bell {
-        Some(b) => Some(b.await),
-        None => None,
-    } {
-        tracing::error!(error = %format!("{e:#}"), "timer bell failed");
-        failed = true;
+    // The notifier and the bell log a failed check and go on: they end when stopped.
+    for task in [notifier, bell].into_iter().flatten() {
+        let _ = task.await;
     }
     // Wyoming (issue 31): the server, the satellites' links and loops end with the token.
     for task in wyoming.tasks.into_iter().chain([router]) {

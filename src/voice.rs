@@ -379,7 +379,7 @@ async fn push_to_talk_in_terminal(
         voice_loop.push_to_talk(frames, &mut keys, speaker, shutdown, |event| print_event(event, "\r\n")).await;
     reader.abort();
     print!("Au revoir.\r\n");
-    result
+    Ok(result?)
 }
 
 /// `arthur doctor --voix` as typed.
@@ -423,5 +423,5 @@ pub async fn selftest(app: &crate::app::App, args: &SelfTestArgs) -> anyhow::Res
         tuning: tuning(&settings.voice),
         now: app.ctx.now(),
     };
-    arthur_voice::selftest::run(test, frames).await
+    Ok(arthur_voice::selftest::run(test, frames).await?)
 }
