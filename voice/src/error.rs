@@ -42,3 +42,27 @@ pub enum VoiceError {
     #[error(transparent)]
     Capture(#[from] CaptureError),
 }
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error;
+
+    use super::*;
+
+    /// The chain the binary prints (`{:#}`) is what the anyhow contexts made: what the loop
+    /// was doing, then why.
+    #[test]
+    fn each_error_says_what_the_loop_was_doing_then_why() {
+        let e = VoiceError::Turn(StoreError::UnsupportedUrl("x".into()));
+        assert_eq!(e.to_string(), "running the turn");
+        assert_eq!(e.source().map(|s| s.to_string()).as_deref(), Some("unsupported database url: x"));
+        let e = VoiceError::ReadWav { path: "/a.wav".into(), source: WavError::Invalid("no channel") };
+        assert_eq!(e.to_string(), "reading /a.wav");
+        assert_eq!(e.source().map(|s| s.to_string()).as_deref(), Some("invalid WAV parameters: no channel"));
+        let e = VoiceError::Detector(DetectorError::Runtime("no".into()));
+        assert_eq!(
+            (e.to_string(), e.source().unwrap().to_string()),
+            ("loading Silero VAD".into(), "ONNX Runtime: no".into())
+        );
+    }
+}

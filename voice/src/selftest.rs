@@ -502,6 +502,12 @@ mod tests {
     }
 
     #[test]
+    fn a_language_without_sentences_is_said_in_french() {
+        let e = SelfTestError::NoSentences("de".into());
+        assert_eq!(e.to_string(), "pas de phrases de test pour la langue \"de\" (ARTHUR_STT_LANG : fr ou en)");
+    }
+
+    #[test]
     fn advice_follows_the_figures_and_the_machine() {
         let big = Machine { cores: 8, memory_gib: 16.0 };
         let small = Machine { cores: 2, memory_gib: 0.8 };
