@@ -3,12 +3,27 @@
 //! `arthur serve` report into a shared [`HealthBoard`]; the checks themselves are here.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::config::Settings;
+pub use arthur_voice::tally::Tally;
 pub use arthur_web::board::{HealthBoard, LiveState, ProviderCheck};
+
+/// The board of `arthur serve`, showing what `tally` counts where the bell and the notifier
+/// run (copied at each read: the web crate knows neither).
+pub fn board(tally: Arc<Tally>) -> HealthBoard {
+    HealthBoard::counting(move || {
+        let c = tally.counts();
+        arthur_web::board::Counts {
+            reminders_due: c.reminders_due,
+            reminders_printed: c.reminders_printed,
+            timers_rung: c.timers_rung,
+        }
+    })
+}
 
 /// The speech model files found (or not).
 #[derive(Debug, Clone, Serialize)]
@@ -26,22 +41,6 @@ pub fn model_files(settings: &Settings) -> ModelFiles {
             settings.voice.model_dir.as_deref().and_then(|dir| arthur_audio::piper::default_voice_path(dir, lang))
         }),
         onnxruntime: settings.voice.onnxruntime.clone().filter(|p| p.is_file()),
-    }
-}
-
-/// How the voice loop decides that the user has finished speaking, in one line for
-/// `arthur doctor` and `doctor --voix`: by meaning when Smart Turn is installed, else by
-/// silences (and what to run to change it).
-pub fn turn_end_line(settings: &Settings) -> (bool, String) {
-    match crate::voice::turn_end(&settings.voice) {
-        arthur_voice::listen::TurnEnd::Meaning { .. } => (
-            true,
-            "fin de phrase : au sens (Smart Turn v3.2 écoute le ton, la grammaire lit les mots) — je réponds dès que tu as fini".into(),
-        ),
-        arthur_voice::listen::TurnEnd::Silences => (
-            false,
-            "fin de phrase : aux silences (Smart Turn absent — lance models/fetch) ; j'attends 0,4 à 0,6 s de silence avant de répondre".into(),
-        ),
     }
 }
 
@@ -379,7 +378,7 @@ pub fn report(settings: &Settings, found: &Findings<'_>) -> String {
             line(false, "voix : pas de voix Piper de la langue — models/fetch ; espeak-ng en attendant".into())
         }
     }
-    let (ok, text) = turn_end_line(settings);
+    let (ok, text) = crate::voice::turn_end_line(settings);
     line(ok, text);
     match &found.microphone {
         None => {}

@@ -44,7 +44,8 @@ pub async fn run(app: App, args: ServeArgs, stop: CancellationToken) -> anyhow::
             tracing::info!("stopping: web, voice and notifier");
         });
     }
-    let health = Arc::new(HealthBoard::default());
+    let tally = Arc::new(health::Tally::default());
+    let health = Arc::new(health::board(tally.clone()));
     if args.atlas_only && app.settings.atlas.imap_url.is_none() {
         anyhow::bail!("--atlas-only needs ATLAS_IMAP_URL: an Atlas worker has nothing else to do");
     }
@@ -123,7 +124,7 @@ pub async fn run(app: App, args: ServeArgs, stop: CancellationToken) -> anyhow::
                 clock: app.ctx.clock.clone(),
                 tz: app.ctx.tz,
                 announce: announce.clone(),
-                health: health.tally.clone(),
+                health: tally.clone(),
                 check_every: crate::timers::CHECK_EVERY,
                 repeat_every: crate::timers::REPEAT_EVERY,
                 ring_for: crate::timers::RING_FOR,
@@ -141,7 +142,7 @@ pub async fn run(app: App, args: ServeArgs, stop: CancellationToken) -> anyhow::
                 tz: app.ctx.tz,
                 period: args.reminder_check,
                 announce,
-                health: health.tally.clone(),
+                health: tally.clone(),
                 print: true,
             },
             stop.clone(),
@@ -233,19 +234,9 @@ pub async fn run(app: App, args: ServeArgs, stop: CancellationToken) -> anyhow::
             }
         }
     }
-    if let Some(Ok(Err(e))) = match notifier {
-        Some(n) => Some(n.await),
-        None => None,
-    } {
-        tracing::error!(error = %format!("{e:#}"), "reminder notifier failed");
-        failed = true;
-    }
-    if let Some(Ok(Err(e))) = match bell {
-        Some(b) => Some(b.await),
-        None => None,
-    } {
-        tracing::error!(error = %format!("{e:#}"), "timer bell failed");
-        failed = true;
+    // The notifier and the bell log a failed check and go on: they end when stopped.
+    for task in [notifier, bell].into_iter().flatten() {
+        let _ = task.await;
     }
     // Wyoming (issue 31): the server, the satellites' links and loops end with the token.
     for task in wyoming.tasks.into_iter().chain([router]) {

@@ -379,7 +379,7 @@ async fn push_to_talk_in_terminal(
         voice_loop.push_to_talk(frames, &mut keys, speaker, shutdown, |event| print_event(event, "\r\n")).await;
     reader.abort();
     print!("Au revoir.\r\n");
-    result
+    Ok(result?)
 }
 
 /// `arthur doctor --voix` as typed.
@@ -398,7 +398,7 @@ pub async fn selftest(app: &crate::app::App, args: &SelfTestArgs) -> anyhow::Res
     let model_path = whisper_model(settings)?;
     let model = model_path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     println!("Est-ce que je te comprends ? (modèle {model}, langue {language})");
-    let (ok, turn_end) = crate::health::turn_end_line(settings);
+    let (ok, turn_end) = turn_end_line(settings);
     println!("  [{}] {turn_end}", if ok { "ok" } else { "--" });
     let transcriber = transcriber(app).await?;
     let (_capture, frames) = match &args.input {
@@ -423,5 +423,21 @@ pub async fn selftest(app: &crate::app::App, args: &SelfTestArgs) -> anyhow::Res
         tuning: tuning(&settings.voice),
         now: app.ctx.now(),
     };
-    arthur_voice::selftest::run(test, frames).await
+    Ok(arthur_voice::selftest::run(test, frames).await?)
+}
+
+/// How the voice loop decides that the user has finished speaking, in one line for
+/// `arthur doctor` and `doctor --voix`: by meaning when Smart Turn is installed, else by
+/// silences (and what to run to change it).
+pub fn turn_end_line(settings: &Settings) -> (bool, String) {
+    match turn_end(&settings.voice) {
+        arthur_voice::listen::TurnEnd::Meaning { .. } => (
+            true,
+            "fin de phrase : au sens (Smart Turn v3.2 écoute le ton, la grammaire lit les mots) — je réponds dès que tu as fini".into(),
+        ),
+        arthur_voice::listen::TurnEnd::Silences => (
+            false,
+            "fin de phrase : aux silences (Smart Turn absent — lance models/fetch) ; j'attends 0,4 à 0,6 s de silence avant de répondre".into(),
+        ),
+    }
 }

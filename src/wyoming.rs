@@ -11,9 +11,10 @@ use anyhow::Context;
 use arthur_audio::stt::Transcriber;
 use arthur_audio::tts::Synthesizer;
 use arthur_voice::listen::{Announcement, LoopEvent, VoiceLoop};
-pub use arthur_voice::wyoming::{InstalledVoices, PiperTts, SatelliteHealth, TurnHandler, WhisperAsr, WyomingHealth};
+pub use arthur_voice::wyoming::{InstalledVoices, PiperTts, TurnHandler, WhisperAsr};
+use arthur_web::board::SatelliteHealth;
 use arthur_wyoming::announce::{Announcer, PlaceId};
-use arthur_wyoming::satellite::SatelliteEnds;
+use arthur_wyoming::satellite::{SatelliteEnds, SatelliteStatus};
 use arthur_wyoming::speaker::Outbox;
 use arthur_wyoming::{Asr, Services, Tts};
 use serde_json::json;
@@ -192,6 +193,19 @@ pub async fn start(
     Ok(running)
 }
 
+/// A satellite's status as the board shows it (the board's crate knows no satellite).
+fn satellite_health(s: &SatelliteStatus) -> SatelliteHealth {
+    SatelliteHealth {
+        address: s.address.clone(),
+        name: s.name.clone(),
+        state: s.state.as_str(),
+        since: s.since.into(),
+        last_error: s.last_error.clone(),
+        connections: s.connections,
+        retry_at: s.retry_at.map(Into::into),
+    }
+}
+
 /// One satellite: its link, its state copied to the health board, its hands-free loop.
 fn satellite(
     app: &App,
@@ -208,7 +222,7 @@ fn satellite(
     let token = stop.clone();
     tasks.push(tokio::spawn(async move {
         loop {
-            let s = SatelliteHealth::from(&*status.borrow_and_update());
+            let s = satellite_health(&status.borrow_and_update());
             health.update(|h| match h.wyoming.satellites.iter_mut().find(|x| x.address == s.address) {
                 Some(x) => *x = s,
                 None => h.wyoming.satellites.push(s),

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use arthur::health::HealthBoard;
+use arthur::health::Tally;
 use arthur::notifier::NotifierDeps;
 use arthur_agents::llm::scripted::{Reply, ScriptedLlm};
 use arthur_agents::memory::MemoryStore;
@@ -156,14 +156,15 @@ async fn a_due_reminder_is_announced_once_and_stays_due_until_heard_or_seen() {
     t.done("creer_rappel", json!({"texte": "sortir le chien", "echeance": due})).await;
     // A voice whose queue holds one announcement: the second waits for the next tick.
     let (tx, mut rx) = tokio::sync::mpsc::channel(1);
-    let health = std::sync::Arc::new(HealthBoard::default());
+    let tally = std::sync::Arc::new(Tally::default());
+    let health = arthur::health::board(tally.clone());
     let deps = NotifierDeps {
         store: t.ctx.store.clone(),
         clock: t.ctx.clock.clone(),
         tz: t.ctx.tz,
         period: Duration::from_secs(30),
         announce: Some(tx),
-        health: health.tally.clone(),
+        health: tally.clone(),
         print: false,
     };
     let mut notifier = Notifier::default();
@@ -206,14 +207,15 @@ async fn without_a_voice_a_due_reminder_is_printed_and_waits() {
     let now = t.ctx.clock.now();
     let due = (now + chrono::Duration::minutes(1)).with_timezone(&t.ctx.tz).format("%Y-%m-%dT%H:%M").to_string();
     t.done("creer_rappel", json!({"texte": "appeler Luc", "echeance": due})).await;
-    let health = std::sync::Arc::new(HealthBoard::default());
+    let tally = std::sync::Arc::new(Tally::default());
+    let health = arthur::health::board(tally.clone());
     let deps = NotifierDeps {
         store: t.ctx.store.clone(),
         clock: t.ctx.clock.clone(),
         tz: t.ctx.tz,
         period: Duration::from_secs(30),
         announce: None,
-        health: health.tally.clone(),
+        health: tally.clone(),
         print: true,
     };
     t.clock.advance(chrono::Duration::minutes(2));

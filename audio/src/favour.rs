@@ -171,59 +171,42 @@ impl Vocabulary {
     }
 }
 
-/// Sets `params` to favour `vocabulary` at each decoding step. `vocabulary` must outlive
-/// the `full` call these params are given to (the caller borrows it across that call).
-pub(crate) fn install(params: &mut whisper_rs::FullParams<'_, '_>, vocabulary: &Vocabulary) {
-    // SAFETY: whisper.cpp calls `favour_logits` only inside `whisper_full`, with the user
-    // data set here; the caller keeps `vocabulary` borrowed until `full` returns. The
-    // callback only reads the vocabulary (it is Sync: whisper.cpp may call it from the
+/// What whisper.cpp's logits filter runs at each decoding step: the favoured words alone
+/// ([`Vocabulary`]), or the whole steering (`phrases::Steer`). A trait here, so that the one
+/// callback below serves both and this module needs none of the modules it serves.
+pub(crate) trait LogitsFilter: Sync {
+    /// How many logits each step has (the model's n_vocab).
+    fn n_vocab(&self) -> usize;
+    /// One step: `decoded` the reading's tokens so far, `logits` the next token's.
+    fn filter(&self, decoded: &[i32], logits: &mut [f32]);
+}
+
+impl LogitsFilter for Vocabulary {
+    fn n_vocab(&self) -> usize {
+        self.n_vocab
+    }
+
+    fn filter(&self, decoded: &[i32], logits: &mut [f32]) {
+        self.favour(decoded, logits);
+    }
+}
+
+/// Sets `params` to run `filter` at each decoding step. `filter` must outlive the `full`
+/// call these params are given to (the caller borrows it across that call).
+pub(crate) fn install<F: LogitsFilter>(params: &mut whisper_rs::FullParams<'_, '_>, filter: &F) {
+    // SAFETY: whisper.cpp calls `filter_logits` only inside `whisper_full`, with the user
+    // data set here; the caller keeps `filter` borrowed until `full` returns. The callback
+    // only reads the filter through `&F` (it is Sync: whisper.cpp may call it from the
     // threads of several decoders at once).
     unsafe {
-        params.set_filter_logits_callback(Some(favour_logits));
-        params.set_filter_logits_callback_user_data(vocabulary as *const Vocabulary as *mut c_void);
+        params.set_filter_logits_callback(Some(filter_logits::<F>));
+        params.set_filter_logits_callback_user_data(filter as *const F as *mut c_void);
     }
-}
-
-/// Sets `params` to run `steer` at each decoding step (favoured words, the phrase network,
-/// the model's own weights: [`crate::phrases::Steer`]). `steer` must outlive the `full` call.
-pub(crate) fn install_steer(params: &mut whisper_rs::FullParams<'_, '_>, steer: &crate::phrases::Steer<'_>) {
-    // SAFETY: as in `install`: called only inside `whisper_full`, while the caller keeps
-    // `steer` borrowed; `Steer` is Sync (its record is behind a mutex).
-    unsafe {
-        params.set_filter_logits_callback(Some(steer_logits));
-        params.set_filter_logits_callback_user_data(steer as *const crate::phrases::Steer<'_> as *mut c_void);
-    }
-}
-
-/// whisper.cpp's logits filter for [`install_steer`]. Never panics.
-unsafe extern "C" fn steer_logits(
-    _ctx: *mut whisper_context,
-    _state: *mut whisper_state,
-    tokens: *const whisper_token_data,
-    n_tokens: c_int,
-    logits: *mut f32,
-    user_data: *mut c_void,
-) {
-    if user_data.is_null() || logits.is_null() {
-        return;
-    }
-    // SAFETY: `user_data` is the `&Steer` `install_steer` set, alive for the whole call.
-    let steer = unsafe { &*(user_data as *const crate::phrases::Steer<'_>) };
-    let decoded: Vec<i32> = match usize::try_from(n_tokens) {
-        // SAFETY: whisper.cpp passes its `tokens_cur` vector: `n_tokens` valid elements.
-        Ok(n) if n > 0 && !tokens.is_null() => {
-            unsafe { std::slice::from_raw_parts(tokens, n) }.iter().map(|t| t.id).collect()
-        }
-        _ => Vec::new(),
-    };
-    // SAFETY: whisper.cpp's `decoder.logits` holds exactly n_vocab floats.
-    let logits = unsafe { std::slice::from_raw_parts_mut(logits, steer.table.n_vocab()) };
-    steer.steer(&decoded, logits);
 }
 
 /// whisper.cpp's logits filter: `tokens` are the reading's tokens so far, `logits` the
 /// next token's (n_vocab of them). Never panics (a panic cannot cross the C boundary).
-unsafe extern "C" fn favour_logits(
+unsafe extern "C" fn filter_logits<F: LogitsFilter>(
     _ctx: *mut whisper_context,
     _state: *mut whisper_state,
     tokens: *const whisper_token_data,
@@ -234,8 +217,8 @@ unsafe extern "C" fn favour_logits(
     if user_data.is_null() || logits.is_null() {
         return;
     }
-    // SAFETY: `user_data` is the `&Vocabulary` `install` set, alive for the whole `full` call.
-    let vocabulary = unsafe { &*(user_data as *const Vocabulary) };
+    // SAFETY: `user_data` is the `&F` `install` set, alive for the whole `full` call.
+    let filter = unsafe { &*(user_data as *const F) };
     let decoded: Vec<i32> = match usize::try_from(n_tokens) {
         // SAFETY: whisper.cpp passes its `tokens_cur` vector: `n_tokens` valid elements.
         Ok(n) if n > 0 && !tokens.is_null() => {
@@ -244,8 +227,8 @@ unsafe extern "C" fn favour_logits(
         _ => Vec::new(),
     };
     // SAFETY: whisper.cpp's `decoder.logits` holds exactly n_vocab floats.
-    let logits = unsafe { std::slice::from_raw_parts_mut(logits, vocabulary.n_vocab) };
-    vocabulary.favour(&decoded, logits);
+    let logits = unsafe { std::slice::from_raw_parts_mut(logits, filter.n_vocab()) };
+    filter.filter(&decoded, logits);
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::favour::Vocabulary;
+use crate::favour::{LogitsFilter, Vocabulary};
 
 /// A state of the network.
 pub type State = u32;
@@ -357,6 +357,17 @@ struct Walk {
     words: Vec<String>,
     set: Option<Vec<State>>,
     done: bool,
+}
+
+/// The callback `favour.rs` installs runs the whole steering at each step.
+impl LogitsFilter for Steer<'_> {
+    fn n_vocab(&self) -> usize {
+        self.table.n_vocab()
+    }
+
+    fn filter(&self, decoded: &[i32], logits: &mut [f32]) {
+        self.steer(decoded, logits);
+    }
 }
 
 impl<'a> Steer<'a> {

@@ -344,7 +344,7 @@ impl Transcriber {
         let started = Instant::now();
         let mut state = self.state.lock().map_err(|_| SttError::Poisoned)?;
         let mut params = self.params(prompt, pcm.len());
-        crate::favour::install_steer(&mut params, &steer);
+        crate::favour::install(&mut params, &steer);
         state.full(params, pcm)?;
         let text = segments_text(&state)?;
         drop(state);

@@ -4,8 +4,10 @@
 //! Assistant's protocol serves (`wyoming`), and what `arthur serve` announces through them:
 //! the timers' bell (`timers`) and the due reminders (`notifier`). The ears and the
 //! voice themselves (capture, echo cancellation, speech detection, whisper, Piper) are
-//! `arthur-audio`'s; configuration and wiring are the `arthur` binary's.
+//! `arthur-audio`'s; configuration and wiring are the `arthur` binary's. What stops a loop is
+//! a typed [`error::VoiceError`].
 
+pub mod error;
 pub mod listen;
 pub mod notifier;
 pub mod phrases;

@@ -23,7 +23,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use arthur_agents::memory::{Delivery, MemoryStore};
 use arthur_agents::turn::{TurnEngine, TurnResult};
 use arthur_audio::clock::CaptureClock;
@@ -40,6 +39,7 @@ use arthur_audio::{earcon, SAMPLE_RATE_HZ};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::error::VoiceError;
 use crate::turns::{self, Action, Ended, Event, Verdict};
 use crate::words;
 
@@ -144,12 +144,12 @@ pub enum DetectorChoice {
 
 impl DetectorChoice {
     /// The detector, loaded.
-    pub fn build(&self) -> anyhow::Result<Box<dyn SpeechDetector>> {
+    pub fn build(&self) -> Result<Box<dyn SpeechDetector>, VoiceError> {
         Ok(match self {
             DetectorChoice::Energy => Box::new(EnergyDetector::new()),
             DetectorChoice::Earshot => Box::new(EarshotDetector::new()),
             DetectorChoice::Silero { model, onnxruntime } => {
-                Box::new(SileroDetector::load(model, Some(onnxruntime)).context("loading Silero VAD")?)
+                Box::new(SileroDetector::load(model, Some(onnxruntime)).map_err(VoiceError::Detector)?)
             }
         })
     }
@@ -587,7 +587,11 @@ impl<'a> VoiceLoop<'a> {
         self
     }
 
-    fn ears<'f>(&self, frames: &'f mut mpsc::Receiver<Vec<f32>>, speaker: &dyn Speaker) -> anyhow::Result<Ears<'f>> {
+    fn ears<'f>(
+        &self,
+        frames: &'f mut mpsc::Receiver<Vec<f32>>,
+        speaker: &dyn Speaker,
+    ) -> Result<Ears<'f>, VoiceError> {
         let vad = Vad::with_detector(self.tuning.vad.clone(), self.tuning.detector.build()?);
         // Only a loudspeaker in the room echoes (AEC3 would only muffle the user otherwise).
         let echo_cancellation = self.tuning.echo_cancellation && speaker.echoes();
@@ -596,13 +600,14 @@ impl<'a> VoiceLoop<'a> {
 
     /// Hands-free on a recorded source, in audio time: what Arthur says (earcons included)
     /// is written to `output` as a 16 kHz WAV. Returns every utterance heard.
-    pub async fn run_wav(&self, input: &Path, output: Option<&Path>) -> anyhow::Result<Vec<Exchange>> {
-        let source = WavSource::open(input, FRAME_SAMPLES).with_context(|| format!("reading {}", input.display()))?;
+    pub async fn run_wav(&self, input: &Path, output: Option<&Path>) -> Result<Vec<Exchange>, VoiceError> {
+        let source = WavSource::open(input, FRAME_SAMPLES)
+            .map_err(|source| VoiceError::ReadWav { path: input.to_path_buf(), source })?;
         let mut frames = replay(source, None);
         let mut speaker = WavSpeaker::new();
         let exchanges = self.hands_free(&mut frames, &mut speaker, CancellationToken::new(), |_| {}).await?;
         if let Some(path) = output {
-            speaker.write(path).with_context(|| format!("writing {}", path.display()))?;
+            speaker.write(path).map_err(|source| VoiceError::WriteWav { path: path.to_path_buf(), source })?;
         }
         Ok(exchanges)
     }
@@ -626,7 +631,7 @@ impl<'a> VoiceLoop<'a> {
         speaker: &mut dyn Speaker,
         shutdown: CancellationToken,
         on_event: impl FnMut(&LoopEvent),
-    ) -> anyhow::Result<Vec<Exchange>> {
+    ) -> Result<Vec<Exchange>, VoiceError> {
         self.hands_free_announcing(frames, speaker, None, shutdown, on_event).await
     }
 
@@ -639,7 +644,7 @@ impl<'a> VoiceLoop<'a> {
         mut announcements: Option<&mut mpsc::Receiver<Announcement>>,
         shutdown: CancellationToken,
         mut on_event: impl FnMut(&LoopEvent),
-    ) -> anyhow::Result<Vec<Exchange>> {
+    ) -> Result<Vec<Exchange>, VoiceError> {
         let mut ears = self.ears(frames, speaker)?;
         if self.tuning.first_words_ready {
             self.phrases.warm(self.synth.clone());
@@ -766,7 +771,7 @@ impl<'a> VoiceLoop<'a> {
         ears: &mut Ears<'_>,
         speaker: &mut dyn Speaker,
         on_event: &mut impl FnMut(&LoopEvent),
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), VoiceError> {
         for action in actions {
             match action {
                 Action::StopSpeaking => speaker.stop(),
@@ -787,7 +792,7 @@ impl<'a> VoiceLoop<'a> {
         ears: &mut Ears<'_>,
         speaker: &mut dyn Speaker,
         on_event: &mut impl FnMut(&LoopEvent),
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), VoiceError> {
         for action in self.step(s, Event::WordsCut { transcript }) {
             if let Action::Judge { transcript, interrupting } = action {
                 let judged = self.on_utterance(u, transcript, interrupting, Instant::now(), s, ears, speaker, on_event);
@@ -805,7 +810,7 @@ impl<'a> VoiceLoop<'a> {
         ears: &mut Ears<'_>,
         speaker: &mut dyn Speaker,
         on_event: &mut impl FnMut(&LoopEvent),
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), VoiceError> {
         // One action per closed utterance (the machine's tests check it).
         match self.step(s, Event::Closed { speech_end: u.speech.end }).pop() {
             Some(Action::CheckWords) => match self.cuts_the_answer(&u.samples).await? {
@@ -836,7 +841,7 @@ impl<'a> VoiceLoop<'a> {
         ears: &mut Ears<'_>,
         speaker: &mut dyn Speaker,
         on_event: &mut impl FnMut(&LoopEvent),
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), VoiceError> {
         let Some(so_far) = ears.vad.current_utterance().map(<[f32]>::to_vec) else { return Ok(()) };
         let started = Instant::now();
         let paused =
@@ -978,7 +983,7 @@ impl<'a> VoiceLoop<'a> {
         ears: &mut Ears<'_>,
         speaker: &mut dyn Speaker,
         on_event: &mut impl FnMut(&LoopEvent),
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), VoiceError> {
         let at_secs = ears.secs();
         let mut stages = Stages {
             end_of_speech_s: (u.start as f64 + u.speech.end as f64) / f64::from(SAMPLE_RATE_HZ),
@@ -1117,7 +1122,7 @@ impl<'a> VoiceLoop<'a> {
         ears: &mut Ears<'_>,
         speaker: &mut dyn Speaker,
         on_event: &mut impl FnMut(&LoopEvent),
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), VoiceError> {
         Box::pin(self.run_command_timed(command, exchange, Instant::now(), s, ears, speaker, on_event)).await
     }
 
@@ -1132,7 +1137,7 @@ impl<'a> VoiceLoop<'a> {
         ears: &mut Ears<'_>,
         speaker: &mut dyn Speaker,
         on_event: &mut impl FnMut(&LoopEvent),
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), VoiceError> {
         on_event(&LoopEvent::Heard(command.clone()));
         speaker.enqueue(&earcon_pcm(earcon::listening()))?;
         let turn_started = Instant::now();
@@ -1141,7 +1146,7 @@ impl<'a> VoiceLoop<'a> {
             .engine
             .run_heard(s.conversation.as_deref(), &command, misheard, None)
             .await
-            .context("running the turn")?;
+            .map_err(VoiceError::Turn)?;
         let turn_ms = turn_started.elapsed().as_millis() as u64;
         s.conversation = Some(result.conversation_id.clone());
         on_event(&LoopEvent::Answer(result.written.clone()));
@@ -1205,7 +1210,7 @@ impl<'a> VoiceLoop<'a> {
         speaker: &mut dyn Speaker,
         shutdown: CancellationToken,
         mut on_event: impl FnMut(&LoopEvent),
-    ) -> anyhow::Result<Vec<Exchange>> {
+    ) -> Result<Vec<Exchange>, VoiceError> {
         let mut ears = self.ears(frames, speaker)?;
         let mut exchanges = Vec::new();
         let mut conversation: Option<String> = None;
@@ -1254,7 +1259,7 @@ impl<'a> VoiceLoop<'a> {
                             .engine
                             .run_heard(conversation.as_deref(), &transcript, misheard, None)
                             .await
-                            .context("running the turn")?;
+                            .map_err(VoiceError::Turn)?;
                         conversation = Some(result.conversation_id.clone());
                         on_event(&LoopEvent::Answer(result.written.clone()));
                         let mut exchange = Exchange {
@@ -1290,9 +1295,6 @@ impl<'a> VoiceLoop<'a> {
         Ok(exchanges)
     }
 
-    /// Transcribes on a blocking thread. A prefix is decoded with the usual encoder context
-    /// (at least 10 s): sized to a second and a half, whisper base heard "Are sir" for
-    /// "Arthur".
     /// Whether `command` was taken from a transcript the doubt gate found misheard (the
     /// command is that transcript, or its part after the wake word, or holds it whole).
     fn misheard(&self, command: &str) -> bool {
@@ -1308,12 +1310,15 @@ impl<'a> VoiceLoop<'a> {
         })
     }
 
-    async fn transcribe(&self, pcm: Vec<f32>) -> anyhow::Result<String> {
+    /// Transcribes on a blocking thread. A prefix is decoded with the usual encoder context
+    /// (at least 10 s): sized to a second and a half, whisper base heard "Are sir" for
+    /// "Arthur".
+    async fn transcribe(&self, pcm: Vec<f32>) -> Result<String, VoiceError> {
         let transcriber = self.transcriber.clone();
         tokio::task::spawn_blocking(move || transcriber.transcribe(&pcm))
             .await
-            .context("transcription task")?
-            .context("transcribing")
+            .map_err(VoiceError::TranscriptionTask)?
+            .map_err(VoiceError::Transcribing)
     }
 
     /// Transcribes a whole utterance, which may be a command: as [`Self::transcribe`], with
@@ -1322,7 +1327,7 @@ impl<'a> VoiceLoop<'a> {
     /// project created a minute ago is already in the prompt); if the store cannot say,
     /// the recogniser's own prompt is used. `judged`: a second reading may run (not for a
     /// speculative decoding during a pause, where a command is often still incomplete).
-    async fn hear(&self, pcm: Vec<f32>, judged: bool) -> anyhow::Result<String> {
+    async fn hear(&self, pcm: Vec<f32>, judged: bool) -> Result<String, VoiceError> {
         use arthur_agents::ears::{self, SecondReading};
         let policy = self.tuning.ears;
         if policy.is_plain(&self.transcriber.options().language, judged) {
@@ -1360,8 +1365,8 @@ impl<'a> VoiceLoop<'a> {
                 )
             })
             .await
-            .context("transcription task")?
-            .context("transcribing")?;
+            .map_err(VoiceError::TranscriptionTask)?
+            .map_err(VoiceError::Transcribing)?;
             let mut doubted = self.doubted.lock().unwrap_or_else(|p| p.into_inner());
             doubted.retain(|t| *t != heard.text);
             if heard.misheard {
@@ -1394,8 +1399,8 @@ impl<'a> VoiceLoop<'a> {
             )
         })
         .await
-        .context("transcription task")?
-        .context("transcribing")?;
+        .map_err(VoiceError::TranscriptionTask)?
+        .map_err(VoiceError::Transcribing)?;
         if heard.decodings > 1 {
             tracing::debug!(second_won = heard.second_won, "utterance read twice, the grammar judged");
         }
@@ -1408,7 +1413,7 @@ impl<'a> VoiceLoop<'a> {
         ears: &mut Ears<'_>,
         speaker: &mut dyn Speaker,
         keys: Option<&mut mpsc::Receiver<PttKey>>,
-    ) -> anyhow::Result<Spoken> {
+    ) -> Result<Spoken, VoiceError> {
         self.speak_noting(text, ears, speaker, keys, None).await
     }
 
@@ -1423,7 +1428,7 @@ impl<'a> VoiceLoop<'a> {
         speaker: &mut dyn Speaker,
         mut keys: Option<&mut mpsc::Receiver<PttKey>>,
         first_audio: Option<&std::sync::Mutex<Option<Instant>>>,
-    ) -> anyhow::Result<Spoken> {
+    ) -> Result<Spoken, VoiceError> {
         let (tx, mut rx) = mpsc::channel::<Result<Pcm, tts::TtsError>>(4);
         let synth = self.synth.clone();
         let phrases = self.phrases.clone();
@@ -1435,7 +1440,7 @@ impl<'a> VoiceLoop<'a> {
                 }
             }
         });
-        let note = |speaker: &mut dyn Speaker, pcm: &Pcm| -> anyhow::Result<()> {
+        let note = |speaker: &mut dyn Speaker, pcm: &Pcm| -> Result<(), VoiceError> {
             speaker.enqueue(pcm)?;
             if let Some(first) = first_audio {
                 first.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(Instant::now);
@@ -1544,7 +1549,7 @@ impl<'a> VoiceLoop<'a> {
     /// Whether speech heard during an answer cuts it by what it says: it starts with the
     /// wake word, or is a stop word (only its first two seconds are decoded). Returns its
     /// transcript then.
-    async fn cuts_the_answer(&self, pcm: &[f32]) -> anyhow::Result<Option<String>> {
+    async fn cuts_the_answer(&self, pcm: &[f32]) -> Result<Option<String>, VoiceError> {
         let head = pcm.len().min(SAMPLE_RATE_HZ as usize * 2);
         let transcript = self.transcribe(pcm[..head].to_vec()).await?;
         let wake = wake::strip_wake_word(&transcript, &self.listener.wake_word);
@@ -1593,7 +1598,7 @@ pub fn replay(mut source: WavSource, pace: Option<Duration>) -> mpsc::Receiver<V
 /// that falls that far behind loses the oldest frames, with a warning).
 pub fn capture_frames(
     config: &arthur_audio::capture::CaptureConfig,
-) -> anyhow::Result<(arthur_audio::capture::Capture, mpsc::Receiver<Vec<f32>>, CaptureClock)> {
+) -> Result<(arthur_audio::capture::Capture, mpsc::Receiver<Vec<f32>>, CaptureClock), VoiceError> {
     let (tx, rx) = mpsc::channel(2_000);
     let mut warned = false;
     let clock = CaptureClock::default();

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arthur_agents::memory::{MemoryStore, Rappel};
+use arthur_agents::memory::{MemoryStore, Rappel, StoreError};
 use arthur_agents::time::Clock;
 use chrono_tz::Tz;
 use tokio::sync::mpsc;
@@ -52,8 +52,9 @@ pub struct Notifier {
     queued: HashSet<i64>,
 }
 
-/// Checks every `period` until shutdown.
-pub async fn run(deps: NotifierDeps, shutdown: CancellationToken) -> anyhow::Result<()> {
+/// Checks every `period` until shutdown. A failed check is logged and tried again at the
+/// next tick: the notifier itself never fails.
+pub async fn run(deps: NotifierDeps, shutdown: CancellationToken) {
     let mut tick = tokio::time::interval(deps.period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut notifier = Notifier::default();
@@ -68,13 +69,12 @@ pub async fn run(deps: NotifierDeps, shutdown: CancellationToken) -> anyhow::Res
         }
     }
     tracing::info!("reminder notifier stopped");
-    Ok(())
 }
 
 impl Notifier {
     /// Claims the reminders that came due (printed once), then offers the voice every
     /// reminder still undelivered that is not in its queue yet. Returns the newly due.
-    pub async fn tick(&mut self, deps: &NotifierDeps) -> anyhow::Result<Vec<Rappel>> {
+    pub async fn tick(&mut self, deps: &NotifierDeps) -> Result<Vec<Rappel>, StoreError> {
         let now = deps.clock.now();
         let mut due = Vec::new();
         for rappel in deps.store.due_unannounced_rappels(now).await? {

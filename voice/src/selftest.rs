@@ -11,7 +11,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::Context;
 use arthur_agents::understand::{understand, Reading};
 use arthur_audio::stt::Transcriber;
 use arthur_audio::vad::{Vad, VadEvent};
@@ -342,11 +341,24 @@ pub struct SelfTest {
     pub now: chrono::DateTime<chrono::Utc>,
 }
 
+/// Why the self-test could not run to its report.
+#[derive(Debug, thiserror::Error)]
+pub enum SelfTestError {
+    #[error("pas de phrases de test pour la langue {0:?} (ARTHUR_STT_LANG : fr ou en)")]
+    NoSentences(String),
+    /// The speech detector did not load.
+    #[error(transparent)]
+    Detector(#[from] crate::error::VoiceError),
+    #[error(transparent)]
+    TranscriptionTask(#[from] tokio::task::JoinError),
+    #[error(transparent)]
+    Transcribing(#[from] arthur_audio::stt::SttError),
+}
+
 /// Runs the self-test on `frames`; prints as it goes; returns the report.
-pub async fn run(test: SelfTest, mut frames: mpsc::Receiver<Vec<f32>>) -> anyhow::Result<Report> {
+pub async fn run(test: SelfTest, mut frames: mpsc::Receiver<Vec<f32>>) -> Result<Report, SelfTestError> {
     let SelfTest { language, model, transcriber, tuning, now } = test;
-    let list = sentences(&language)
-        .with_context(|| format!("pas de phrases de test pour la langue {language:?} (ARTHUR_STT_LANG : fr ou en)"))?;
+    let list = sentences(&language).ok_or_else(|| SelfTestError::NoSentences(language.clone()))?;
     let mut vad = Vad::with_detector(
         arthur_audio::vad::VadConfig { pause_ms: None, ..tuning.vad.clone() },
         tuning.detector.build()?,
@@ -487,6 +499,12 @@ mod tests {
             transcription_ms,
             parse_us: understood.map(|_| 50),
         }
+    }
+
+    #[test]
+    fn a_language_without_sentences_is_said_in_french() {
+        let e = SelfTestError::NoSentences("de".into());
+        assert_eq!(e.to_string(), "pas de phrases de test pour la langue \"de\" (ARTHUR_STT_LANG : fr ou en)");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arthur_agents::memory::{MemoryStore, Minuteur};
+use arthur_agents::memory::{MemoryStore, Minuteur, StoreError};
 use arthur_agents::time::Clock;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
@@ -77,8 +77,9 @@ fn capitalise(s: &str) -> String {
     }
 }
 
-/// Rings due timers and repeats the ringing ones until shutdown.
-pub async fn run(deps: BellDeps, shutdown: CancellationToken) -> anyhow::Result<()> {
+/// Rings due timers and repeats the ringing ones until shutdown. A failed check is logged
+/// and tried again at the next one: the bell itself never fails.
+pub async fn run(deps: BellDeps, shutdown: CancellationToken) {
     let mut tick = tokio::time::interval(deps.check_every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut bell = Bell::new(deps.clock.now());
@@ -93,7 +94,6 @@ pub async fn run(deps: BellDeps, shutdown: CancellationToken) -> anyhow::Result<
         }
     }
     tracing::info!("timer bell stopped");
-    Ok(())
 }
 
 /// What the bell remembers between checks.
@@ -113,7 +113,7 @@ impl Bell {
 
 /// One check: timers whose deadline passed start ringing; ringing ones are said again when
 /// due; those rung too long stop. Returns the timers announced this time.
-pub async fn ring(deps: &BellDeps, bell: &mut Bell) -> anyhow::Result<Vec<Minuteur>> {
+pub async fn ring(deps: &BellDeps, bell: &mut Bell) -> Result<Vec<Minuteur>, StoreError> {
     let now = deps.clock.now();
     let up_since = bell.up_since;
     let last_said = &mut bell.last_said;

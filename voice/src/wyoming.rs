@@ -1,6 +1,6 @@
 //! Arthur's speech and turn as Home Assistant's voice protocol serves them: whisper, the
-//! Piper voices and the honest turn behind `arthur_wyoming`'s traits, and the state of the
-//! satellites for `/healthz`. Starting the server and the satellites' loops is wiring: the
+//! Piper voices and the honest turn behind `arthur_wyoming`'s traits. Starting the server
+//! and the satellites' loops, and copying their state to `/healthz`, is wiring: the
 //! binary's (`arthur::wyoming`).
 
 use std::path::PathBuf;
@@ -10,9 +10,7 @@ use arthur_agents::turn::{IncidentKind, TurnEngine};
 use arthur_audio::piper::{PiperOptions, PiperVoice};
 use arthur_audio::stt::Transcriber;
 use arthur_audio::tts::{Pcm, Synthesizer};
-use arthur_wyoming::satellite::SatelliteStatus;
 use arthur_wyoming::{Answer, Asr, AsrModel, Handler, ServiceError, Tts, Voice};
-use serde::Serialize;
 
 /// whisper, in the configured language.
 pub struct WhisperAsr {
@@ -213,40 +211,6 @@ impl Handler for TurnHandler {
         let handled =
             !matches!(result.incident.as_ref().map(|i| i.kind), Some(IncidentKind::Refus | IncidentKind::Panne));
         Ok(Answer { text: result.spoken, handled, conversation: result.conversation_id })
-    }
-}
-
-/// The Wyoming part of `/healthz`.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct WyomingHealth {
-    /// Where the server listens; `None`: off.
-    pub server: Option<String>,
-    pub satellites: Vec<SatelliteHealth>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct SatelliteHealth {
-    pub address: String,
-    pub name: Option<String>,
-    /// `connecting`, `connected`, or `waiting` (gone; retried at `retry_at`).
-    pub state: &'static str,
-    pub since: chrono::DateTime<chrono::Utc>,
-    pub last_error: Option<String>,
-    pub connections: u64,
-    pub retry_at: Option<chrono::DateTime<chrono::Utc>>,
-}
-
-impl From<&SatelliteStatus> for SatelliteHealth {
-    fn from(s: &SatelliteStatus) -> Self {
-        Self {
-            address: s.address.clone(),
-            name: s.name.clone(),
-            state: s.state.as_str(),
-            since: s.since.into(),
-            last_error: s.last_error.clone(),
-            connections: s.connections,
-            retry_at: s.retry_at.map(Into::into),
-        }
     }
 }
 

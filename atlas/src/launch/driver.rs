@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::contract::read_contract;
-use super::prompt::PromptKind;
+use super::prompt::{PromptKind, RetryContext};
 use super::{LaunchResult, Launcher};
 use crate::authority::Authority;
 use crate::events::LaunchEvent;
@@ -18,18 +18,6 @@ use crate::mail::Mail;
 use crate::store::{AtlasStoreError, Client, EmailRow};
 use crate::worktree::{self, Workspace};
 use crate::{audit, Complexity, EmailState};
-
-/// A retry (after a timeout, or a parking): what the earlier attempts left on the branch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RetryContext {
-    /// This attempt's number (2 for the first retry) and the most there will be.
-    pub attempt: u32,
-    pub max_attempts: u32,
-    /// Commits the earlier attempts made (sha, subject).
-    pub commits: Vec<(String, String)>,
-    /// The last contract's summary, when the earlier attempt wrote one.
-    pub summary: Option<String>,
-}
 
 /// What every step of one launch works with (instead of arguments passed along).
 pub(super) struct RunCtx {

@@ -44,7 +44,6 @@ pub use crate::machine::{
 };
 pub use crate::watchdog::LOCK_ALERT_MINUTES;
 pub use contract::{parse_contract, read_contract, ContractSource, CONTRACT_PLACEHOLDER};
-pub use driver::RetryContext;
 pub use finish::cited_shas;
 pub use journal::{journal_event, journal_writer};
 pub use policy::{
@@ -52,8 +51,8 @@ pub use policy::{
     MAX_PER_CYCLE, QUIET_WINDOW_MINUTES, STALE_WORKTREE_AGE,
 };
 pub use prompt::{
-    iteration_block, retry_block, split_qa_output, task_prompt, PromptExtras, PromptKind, QaLines, ITERATION_PROMPT,
-    MAX_TURNS_RUN_LEGER, PLAN_ADDENDUM, RICH_PROMPT, RUN_PROMPT,
+    iteration_block, retry_block, split_qa_output, task_prompt, PromptExtras, PromptKind, QaLines, RetryContext,
+    ITERATION_PROMPT, MAX_TURNS_RUN_LEGER, PLAN_ADDENDUM, RICH_PROMPT, RUN_PROMPT,
 };
 pub use steps::{claude_env, resolve_route, DEPLOY_TIMEOUT, KILLED_BY_SHUTDOWN, QA_TIMEOUT, QUIET_CLAUDE_ENV};
 

@@ -6,7 +6,6 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::driver::RetryContext;
 use super::Launcher;
 use crate::events::LaunchEvent;
 use crate::machine::{QaFeedback, RunMode, QA_EXIT_ISO_ONLY};
@@ -21,6 +20,20 @@ pub const RUN_PROMPT: &str = include_str!("../../../prompts/atlas/run.txt");
 pub const RICH_PROMPT: &str = include_str!("../../../prompts/atlas/rich.txt");
 pub const PLAN_ADDENDUM: &str = include_str!("../../../prompts/atlas/plan_addendum.txt");
 pub const ITERATION_PROMPT: &str = include_str!("../../../prompts/atlas/iteration.txt");
+
+/// A retry (after a timeout, or a parking): what the earlier attempts left on the branch,
+/// told by [`retry_block`]. Here, not in `driver` which fills it, so that the driver uses the
+/// prompt and not the other way round too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryContext {
+    /// This attempt's number (2 for the first retry) and the most there will be.
+    pub attempt: u32,
+    pub max_attempts: u32,
+    /// Commits the earlier attempts made (sha, subject).
+    pub commits: Vec<(String, String)>,
+    /// The last contract's summary, when the earlier attempt wrote one.
+    pub summary: Option<String>,
+}
 
 /// Which system prompt a launch gets (spec §3.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
