@@ -777,6 +777,28 @@ async fn a_write_heard_with_doubt_is_asked_first() {
     assert_eq!(t.llm.requests().len(), 0);
 }
 
+/// The answer to Arthur's question, heard with doubt, fills the frame but writes nothing:
+/// what it would run is asked, and « oui » runs it (issue 40 on a frame, issue 39).
+#[tokio::test]
+async fn a_reply_heard_with_doubt_is_asked_before_it_writes() {
+    let t = common::spawn_local_first_app().await;
+    let before = t.app.snapshot().await;
+    let r = t.engine.run_heard(None, "mets un minuteur", false, None).await.unwrap();
+    assert!(r.written.starts_with("Pour combien de temps ?"), "{}", r.written);
+    let conversation = r.conversation_id.clone();
+    let r = t.engine.run_heard(Some(&conversation), "cinq minutes", true, None).await.unwrap();
+    assert_eq!(r.written, "Tu veux que je lance un minuteur de 5 min ?");
+    assert_eq!(t.app.snapshot().await, before, "nothing written before « oui »");
+    let r = t.engine.run_heard(Some(&conversation), "oui", false, None).await.unwrap();
+    assert!(r.written.contains("Minuteur"), "{}", r.written);
+    assert_ne!(t.app.snapshot().await, before, "« oui » ran what was asked");
+    // Heard without doubt, the same reply runs at once.
+    let r = t.engine.run_heard(None, "mets un minuteur", false, None).await.unwrap();
+    let r = t.engine.run_heard(Some(&r.conversation_id), "dix minutes", false, None).await.unwrap();
+    assert!(r.written.contains("Minuteur de 10 min lancé"), "{}", r.written);
+    assert_eq!(t.llm.requests().len(), 0);
+}
+
 /// What the grammar is not sure of is asked, naming what would be done, or said to be
 /// wrong; nothing is written before « oui », and no model is called.
 #[tokio::test]

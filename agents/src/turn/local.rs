@@ -399,25 +399,45 @@ pub fn question_from_call(name: &str, args: &Value, now: DateTime<Utc>, tz: Tz) 
             format!("Tu veux que je règle un réveil pour le {when} ?")
         }
         T::AnnulerReveil => "Tu veux que j'annule le réveil ?".to_string(),
+        T::DemarrerMinuteur => {
+            let nom = args.get("nom").and_then(Value::as_str).map(|n| format!(" « {n} »")).unwrap_or_default();
+            match args.get("duree_secondes").and_then(Value::as_i64) {
+                Some(secs) => {
+                    format!("Tu veux que je lance un minuteur{nom} de {} ?", crate::fr::written_duration(secs))
+                }
+                None => format!("Tu veux que je lance un minuteur{nom} ?"),
+            }
+        }
+        T::AjouterAListe | T::RetirerDeListe => {
+            let element = args.get("element").and_then(Value::as_str).unwrap_or_default();
+            let liste = args.get("liste").and_then(Value::as_str).unwrap_or_default();
+            let verb = if tool == T::AjouterAListe { "j'ajoute « {e} » à" } else { "je retire « {e} » de" };
+            format!("Tu veux que {} la liste {liste} ?", verb.replace("{e}", element))
+        }
+        T::CreerProjet => {
+            let nom = args.get("nom").and_then(Value::as_str).unwrap_or_default();
+            format!("Tu veux que je crée le projet « {nom} » ?")
+        }
+        T::SupprimerRappel | T::SupprimerNote => {
+            let what = if tool == T::SupprimerNote { "la note" } else { "le rappel" };
+            match args.get("id").and_then(Value::as_i64) {
+                Some(id) => format!("Tu veux que je supprime {what} n°{id} ?"),
+                None => format!("Tu veux que je supprime {what} ?"),
+            }
+        }
         T::ListerRappels
         | T::LireBriefingHebdo
-        | T::SupprimerRappel
-        | T::DemarrerMinuteur
         | T::ListerMinuteurs
         | T::ModifierMinuteur
         | T::AnnulerMinuteur
-        | T::AjouterAListe
-        | T::RetirerDeListe
         | T::LireListe
         | T::ViderListe
         | T::ListerReveils
         | T::ListerProjets
         | T::LireProjet
-        | T::CreerProjet
         | T::ModifierProjet
         | T::ActerDecision
         | T::ListerNotes
-        | T::SupprimerNote
         | T::LireTempsTravail
         | T::ListerPreferences
         | T::ChercherDansMemoire

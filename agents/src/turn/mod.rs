@@ -490,7 +490,8 @@ impl TurnEngine {
                 let mut decision =
                     supervisor::fallback(text, supervisor::FallbackReason::Confirmation, String::new(), None);
                 decision.agent = agent_for(&f.tool);
-                let flow = self.answer_frame(&conversation_id, turn_id, f, answer, &mut state).await?;
+                let doubted = source == Source::Doubted;
+                let flow = self.answer_frame(&conversation_id, turn_id, f, answer, doubted, &mut state).await?;
                 (decision, flow)
             }
             (None, _) if reading.bare_chrono().is_some() => {
@@ -962,8 +963,21 @@ impl TurnEngine {
         turn_id: i64,
         f: frame::Frame,
         answer: frame::Reply,
+        doubted: bool,
         state: &mut TurnState,
     ) -> Result<Flow, StoreError> {
+        // A reply the ears doubted never writes (issue 40): what it would run is asked
+        // first, named, and « oui » runs it. (A correction of a write just done is redone
+        // as said: its receipt names both values.)
+        let answer = match answer {
+            frame::Reply::Fill(next) if doubted && !next.done && next.complete() => {
+                return self.ask_again(conversation_id, next).await;
+            }
+            frame::Reply::More(more) if doubted && more.then.is_empty() => {
+                return self.ask_again(conversation_id, more).await;
+            }
+            other => other,
+        };
         match answer {
             frame::Reply::Yes if f.complete() => self.run_frame(conversation_id, f, state).await,
             frame::Reply::Yes => self.ask_again(conversation_id, f).await,
