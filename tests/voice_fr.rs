@@ -16,6 +16,45 @@ fn silence(secs: f32) -> Vec<f32> {
     vec![0.0; (secs * 16_000.0) as usize]
 }
 
+/// `arthur serve` offline in French on `input` (as a microphone recording), the answers
+/// written to `dir/arthur.wav`: the child, its output lines, those seen, the web address —
+/// once it listens.
+fn serve_offline(
+    dir: &std::path::Path,
+    input: &[f32],
+) -> (Killed, std::sync::mpsc::Receiver<String>, Vec<String>, String) {
+    let input_path = dir.join("mic.wav");
+    wav::write_wav(&input_path, input, 16_000).unwrap();
+    let model = arthur::config::default_model_dir().unwrap().join("ggml-base.bin");
+    assert!(model.is_file(), "run models/fetch --offline");
+    let config = dir.join("arthur.toml");
+    std::fs::write(&config, "").unwrap();
+    let child = crate::common::arthur_command()
+        .args(["serve", "--input"])
+        .arg(&input_path)
+        .arg("--output")
+        .arg(dir.join("arthur.wav"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("ARTHUR_CONFIG", &config)
+        .env("ARTHUR_DATA_DIR", dir.join("data"))
+        .env("ARTHUR_WEB_ADDR", "127.0.0.1:0")
+        .env("ARTHUR_STT_LANG", "fr")
+        .env("ARTHUR_WHISPER_MODEL", &model)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Killed(child);
+    let lines = lines_of(&mut child.0);
+    let mut seen = Vec::new();
+    let web_line = wait_line(&lines, &mut seen, "interface web sur http://", Duration::from_secs(30));
+    let base = web_line.split("sur ").nth(1).unwrap().trim().to_string();
+    wait_line(&lines, &mut seen, "à l'écoute", Duration::from_secs(60));
+    (child, lines, seen, base)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "issue 29: since the ears merge, « c'est bon » is not acknowledged in this run with no models in HOME; run with --ignored"]
 async fn the_basics_said_in_french_run_offline_and_the_timer_stops_on_cest_bon() {
@@ -35,36 +74,8 @@ async fn the_basics_said_in_french_run_offline_and_the_timer_stops_on_cest_bon()
     input.extend(silence(20.0));
     input.extend(common::french_speech("Arthur, c'est bon.", &dir.path().join("e.wav")));
     input.extend(silence(4.0));
-    let input_path = dir.path().join("mic.wav");
-    wav::write_wav(&input_path, &input, 16_000).unwrap();
-    let model = arthur::config::default_model_dir().unwrap().join("ggml-base.bin");
-    assert!(model.is_file(), "run models/fetch --offline");
-    let config = dir.path().join("arthur.toml");
-    std::fs::write(&config, "").unwrap();
+    let (mut child, lines, mut seen, base) = serve_offline(dir.path(), &input);
     let output = dir.path().join("arthur.wav");
-    let child = crate::common::arthur_command()
-        .args(["serve", "--input"])
-        .arg(&input_path)
-        .arg("--output")
-        .arg(&output)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
-        .env("ARTHUR_CONFIG", &config)
-        .env("ARTHUR_DATA_DIR", dir.path().join("data"))
-        .env("ARTHUR_WEB_ADDR", "127.0.0.1:0")
-        .env("ARTHUR_STT_LANG", "fr")
-        .env("ARTHUR_WHISPER_MODEL", &model)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut child = Killed(child);
-    let lines = lines_of(&mut child.0);
-    let mut seen = Vec::new();
-    let web_line = wait_line(&lines, &mut seen, "interface web sur http://", Duration::from_secs(30));
-    let base = web_line.split("sur ").nth(1).unwrap().trim().to_string();
-    wait_line(&lines, &mut seen, "à l'écoute", Duration::from_secs(60));
 
     // Everything said was heard and done, offline: the item on the list, the timer rung and
     // acknowledged.
@@ -123,36 +134,7 @@ async fn a_list_item_said_by_the_natural_french_voice_lands_on_the_list() {
     input.extend(silence(8.0));
     input.extend(common::kokoro_speech("Arthur, cinq minutes.", &dir.path().join("d.wav")));
     input.extend(silence(8.0));
-    let input_path = dir.path().join("mic.wav");
-    wav::write_wav(&input_path, &input, 16_000).unwrap();
-    let model = arthur::config::default_model_dir().unwrap().join("ggml-base.bin");
-    assert!(model.is_file(), "run models/fetch --offline");
-    let config = dir.path().join("arthur.toml");
-    std::fs::write(&config, "").unwrap();
-    let output = dir.path().join("arthur.wav");
-    let child = crate::common::arthur_command()
-        .args(["serve", "--input"])
-        .arg(&input_path)
-        .arg("--output")
-        .arg(&output)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
-        .env("ARTHUR_CONFIG", &config)
-        .env("ARTHUR_DATA_DIR", dir.path().join("data"))
-        .env("ARTHUR_WEB_ADDR", "127.0.0.1:0")
-        .env("ARTHUR_STT_LANG", "fr")
-        .env("ARTHUR_WHISPER_MODEL", &model)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut child = Killed(child);
-    let lines = lines_of(&mut child.0);
-    let mut seen = Vec::new();
-    let web_line = wait_line(&lines, &mut seen, "interface web sur http://", Duration::from_secs(30));
-    let base = web_line.split("sur ").nth(1).unwrap().trim().to_string();
-    wait_line(&lines, &mut seen, "à l'écoute", Duration::from_secs(60));
+    let (mut child, _lines, seen, base) = serve_offline(dir.path(), &input);
     let http = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(180);
     let store_path = dir.path().join("data/arthur.db");
